@@ -1,0 +1,121 @@
+"""Where each benchmark's data comes from, resolved every time a task YAML is loaded.
+
+Task YAMLs say ``dataset_path: !function hanyi.data.sources.<benchmark>``. lmms-eval's ``!function`` tag is a plain
+``getattr`` on this module, and the module-level :func:`__getattr__` below turns that into a call of
+:func:`resolve`, so the choice follows the environment at the moment the task is built:
+
+1. ``HANYI_<BENCHMARK>_DATA`` (e.g. ``HANYI_CII_DATA``): a prepared directory or a hub id, for that benchmark only.
+2. ``HANYI_DATA_ROOT=sample``: the small synthetic sample bundled in the package (the demo and the tests).
+3. ``HANYI_DATA_ROOT=<dir>``: ``<dir>/<benchmark>/`` as written by ``hanyi prepare``. A benchmark that is on the hub
+   falls back to its hub id when that folder does not exist; the others raise :class:`DataNotFoundError`.
+4. Unset: the hub id where the benchmark is on the hub, otherwise :func:`default_data_root` / ``<benchmark>``.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from dataclasses import dataclass
+
+log = logging.getLogger(__name__)
+
+DATA_ROOT_ENV = "HANYI_DATA_ROOT"
+SAMPLE = "sample"
+SAMPLE_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "sample")
+MANIFEST = "README.md"
+
+
+class DataNotFoundError(FileNotFoundError):
+    """A benchmark's data is not where the configuration says. The message says what to run."""
+
+
+@dataclass(frozen=True)
+class Source:
+    benchmark: str
+    hub_id: str | None
+    how_to_get: str
+
+
+SOURCES = {
+    "punrebus": Source(
+        "punrebus", None, "hanyi prepare punrebus --out <dir> (downloads the official answer sheet and image zip)"
+    ),
+    "cvlue": Source(
+        "cvlue",
+        None,
+        "request the CVLUE release from its authors (CC BY-NC-ND), then: hanyi prepare cvlue --root <release dir> --out <dir>",
+    ),
+    "cii": Source("cii", "m-a-p/CII-Bench", "it loads from the hub (m-a-p/CII-Bench); offline: hanyi prepare cii --out <dir>"),
+    "unpie": Source(
+        "unpie", "jiwan-chung/VisualPun_UNPIE", "it loads from the hub (jiwan-chung/VisualPun_UNPIE); offline: hanyi prepare unpie --out <dir>"
+    ),
+    "vulca": Source("vulca", None, "hanyi prepare vulca --images <dir with the 12 paintings> --out <dir>"),
+}
+
+
+def default_data_root() -> str:
+    """Where ``hanyi prepare`` writes and tasks read when ``HANYI_DATA_ROOT`` is unset."""
+    cache = os.environ.get("HANYI_CACHE_DIR") or os.path.join(os.path.expanduser("~"), ".cache", "hanyi")
+    return os.path.join(cache, "data")
+
+
+def data_root() -> str:
+    """The root selected by ``HANYI_DATA_ROOT`` (or the default); ``sample`` maps to the bundled sample dir."""
+    root = os.environ.get(DATA_ROOT_ENV, "").strip()
+    if root == SAMPLE:
+        return SAMPLE_DIR
+    return os.path.abspath(os.path.expanduser(root)) if root else default_data_root()
+
+
+def _is_prepared(path: str) -> bool:
+    return os.path.isfile(os.path.join(path, MANIFEST))
+
+
+def resolve(benchmark: str) -> str:
+    """Return the ``dataset_path`` for ``benchmark``: a prepared directory or a hub id.
+
+    Raises :class:`DataNotFoundError` with the command to run when nothing usable is configured.
+    """
+    if benchmark not in SOURCES:
+        raise KeyError(f"unknown hanyi benchmark {benchmark!r}; known: {', '.join(SOURCES)}")
+    src = SOURCES[benchmark]
+    override = os.environ.get(f"HANYI_{benchmark.upper()}_DATA", "").strip()
+    if override:
+        path = os.path.abspath(os.path.expanduser(override))
+        if _is_prepared(path):
+            return path
+        if os.path.exists(path) or src.hub_id is None:
+            raise DataNotFoundError(
+                f"HANYI_{benchmark.upper()}_DATA={override!r} is not a prepared {benchmark} dataset "
+                f"(no {MANIFEST} with a configs block). To get the data: {src.how_to_get}"
+            )
+        return override  # a hub id
+    env_root = os.environ.get(DATA_ROOT_ENV, "").strip()
+    root = data_root()
+    path = os.path.join(root, benchmark)
+    if _is_prepared(path):
+        return path
+    if src.hub_id is not None and env_root != SAMPLE:
+        if env_root:
+            log.info("hanyi: %s not prepared under %s; loading %s from the hub", benchmark, root, src.hub_id)
+        return src.hub_id
+    where = f"{DATA_ROOT_ENV}={env_root!r}" if env_root else f"the default data root {root}"
+    raise DataNotFoundError(
+        f"No {benchmark} data under {path} ({where}). To get the data: {src.how_to_get}. "
+        f"To try hanyi on the bundled synthetic sample instead, set {DATA_ROOT_ENV}=sample."
+    )
+
+
+def describe(benchmark: str) -> str:
+    """One line saying where ``benchmark`` would load from now, without raising."""
+    try:
+        return resolve(benchmark)
+    except DataNotFoundError:
+        return f"missing (run: {SOURCES[benchmark].how_to_get})"
+
+
+def __getattr__(name: str) -> str:
+    """``hanyi.data.sources.<benchmark>`` -> :func:`resolve` (used by ``dataset_path: !function ...``)."""
+    if name in SOURCES:
+        return resolve(name)
+    raise AttributeError(name)

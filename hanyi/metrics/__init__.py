@@ -1,0 +1,1 @@
+"""Pure scoring functions shared by hanyi tasks. No lmms-eval imports here."""

@@ -1,0 +1,1 @@
+"""lmms-eval task YAMLs, one folder per benchmark. See ``docs/<benchmark>.md`` for each folder."""
