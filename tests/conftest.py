@@ -1,0 +1,133 @@
+"""Shared fixtures: offline environment, one lmms-eval TaskManager, the tiny LLaVA, and evaluator runs.
+
+lmms-eval's import costs ~25 s, so every test module shares this process's evaluator. Benchmarks add their own
+end-to-end checks through :func:`evaluate` / :func:`replay` (a replay-model run of their tasks) and read the one
+shared tiny-LLaVA run of all five benchmark groups from the ``llava_run`` fixture.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+
+import pytest
+
+_SESSION_TMP = tempfile.mkdtemp(prefix="hanyi-tests-")
+os.environ.update(
+    HF_HUB_OFFLINE="1",
+    HF_DATASETS_OFFLINE="1",
+    TRANSFORMERS_OFFLINE="1",
+    TOKENIZERS_PARALLELISM="false",
+    HANYI_DATA_ROOT="sample",
+    HANYI_CACHE_DIR=os.path.join(_SESSION_TMP, "hanyi-cache"),
+    LMMS_EVAL_DATASETS_CACHE=os.path.join(_SESSION_TMP, "datasets"),
+    HF_DATASETS_CACHE=os.path.join(_SESSION_TMP, "datasets"),
+)
+for _var in ("HANYI_JUDGE_BASE_URL", "HANYI_JUDGE_MODEL", "HANYI_NO_AUTOHOOK"):
+    os.environ.pop(_var, None)
+
+#: The five benchmark groups, run together once per session with the tiny LLaVA (the main job's task list).
+DEMO_GROUPS = ("punrebus", "cvlue", "cii", "unpie", "vulca")
+
+
+@pytest.fixture(scope="session")
+def session_tmp() -> str:
+    return _SESSION_TMP
+
+
+@pytest.fixture(scope="session")
+def task_manager():
+    """A TaskManager over hanyi's tasks only (0.07 s instead of ~20 s with lmms-eval's 2,000 built-ins)."""
+    from lmms_eval.tasks import TaskManager
+
+    import hanyi
+
+    return TaskManager("WARNING", include_path=hanyi.TASKS_DIR, include_defaults=False)
+
+
+@pytest.fixture(scope="session")
+def tiny_llava(session_tmp) -> str:
+    from hanyi.models.tiny_llava import build_tiny_llava
+
+    return build_tiny_llava(os.path.join(session_tmp, "tiny_llava"))
+
+
+class EvaluationFailed(AssertionError):
+    pass
+
+
+@pytest.fixture(scope="session")
+def evaluate(task_manager):
+    """``evaluate(tasks, model, **simple_evaluate_kwargs) -> results`` through the real lmms-eval evaluator.
+
+    Fails loudly: unlike the CLI without ``--verbosity DEBUG``, exceptions propagate, and a task that produced
+    no results is an error.
+    """
+    from lmms_eval import evaluator
+
+    def run(tasks, model, **kwargs):
+        kwargs.setdefault("log_samples", True)
+        kwargs.setdefault("bootstrap_iters", 0)
+        results = evaluator.simple_evaluate(model=model, tasks=list(tasks), task_manager=task_manager, **kwargs)
+        if not results or not results.get("results"):
+            raise EvaluationFailed(f"lmms-eval returned no results for {tasks}")
+        return results
+
+    return run
+
+
+@pytest.fixture(scope="session")
+def replay(evaluate, session_tmp):
+    """``replay(records, tasks, **kwargs)``: write ``records`` to a JSONL file and evaluate with ``--model replay``."""
+    from hanyi.models.replay import ReplayModel
+
+    counter = iter(range(10**6))
+
+    def run(records, tasks, on_missing="error", **kwargs):
+        path = os.path.join(session_tmp, f"replay-{next(counter)}.jsonl")
+        with open(path, "w", encoding="utf-8") as f:
+            for rec in records:
+                f.write(json.dumps(rec, ensure_ascii=False) + "\n")
+        return evaluate(tasks, ReplayModel(path=path, on_missing=on_missing), **kwargs)
+
+    return run
+
+
+@pytest.fixture(scope="session")
+def llava_run(evaluate, task_manager, tiny_llava):
+    """One tiny-LLaVA run (lmms-eval's own ``llava_hf``, chat path) of every benchmark group that exists."""
+    groups = [g for g in DEMO_GROUPS if g in task_manager.all_tasks]
+    assert groups, "no hanyi benchmark group is registered"
+    return evaluate(
+        groups,
+        "llava_hf",
+        model_args=f"pretrained={tiny_llava},device_map=cpu,dtype=float32",
+        device="cpu",
+        gen_kwargs="max_new_tokens=8",
+    )
+
+
+def pytest_addoption(parser):
+    parser.addoption("--update-snapshots", action="store_true", help="rewrite tests/snapshots/* from the current prompts")
+
+
+@pytest.fixture
+def snapshot(request):
+    """``snapshot(name, text)``: compare ``text`` with ``tests/snapshots/<name>.txt`` (write it with --update-snapshots)."""
+    root = os.path.join(os.path.dirname(__file__), "snapshots")
+
+    def check(name: str, text: str) -> None:
+        path = os.path.join(root, f"{name}.txt")
+        if request.config.getoption("--update-snapshots") or not os.path.exists(path):
+            if not request.config.getoption("--update-snapshots") and os.environ.get("CI"):
+                raise AssertionError(f"missing snapshot {path}; run pytest --update-snapshots locally and commit it")
+            os.makedirs(root, exist_ok=True)
+            with open(path, "w", encoding="utf-8") as f:
+                f.write(text)
+            return
+        with open(path, encoding="utf-8") as f:
+            expected = f.read()
+        assert text == expected, f"prompt drifted from {path}; if intended, bump metadata.version and run --update-snapshots"
+
+    return check
