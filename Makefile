@@ -1,0 +1,54 @@
+# hanyi developer commands. `make demo` and `make test` work on a fresh machine: they build .venv first.
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.hanyi-installed
+DEMO_OUT ?= out/demo
+TINY := .cache/tiny_llava
+OFFLINE := HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 TRANSFORMERS_OFFLINE=1
+DEMO_MODEL := --model llava_hf --model_args pretrained=$(TINY),device_map=cpu,dtype=float32 --device cpu
+
+.PHONY: install test test-fast demo lint samples clean
+
+$(STAMP): pyproject.toml constraints.txt
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q torch==2.13.0
+	$(BIN)/pip install -q -c constraints.txt -e ".[test]"
+	$(BIN)/pip uninstall -y -q torchvision
+	$(BIN)/python -c "import torch, lmms_eval, hanyi; assert torch.__version__.endswith('+cpu') or not torch.cuda.is_available()"
+	touch $(STAMP)
+
+install: $(STAMP)
+
+test: install
+	$(BIN)/python -m pytest -q -ra
+
+test-fast: install
+	$(BIN)/python -m pytest -q -m "not slow"
+
+lint: install
+	$(BIN)/ruff check hanyi tests benchmarks
+	$(BIN)/ruff format --check hanyi tests benchmarks
+
+$(TINY)/hanyi_tiny.json: | install
+	$(BIN)/python -m hanyi.models.tiny_llava $(TINY)
+
+# The main job: all five benchmarks end to end on the bundled sample data with a tiny random LLaVA (lmms-eval's
+# own llava_hf). Answers are noise, so scores are near 0: this shows the pipeline, not a model.
+demo: install $(TINY)/hanyi_tiny.json
+	@mkdir -p $(DEMO_OUT)
+	@echo "lmms-eval --tasks punrebus,cvlue,cii,unpie,vulca (log: $(DEMO_OUT)/lmms-eval.log)"
+	@HANYI_DATA_ROOT=sample $(OFFLINE) $(BIN)/lmms-eval $(DEMO_MODEL) --tasks punrebus,cvlue,cii,unpie,vulca \
+	  --gen_kwargs max_new_tokens=16 --output_path $(DEMO_OUT) --log_samples --verbosity DEBUG \
+	  2> $(DEMO_OUT)/lmms-eval.log || { tail -40 $(DEMO_OUT)/lmms-eval.log; exit 1; }
+	@echo "lmms-eval --tasks cvlue_ranking --force_simple (likelihood ranking needs a simple backend)"
+	@HANYI_DATA_ROOT=sample $(OFFLINE) $(BIN)/lmms-eval $(DEMO_MODEL) --force_simple --tasks cvlue_ranking \
+	  --output_path $(DEMO_OUT) --log_samples --verbosity DEBUG \
+	  2> $(DEMO_OUT)/lmms-eval-ranking.log || { tail -40 $(DEMO_OUT)/lmms-eval-ranking.log; exit 1; }
+	@$(BIN)/hanyi report $(DEMO_OUT) --out $(DEMO_OUT)/report && echo "report: $(DEMO_OUT)/report/report.html"
+
+samples: install
+	$(BIN)/python -m hanyi.data.build_samples
+
+clean:
+	rm -rf out .cache .pytest_cache

@@ -1,0 +1,174 @@
+"""``hanyi``: the command line around the tasks.
+
+* ``hanyi tasks``: our tasks and groups with their doc counts and where their data comes from.
+* ``hanyi prepare <benchmark> ...``: build a benchmark's dataset from its official release (``hanyi.data.<benchmark>``).
+* ``hanyi eval ...``: ``lmms-eval`` with hanyi's tasks registered explicitly (for when the start-up hook is off).
+* ``hanyi report`` / ``hanyi submit``: readable reports and submission files from lmms-eval output directories.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import os
+import sys
+
+from hanyi import BENCHMARKS, TASKS_DIR, __version__
+
+
+def _task_index():
+    """``{name: {"type", "yaml_path"}}`` for hanyi's tasks, from YAML alone (no lmms-eval import, no data)."""
+    import yaml
+
+    class _Loader(yaml.SafeLoader):
+        pass
+
+    _Loader.add_constructor("!function", lambda loader, node: f"!function {loader.construct_scalar(node)}")
+    index = {}
+    for root, dirs, files in os.walk(TASKS_DIR):
+        dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+        for name in sorted(files):
+            if not name.endswith(".yaml"):
+                continue
+            path = os.path.join(root, name)
+            with open(path, encoding="utf-8") as f:
+                cfg = yaml.load(f, Loader=_Loader) or {}
+            merged = {}
+            for inc in [cfg.get("include")] if isinstance(cfg.get("include"), str) else cfg.get("include") or []:
+                with open(os.path.join(root, inc), encoding="utf-8") as f:
+                    merged.update(yaml.load(f, Loader=_Loader) or {})
+            merged.update(cfg)
+            if isinstance(merged.get("task"), list) and merged.get("group"):
+                index[merged["group"]] = {"type": "group", "tasks": merged["task"], "yaml_path": path}
+            elif isinstance(merged.get("task"), str):
+                index[merged["task"]] = {"type": "task", "config": merged, "yaml_path": path}
+    return index
+
+
+def _benchmark_of(yaml_path: str) -> str:
+    return os.path.relpath(yaml_path, TASKS_DIR).split(os.sep)[0]
+
+
+def _doc_count(config: dict, source: str) -> str:
+    if not os.path.isdir(source):
+        return "?"
+    try:
+        import datasets
+
+        ds = datasets.load_dataset(source, name=config.get("dataset_name"), split=config.get("test_split") or "test")
+        return str(len(ds))
+    except Exception as exc:  # a count is informative only
+        return f"? ({type(exc).__name__})"
+
+
+def cmd_tasks(args) -> int:
+    from hanyi.data import sources
+
+    index = _task_index()
+    rows = []
+    for name in sorted(index):
+        entry = index[name]
+        bench = _benchmark_of(entry["yaml_path"])
+        if args.benchmark and bench not in args.benchmark:
+            continue
+        if entry["type"] == "group":
+            rows.append((name, "group", str(len(entry["tasks"])) + " tasks", ", ".join(map(str, entry["tasks"]))))
+            continue
+        source = sources.describe(bench) if bench in sources.SOURCES else "?"
+        count = _doc_count(entry["config"], source) if args.count else "-"
+        config = entry["config"].get("dataset_name") or "default"
+        rows.append((name, "task", count, f"{source} [{config}]"))
+    if args.json:
+        print(json.dumps([dict(zip(("name", "type", "docs", "source"), r)) for r in rows], ensure_ascii=False, indent=1))
+        return 0
+    width = max((len(r[0]) for r in rows), default=4)
+    print(f"{'name':<{width}}  {'type':<5}  {'docs':>8}  source")
+    for r in rows:
+        print(f"{r[0]:<{width}}  {r[1]:<5}  {r[2]:>8}  {r[3]}")
+    return 0
+
+
+def _benchmark_module(bench: str, purpose: str):
+    try:
+        module = importlib.import_module(f"hanyi.data.{bench}")
+    except ModuleNotFoundError:
+        module = None
+    if module is None or not hasattr(module, "add_prepare_arguments"):
+        raise SystemExit(f"hanyi {purpose}: no builder for {bench!r} yet")
+    return module
+
+
+def cmd_prepare(args, parser) -> int:
+    from hanyi.data.sources import data_root
+
+    module = _benchmark_module(args.benchmark, "prepare")
+    sub = argparse.ArgumentParser(prog=f"hanyi prepare {args.benchmark}")
+    sub.add_argument("--out", default=None, help="data root; the dataset goes to <out>/<benchmark>/ (default: $HANYI_DATA_ROOT or ~/.cache/hanyi/data)")
+    module.add_prepare_arguments(sub)
+    sub_args = sub.parse_args(args.rest)
+    root = sub_args.out or data_root()
+    sub_args.out_dir = os.path.join(os.path.abspath(os.path.expanduser(root)), args.benchmark)
+    counts = module.run_prepare(sub_args)
+    print(json.dumps({"benchmark": args.benchmark, "out": sub_args.out_dir, **(counts or {})}, ensure_ascii=False, indent=1))
+    print(f"\nUse it with: HANYI_DATA_ROOT={root} lmms-eval --tasks {args.benchmark} ...")
+    return 0
+
+
+def cmd_eval(argv) -> int:
+    import lmms_eval.tasks
+
+    from hanyi.discovery import patch_lmms_eval_tasks_module
+
+    patch_lmms_eval_tasks_module(lmms_eval.tasks)
+    from lmms_eval.cli.dispatch import main as lmms_main
+
+    sys.argv = ["lmms-eval", *argv]
+    return lmms_main() or 0
+
+
+def _delegate(module_name: str, argv, prog: str) -> int:
+    try:
+        module = importlib.import_module(module_name)
+    except ModuleNotFoundError as exc:
+        if exc.name != module_name:
+            raise
+        raise SystemExit(f"{prog}: not available in this version") from None
+    return module.main(argv, prog=prog) or 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="hanyi", description=__doc__.splitlines()[0])
+    parser.add_argument("--version", action="version", version=f"hanyi {__version__}")
+    subs = parser.add_subparsers(dest="command", required=True)
+    p = subs.add_parser("tasks", help="list hanyi tasks and groups with doc counts and data source")
+    p.add_argument("benchmark", nargs="*", choices=[[], *BENCHMARKS], help="only these benchmarks")
+    p.add_argument("--no-count", dest="count", action="store_false", help="skip loading data to count docs")
+    p.add_argument("--json", action="store_true")
+    p = subs.add_parser("prepare", help="build a benchmark's dataset from its official release", add_help=False)
+    p.add_argument("benchmark", choices=BENCHMARKS)
+    p.add_argument("rest", nargs=argparse.REMAINDER)
+    subs.add_parser("eval", help="run lmms-eval with hanyi's tasks registered (all lmms-eval flags pass through)", add_help=False)
+    subs.add_parser("report", help="Markdown/HTML report from lmms-eval output dirs", add_help=False)
+    subs.add_parser("submit", help="submission files from an lmms-eval output dir", add_help=False)
+    return parser
+
+
+def main(argv=None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] == "eval":
+        return cmd_eval(argv[1:])
+    if argv and argv[0] in ("report", "submit"):
+        return _delegate(f"hanyi.{argv[0]}", argv[1:], prog=f"hanyi {argv[0]}")
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command == "tasks":
+        return cmd_tasks(args)
+    if args.command == "prepare":
+        return cmd_prepare(args, parser)
+    parser.error(f"unknown command {args.command}")
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())
