@@ -1,0 +1,320 @@
+"""The HTTP side of the judge: :class:`JudgeClient` batches prompts to an OpenAI-compatible chat endpoint.
+
+Requests run on a thread pool of ``config.concurrency`` workers, and every HTTP attempt also holds one of
+``config.concurrency`` slots of the client, so the bound holds even when several threads share one client.
+Retryable failures (429, 408, 409, 425, 5xx, timeouts, connection errors, malformed 200 bodies) are retried
+``config.max_retries`` times with exponential backoff and jitter; other 4xx answers fail at once. Each finished
+answer is written to the cache as soon as it arrives. ``httpx`` is imported on first use only.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import random
+import threading
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from typing import Any
+from urllib.parse import urlsplit
+
+from .cache import JudgeCache, request_fingerprint, request_key
+from .config import ENV_VARS, JudgeConfig, redact_url
+from .results import PARSE_FAILURE, REQUEST_FAILED, JudgeResult
+
+logger = logging.getLogger("hanyi.judge")
+
+STAT_KEYS = ("calls_made", "cache_hits", "retries", "failures", "parse_failures")
+_RETRYABLE_STATUS = frozenset({408, 409, 425, 429}) | frozenset(range(500, 600))
+_BODY_SNIPPET_CHARS = 300
+
+Prompt = str | list[dict]
+
+
+class _Attempt:
+    """Outcome of one request after all its attempts: ``raw`` or ``error``, and how many HTTP calls it took."""
+
+    __slots__ = ("raw", "error", "calls")
+
+    def __init__(self, raw: str | None, error: str | None, calls: int):
+        self.raw, self.error, self.calls = raw, error, calls
+
+
+def _messages_for(prompt: Prompt, system: str | None) -> list[dict]:
+    if isinstance(prompt, str):
+        messages = [{"role": "user", "content": prompt}]
+    elif isinstance(prompt, list) and all(isinstance(m, dict) and "role" in m and "content" in m for m in prompt):
+        messages = [dict(m) for m in prompt]
+    else:
+        raise TypeError("each judge prompt must be a str or a list of {'role', 'content'} dicts")
+    if system is not None:
+        messages.insert(0, {"role": "system", "content": system})
+    return messages
+
+
+def _retry_after_seconds(value: str | None) -> float | None:
+    try:
+        seconds = float(value) if value is not None else None
+    except ValueError:
+        return None
+    return seconds if seconds is not None and seconds >= 0 else None
+
+
+class JudgeClient:
+    """Batch client for one :class:`JudgeConfig`; see :func:`get_judge_client` for the per-process instance.
+
+    ``stats`` counts, over the client's lifetime: ``calls_made`` (HTTP requests sent, retries included),
+    ``cache_hits``, ``retries``, ``failures`` (judgements whose request failed for good) and ``parse_failures``.
+    """
+
+    def __init__(self, config: JudgeConfig):
+        self.config = config
+        self.cache = JudgeCache(config.resolved_cache_dir)
+        self._lock = threading.Lock()
+        self._slots = threading.BoundedSemaphore(config.concurrency)
+        self._stats = dict.fromkeys(STAT_KEYS, 0)
+        self._http: Any = None
+        self._http_pid: int | None = None
+        self._rng = random.Random()
+
+    def __repr__(self) -> str:
+        return f"JudgeClient({self.config!r})"
+
+    @property
+    def stats(self) -> dict:
+        with self._lock:
+            return dict(self._stats)
+
+    def close(self) -> None:
+        """Close the HTTP connection pool (a later call opens a new one)."""
+        with self._lock:
+            http, self._http = self._http, None
+        if http is not None:
+            http.close()
+
+    # --- judging -------------------------------------------------------------------------------------------------
+
+    def judge_many(
+        self, prompts: Sequence[Prompt], parse: Callable[[str], Any | None], *, system: str | None = None
+    ) -> list[JudgeResult]:
+        """Judge every prompt (cache first, then the endpoint) and return one result per prompt, in input order.
+
+        Per-item problems never raise: a request that fails for good gives ``error="request_failed: <reason>"``,
+        an answer that ``parse`` maps to ``None`` (or on which it raises) gives ``error="parse_failure"``.
+        Prompts of the wrong type raise ``TypeError`` before anything is sent.
+        """
+        conversations = [_messages_for(p, system) for p in prompts]
+        fingerprints = [
+            request_fingerprint(self.config.model, m, self.config.temperature, self.config.max_tokens)
+            for m in conversations
+        ]
+        keys = [request_key(fp) for fp in fingerprints]
+        results: list[JudgeResult | None] = [None] * len(keys)
+        pending: dict[str, list[int]] = {}
+        parse_errors: list[str] = []
+        for i, key in enumerate(keys):
+            if key in pending:
+                pending[key].append(i)
+                continue
+            raw = self.cache.get(key)
+            if raw is None:
+                pending[key] = [i]
+            else:
+                self._bump("cache_hits")
+                results[i] = self._finish(key, raw, parse, True, parse_errors)
+        calls, failures = self._fetch(pending, fingerprints, parse, results, parse_errors) if pending else (0, [])
+        self._log_batch(results, calls, failures, parse_errors)
+        return results  # type: ignore[return-value]
+
+    def _fetch(self, pending, fingerprints, parse, results, parse_errors) -> tuple[int, list[str]]:
+        calls, failures = 0, []
+        cancel = threading.Event()
+        workers = min(self.config.concurrency, len(pending))
+        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="hanyi-judge") as pool:
+            futures = {
+                pool.submit(self._request, self._payload(fingerprints[idx[0]]), cancel): key
+                for key, idx in pending.items()
+            }
+            try:
+                for future in as_completed(futures):
+                    key, attempt = futures[future], future.result()
+                    calls += attempt.calls
+                    if attempt.raw is not None:
+                        self._store(key, fingerprints[pending[key][0]], attempt.raw)
+                    else:
+                        failures.append(attempt.error)
+                    for i in pending[key]:
+                        if attempt.raw is None:
+                            self._bump("failures")
+                            results[i] = JudgeResult(key, None, None, attempt.error, False)
+                        else:
+                            results[i] = self._finish(key, attempt.raw, parse, False, parse_errors)
+            except BaseException:
+                cancel.set()
+                for future in futures:
+                    future.cancel()
+                raise
+        return calls, failures
+
+    def _finish(self, key: str, raw: str, parse, cached: bool, parse_errors: list[str]) -> JudgeResult:
+        try:
+            value = parse(raw)
+        except Exception as exc:  # a buggy parser must not lose the batch; it is reported in the batch log
+            parse_errors.append(f"{type(exc).__name__}: {exc}")
+            value = None
+        if value is None:
+            self._bump("parse_failures")
+            return JudgeResult(key, raw, None, PARSE_FAILURE, cached)
+        return JudgeResult(key, raw, value, None, cached)
+
+    def _store(self, key: str, fingerprint: dict, raw: str) -> None:
+        try:
+            self.cache.put(key, fingerprint, raw)
+        except OSError as exc:
+            logger.warning("hanyi judge: could not write cache entry in %s: %s", self.cache.root, exc)
+
+    # --- HTTP ----------------------------------------------------------------------------------------------------
+
+    def _payload(self, fingerprint: dict) -> dict:
+        return {
+            "model": self.config.model,
+            "messages": fingerprint["messages"],
+            "temperature": self.config.temperature,
+            "max_tokens": self.config.max_tokens,
+        }
+
+    def _http_client(self):
+        import httpx
+
+        with self._lock:
+            if self._http is None or self._http_pid != os.getpid():
+                n = self.config.concurrency
+                self._http = httpx.Client(
+                    timeout=httpx.Timeout(self.config.timeout_s),
+                    limits=httpx.Limits(max_connections=n, max_keepalive_connections=n),
+                )
+                self._http_pid = os.getpid()
+            return self._http
+
+    def _secrets(self) -> list[str]:
+        secrets = [os.environ.get(self.config.api_key_env, "")]
+        try:
+            secrets.append(urlsplit(self.config.base_url).password or "")
+        except ValueError:
+            pass
+        return [s for s in secrets if s]
+
+    def _scrub(self, text: str) -> str:
+        text = text.replace(self.config.base_url, redact_url(self.config.base_url))
+        for secret in self._secrets():
+            text = text.replace(secret, "***")
+        return text
+
+    def _backoff(self, attempt: int, retry_after: float | None) -> float:
+        cap = min(self.config.backoff_max_s, self.config.backoff_base_s * 2 ** (attempt - 1))
+        delay = cap / 2 + self._rng.uniform(0, cap / 2)
+        if retry_after is not None:
+            delay = max(delay, min(retry_after, self.config.backoff_max_s))
+        return delay
+
+    def _request(self, payload: dict, cancel: threading.Event) -> _Attempt:
+        """Send one request with retries; never raises. The API key is read from the environment here."""
+        import httpx
+
+        key = os.environ.get(self.config.api_key_env, "")
+        headers = {"Authorization": f"Bearer {key}"} if key else {}
+        attempts, reason, retry_after = self.config.max_retries + 1, "not attempted", None
+        for attempt in range(attempts):
+            if attempt:
+                delay = self._backoff(attempt, retry_after)
+                logger.debug(
+                    "hanyi judge: attempt %d/%d failed (%s); retrying in %.2fs", attempt, attempts, reason, delay
+                )
+                self._bump("retries")
+                if cancel.wait(delay):
+                    return _Attempt(None, f"{REQUEST_FAILED}: cancelled", attempt)
+            retry_after = None
+            try:
+                with self._slots:
+                    self._bump("calls_made")
+                    response = self._http_client().post(self.config.endpoint, json=payload, headers=headers)
+            except httpx.TransportError as exc:
+                reason = self._scrub(f"{type(exc).__name__}: {exc}")
+                continue
+            except Exception as exc:  # invalid URL and the like: retrying will not help
+                reason = self._scrub(f"{type(exc).__name__}: {exc}")
+                return _Attempt(None, f"{REQUEST_FAILED}: {reason}", attempt + 1)
+            if response.status_code == 200:
+                try:
+                    content = response.json()["choices"][0]["message"]["content"]
+                    return _Attempt(content if isinstance(content, str) else "", None, attempt + 1)
+                except (ValueError, KeyError, IndexError, TypeError):
+                    reason = "malformed response body"
+                    continue
+            if response.status_code in _RETRYABLE_STATUS:
+                reason = f"HTTP {response.status_code}"
+                retry_after = _retry_after_seconds(response.headers.get("retry-after"))
+                continue
+            body = self._scrub(response.text[:_BODY_SNIPPET_CHARS].replace("\n", " "))
+            return _Attempt(None, f"{REQUEST_FAILED}: HTTP {response.status_code}: {body}", attempt + 1)
+        return _Attempt(None, f"{REQUEST_FAILED}: {reason} (after {attempts} attempts)", attempts)
+
+    # --- bookkeeping ---------------------------------------------------------------------------------------------
+
+    def _bump(self, stat: str) -> None:
+        with self._lock:
+            self._stats[stat] += 1
+
+    def _log_batch(self, results, calls: int, failures: list[str], parse_errors: list[str]) -> None:
+        if not results:
+            return
+        n_cached = sum(r.cached for r in results)
+        n_failed = sum(r.request_failed for r in results)
+        n_unparsed = sum(r.error == PARSE_FAILURE for r in results)
+        summary = (
+            f"hanyi judge: {len(results)} judgements by model {self.config.model!r} at "
+            f"{redact_url(self.config.endpoint)}: {n_cached} from cache, {calls} HTTP calls, "
+            f"{n_failed} request failures, {n_unparsed} parse failures"
+        )
+        if failures:
+            logger.warning("%s; first error: %s", summary, failures[0])
+        else:
+            logger.info("%s", summary)
+        if parse_errors:
+            logger.warning(
+                "hanyi judge: the parse function raised on %d answers (first: %s); counted as parse failures",
+                len(parse_errors),
+                self._scrub(parse_errors[0]),
+            )
+
+
+_CLIENTS: dict[JudgeConfig, JudgeClient] = {}
+_CLIENTS_LOCK = threading.Lock()
+_WARNED_DISABLED: set[frozenset[str]] = set()
+
+
+def get_judge_client(config: JudgeConfig) -> JudgeClient:
+    """The process-wide :class:`JudgeClient` for ``config`` (equal configs share one client, pool and stats)."""
+    with _CLIENTS_LOCK:
+        client = _CLIENTS.get(config)
+        if client is None:
+            client = _CLIENTS[config] = JudgeClient(config)
+        return client
+
+
+def warn_judge_disabled(metric_names: Sequence[str]) -> None:
+    """Log once per process (per set of metric names) that these judge metrics are skipped and how to enable them."""
+    names = frozenset(metric_names)
+    with _CLIENTS_LOCK:
+        if names in _WARNED_DISABLED:
+            return
+        _WARNED_DISABLED.add(names)
+    logger.warning(
+        "hanyi judge: LLM-judge metrics %s are not computed because no judge is configured. Set %s and %s "
+        "(the API key is read from $OPENAI_API_KEY, or from the variable named by %s), or pass judge_base_url and "
+        "judge_model in the task's metadata.",
+        ", ".join(sorted(names)),
+        ENV_VARS["base_url"][0],
+        ENV_VARS["model"][0],
+        ENV_VARS["api_key_env"][0],
+    )
