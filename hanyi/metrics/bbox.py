@@ -1,0 +1,137 @@
+"""Bounding boxes: parsing a VLM's box answer, coordinate conventions, and IoU (official CVLUE +1-pixel rule).
+
+Paper: Wang et al., CVLUE (AAAI 2025), Table 2/4 ("IoU" for visual grounding = mean IoU x 100). The official scorer
+``evaluation/eval_vg.py`` (WangYuxuan93/CVLUE @ 47e34aa, spec §2.3) scores pixel ``[x, y, w, h]`` boxes (top-left
+origin) with inclusive ``+1`` areas; an empty prediction scores 0 and counts in the denominator.
+
+Boxes from a generative VLM are read by :func:`parse_box` and mapped to pixels by :func:`to_pixel_xywh` under a
+coordinate convention chosen per model (``COORD_FORMATS``), never by comparing with the gold box.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+
+#: Coordinate conventions -> the scale that maps one unit to the image width/height fraction.
+#: ``norm1``: floats in [0, 1] (LLaVA-1.5, lmms-eval ``refcoco_bbox_rec``); ``qwen1000``: ints in [0, 1000)
+#: (Qwen-VL, Qwen2-VL; divided by 1000); ``pixel``: absolute pixels of the original image.
+COORD_FORMATS = {"norm1": 1.0, "qwen1000": 1000.0, "pixel": None}
+
+_NUM = r"(-?\d+(?:\.\d+)?)"
+_QWEN_PAIRS = re.compile(rf"\(\s*{_NUM}\s*,\s*{_NUM}\s*\)\s*,?\s*\(\s*{_NUM}\s*,\s*{_NUM}\s*\)")
+_LIST4 = re.compile(rf"\[\s*{_NUM}\s*,\s*{_NUM}\s*,\s*{_NUM}\s*,\s*{_NUM}\s*\]")
+_JSON_KEY = re.compile(r"\"(bbox_2d|bbox)\"\s*:\s*(\[[^\]]*\])")
+
+
+def parse_box(text: str | None) -> tuple[float, float, float, float] | None:
+    """The first box in a model answer as ``(x1, y1, x2, y2)`` in the model's own units, or ``None``.
+
+    Order (spec §6.3): Qwen ``(x1,y1),(x2,y2)``, then a JSON ``bbox_2d``/``bbox`` value, then the first ``[a,b,c,d]``.
+
+    >>> parse_box("<ref>唢呐</ref><box>(12,340),(560,780)</box>")
+    (12.0, 340.0, 560.0, 780.0)
+    >>> parse_box('```json\\n[{"bbox_2d": [10, 20, 30, 40], "label": "鱼"}]\\n```')
+    (10.0, 20.0, 30.0, 40.0)
+    >>> parse_box("The box is [0.12, 0.5, 0.3, 0.61].")
+    (0.12, 0.5, 0.3, 0.61)
+    >>> parse_box("我看不到唢呐") is None
+    True
+    """
+    if not isinstance(text, str):
+        return None
+    m = _QWEN_PAIRS.search(text)
+    if m:
+        return tuple(float(v) for v in m.groups())
+    m = _JSON_KEY.search(text)
+    if m:
+        try:
+            values = json.loads(m.group(2))
+        except ValueError:
+            values = None
+        if isinstance(values, list) and len(values) == 4 and all(isinstance(v, (int, float)) for v in values):
+            return tuple(float(v) for v in values)
+    m = _LIST4.search(text)
+    if m:
+        return tuple(float(v) for v in m.groups())
+    return None
+
+
+def to_pixel_xywh(box: Sequence[float], coord_format: str, width: float, height: float) -> list[float]:
+    """Map a parsed ``(x1, y1, x2, y2)`` in ``coord_format`` to a valid pixel ``[x, y, w, h]`` of a W x H image.
+
+    Corners are reordered (x1 <= x2, y1 <= y2) and clipped to the image (spec §6.3 "Validation").
+
+    >>> to_pixel_xywh((0.1, 0.2, 0.5, 0.6), "norm1", 200, 100)
+    [20.0, 20.0, 80.0, 40.0]
+    >>> to_pixel_xywh((500, 600, 100, 1200), "qwen1000", 1000, 500)
+    [100.0, 300.0, 400.0, 200.0]
+    """
+    if coord_format not in COORD_FORMATS:
+        raise ValueError(f"unknown coord_format {coord_format!r}; known: {', '.join(COORD_FORMATS)}")
+    scale = COORD_FORMATS[coord_format]
+    x1, y1, x2, y2 = (float(v) for v in box)
+    if scale is not None:
+        x1, x2 = x1 / scale * width, x2 / scale * width
+        y1, y2 = y1 / scale * height, y2 / scale * height
+    x1, x2 = sorted((min(max(x1, 0.0), width), min(max(x2, 0.0), width)))
+    y1, y2 = sorted((min(max(y1, 0.0), height), min(max(y2, 0.0), height)))
+    return [x1, y1, x2 - x1, y2 - y1]
+
+
+def iou_official(pred_xywh: Sequence[float], gold_xywh: Sequence[float]) -> float:
+    """IoU of two pixel ``[x, y, w, h]`` boxes with the official +1-pixel rule (``eval_vg.py``, spec §2.3).
+
+    Corners x2 = x + w (no -1); intersection and areas use ``+ 1``; each intersection side is clamped at 0 separately.
+    An empty prediction scores 0. Do not use on [0, 1]-normalised boxes.
+
+    >>> iou_official([0, 0, 9, 9], [0, 0, 9, 9])
+    1.0
+    >>> round(iou_official([0, 0, 9, 9], [5, 0, 9, 9]), 4)
+    0.3333
+    >>> iou_official([], [0, 0, 9, 9])
+    0.0
+    """
+    if not pred_xywh:
+        return 0.0
+    ax1, ay1, aw, ah = pred_xywh
+    bx1, by1, bw, bh = gold_xywh
+    ax2, ay2, bx2, by2 = ax1 + aw, ay1 + ah, bx1 + bw, by1 + bh
+    inter = max(0, min(ax2, bx2) - max(ax1, bx1) + 1) * max(0, min(ay2, by2) - max(ay1, by1) + 1)
+    area_a = (ax2 - ax1 + 1) * (ay2 - ay1 + 1)
+    area_b = (bx2 - bx1 + 1) * (by2 - by1 + 1)
+    return inter / float(area_a + area_b - inter)
+
+
+def iou_continuous(pred_xywh: Sequence[float], gold_xywh: Sequence[float]) -> float:
+    """Plain geometric IoU (no +1), for comparison only; not the official metric.
+
+    >>> round(iou_continuous([0, 0, 10, 10], [5, 0, 10, 10]), 4)
+    0.3333
+    """
+    if not pred_xywh:
+        return 0.0
+    ax1, ay1, aw, ah = pred_xywh
+    bx1, by1, bw, bh = gold_xywh
+    inter = max(0.0, min(ax1 + aw, bx1 + bw) - max(ax1, bx1)) * max(0.0, min(ay1 + ah, by1 + bh) - max(ay1, by1))
+    union = aw * ah + bw * bh - inter
+    return inter / union if union > 0 else 0.0
+
+
+def mean_iou(ious: Sequence[float]) -> float:
+    """Official ``avg_iou``: sum over all items / number of items (failed parses included as 0).
+
+    >>> mean_iou([0.0, 0.5, 1.0])
+    0.5
+    """
+    return sum(ious) / len(ious) if ious else 0.0
+
+
+def accuracy_at_iou(ious: Sequence[float], threshold: float = 0.5) -> float:
+    """Fraction of items with IoU strictly greater than ``threshold`` (the CVLUE readme's "over 0.5").
+
+    >>> accuracy_at_iou([0.5, 0.51, 0.0, 0.9])
+    0.5
+    """
+    return sum(1 for v in ious if v > threshold) / len(ious) if ious else 0.0
