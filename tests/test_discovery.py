@@ -1,0 +1,116 @@
+"""Task discovery: the start-up hook, the TaskManager patch, its opt-out and stand-down, and the real CLI."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import types
+
+import pytest
+
+import hanyi
+from hanyi import _autohook
+from hanyi.discovery import patch_lmms_eval_tasks_module, patch_task_manager, with_hanyi_tasks
+
+
+class _FakeTaskManager:
+    def __init__(self, verbosity="INFO", include_path=None, include_defaults=True, model_name=None):
+        self.args = (verbosity, include_path, include_defaults, model_name)
+
+
+def test_patch_appends_tasks_dir_after_user_paths_once():
+    cls = type("TM", (_FakeTaskManager,), {})
+    assert patch_task_manager(cls, "/pkg/tasks") is True
+    assert patch_task_manager(cls, "/pkg/tasks") is False  # idempotent
+    tm = cls("DEBUG", "/user/tasks", False, "llava_hf")
+    assert tm.args == ("DEBUG", ["/user/tasks", "/pkg/tasks"], False, "llava_hf")
+    assert cls(include_path=["/pkg/tasks/"]).args[1] == ["/pkg/tasks/"]
+
+
+def test_with_hanyi_tasks_does_not_mutate_caller_list():
+    paths = ["/a"]
+    assert with_hanyi_tasks(paths, "/b") == ["/a", "/b"]
+    assert paths == ["/a"]
+
+
+def test_stands_down_when_upstream_reads_plugins():
+    cls = type("TM", (_FakeTaskManager,), {})
+    module = types.SimpleNamespace(TaskManager=cls, TASK_ENTRY_POINT_GROUP="lmms_eval.tasks")
+    assert patch_lmms_eval_tasks_module(module) is False
+    assert cls().args[1] is None
+
+
+def test_hook_patched_lmms_eval_in_this_process():
+    import lmms_eval.tasks
+
+    assert getattr(lmms_eval.tasks.TaskManager, "_hanyi_tasks_dir_patched", False)
+    tm = lmms_eval.tasks.TaskManager("WARNING", include_defaults=False)
+    assert "punrebus_matching" in tm.all_tasks
+
+
+def test_install_refuses_once_lmms_eval_tasks_is_imported():
+    import lmms_eval.tasks  # noqa: F401
+
+    assert _autohook.install() is False
+
+
+def _hook_installed(env_extra: dict) -> bool:
+    env = {**os.environ, **env_extra}
+    code = "import sys; print(any(type(f).__name__ == '_TaskManagerHook' for f in sys.meta_path))"
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    return out.stdout.strip() == "True"
+
+
+@pytest.mark.parametrize(("value", "installed"), [("", True), ("0", True), ("1", False), ("true", False)])
+def test_opt_out_env_var(value, installed):
+    assert _hook_installed({_autohook.OPT_OUT_ENV: value}) is installed
+
+
+# --- the real CLI, in a subprocess, exactly as a user runs it -------------------------------------------------------
+
+REPLAY = [
+    {"task": "punrebus_matching", "doc_id": 0, "response": "C. Prestige, Promotion"},
+    {"task": "punrebus_matching", "doc_id": 1, "response": "A. Longevity"},
+    {"task": "punrebus_matching", "key": {"image_id": "jiqingshuangyu_1.jpg"}, "response": "**B**"},
+]
+
+
+def _run_cli(tmp_path, env_extra: dict, extra_args=()):
+    replay_file = tmp_path / "replay.jsonl"
+    replay_file.write_text("\n".join(json.dumps(r) for r in REPLAY) + "\n", encoding="utf-8")
+    out_dir = tmp_path / "out"
+    lmms_eval = os.path.join(os.path.dirname(sys.executable), "lmms-eval")
+    cmd = [lmms_eval, "--model", "replay", "--model_args", f"path={replay_file},on_missing=empty",
+           "--tasks", "punrebus_matching", "--output_path", str(out_dir), "--log_samples", "--verbosity", "DEBUG", *extra_args]
+    proc = subprocess.run(cmd, env={**os.environ, **env_extra}, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    results = [p for p in out_dir.rglob("*_results.json")]
+    assert len(results) == 1, f"no results file; stderr tail: {proc.stderr[-2000:]}"
+    data = json.loads(results[0].read_text())
+    samples = list(out_dir.rglob("*_samples_punrebus_matching.jsonl"))
+    return data, samples, proc
+
+
+@pytest.mark.slow
+def test_plain_lmms_eval_cli_finds_hanyi_tasks_and_replay_model(tmp_path):
+    data, samples, _ = _run_cli(tmp_path, {})
+    res = data["results"]["punrebus_matching"]
+    # doc 0: C correct; doc 1: A wrong (gold C); jiqingshuangyu_1 "**B**" unparsed by the paper parser; rest empty
+    assert res["accuracy,none"] == pytest.approx(0.5)
+    assert res["parse_rate,none"] == pytest.approx(2 / 9)
+    assert res["accuracy_robust,none"] == pytest.approx(2 / 9)
+    assert len(samples) == 1 and len(samples[0].read_text().splitlines()) == 9
+
+
+@pytest.mark.slow
+def test_include_path_works_with_the_hook_off(tmp_path):
+    data, _, _ = _run_cli(tmp_path, {_autohook.OPT_OUT_ENV: "1"}, ("--include_path", hanyi.TASKS_DIR))
+    assert data["results"]["punrebus_matching"]["accuracy,none"] == pytest.approx(0.5)
+
+
+@pytest.mark.slow
+def test_lmms_eval_plugins_env_works(tmp_path):
+    data, _, _ = _run_cli(tmp_path, {"LMMS_EVAL_PLUGINS": "hanyi"})
+    assert data["results"]["punrebus_matching"]["accuracy,none"] == pytest.approx(0.5)
