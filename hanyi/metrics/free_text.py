@@ -1,0 +1,152 @@
+"""Short free-text answers: label stripping, exact match at three strictness levels, and word recovery.
+
+Used by UNPIE (Chung et al., EMNLP 2024, arXiv 2410.01023). The paper scores pun grounding by "the exact match of the
+surface text form" (§4.2) and publishes no code, so the normalisation below is our documented reading
+(``docs/unpie.md``, "Answer extraction"):
+
+* :func:`extract_labelled_answer` removes an echoed ``[answer]:`` / ``[German]:`` / ``answer:`` label, keeps the first
+  non-empty line and one layer of matching quotes;
+* :func:`exact_match` compares case-, width- and edge-punctuation-insensitively (headline metric);
+* :func:`exact_match_strict` compares the raw stripped response with the gold string (transparency);
+* :func:`exact_match_lenient` also accepts the sentence's plural surface form of a lemma gold ("buoys" for "buoy");
+* :func:`word_recovered` checks that a sentence contains a word as a whole word, allowing a plural ``-s``/``-es``.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Iterable
+
+#: Matching quote pairs stripped (one layer) from an extracted answer.
+QUOTE_PAIRS = (('"', '"'), ("'", "'"), ("“", "”"), ("«", "»"), ("„", "“"), ("‘", "’"), ("「", "」"))
+
+
+def extract_labelled_answer(response: str, labels: Iterable[str] = ("answer",)) -> str:
+    """The answer part of a model response (UNPIE spec §6.5).
+
+    Strips whitespace; removes one leading echoed label ``[label]:`` or ``label:`` (case-insensitive, for each of
+    ``labels``); keeps the first non-empty line; strips one layer of matching surrounding quotes. Returns ``""`` for
+    an empty or non-string response.
+
+    Args:
+        response: the raw model output.
+        labels: label names the prompt ends with, e.g. ``("answer",)`` or ``("German",)``.
+
+    Returns:
+        The extracted answer text (possibly empty).
+
+    >>> extract_labelled_answer('[answer]: "cut"\\nBecause ...')
+    'cut'
+    >>> extract_labelled_answer("german: «Er und sein Partner.»", labels=("German",))
+    'Er und sein Partner.'
+    >>> extract_labelled_answer("\\n\\n  gecko  ")
+    'gecko'
+    >>> extract_labelled_answer(None)
+    ''
+    """
+    if not isinstance(response, str):
+        return ""
+    text = unicodedata.normalize("NFC", response).strip()
+    for label in labels:
+        m = re.match(rf"^(?:\[\s*{re.escape(label)}\s*\]|{re.escape(label)})\s*[:：]", text, flags=re.IGNORECASE)
+        if m:
+            text = text[m.end() :].strip()
+            break
+    line = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
+    for left, right in QUOTE_PAIRS:
+        if len(line) >= 2 and line.startswith(left) and line.endswith(right):
+            return line[len(left) : -len(right)].strip()
+    return line
+
+
+def normalise_answer(text: str) -> str:
+    """Lowercase, Unicode NFKC, and strip leading/trailing punctuation and whitespace (inner text is kept).
+
+    >>> normalise_answer("  “Cut.” ")
+    'cut'
+    >>> normalise_answer("for a song!")
+    'for a song'
+    """
+    text = unicodedata.normalize("NFKC", text or "").lower()
+    start, end = 0, len(text)
+    while start < end and _is_edge(text[start]):
+        start += 1
+    while end > start and _is_edge(text[end - 1]):
+        end -= 1
+    return text[start:end]
+
+
+def _is_edge(ch: str) -> bool:
+    return ch.isspace() or unicodedata.category(ch).startswith(("P", "S"))
+
+
+def exact_match(prediction: str, gold: str) -> bool:
+    """Headline grounding match: equal after :func:`normalise_answer` (an empty prediction never matches).
+
+    >>> exact_match("Cut.", "cut")
+    True
+    >>> exact_match("cuts", "cut")
+    False
+    """
+    p = normalise_answer(prediction)
+    return bool(p) and p == normalise_answer(gold)
+
+
+def exact_match_strict(response: str, gold: str) -> bool:
+    """Raw match: the whole response, whitespace-stripped, equals ``gold`` exactly (no label, case or quote handling).
+
+    >>> exact_match_strict(" cut\\n", "cut")
+    True
+    >>> exact_match_strict("Cut", "cut")
+    False
+    """
+    return isinstance(response, str) and response.strip() == gold
+
+
+def depluralise(word: str) -> str:
+    """A crude English singular: drop ``-es`` after s/x/z/ch/sh, else a final ``-s`` (not ``-ss``).
+
+    >>> [depluralise(w) for w in ("buoys", "boxes", "glass", "cut")]
+    ['buoy', 'box', 'glass', 'cut']
+    """
+    if re.search(r"(?:s|x|z|ch|sh)es$", word):
+        return word[:-2]
+    if word.endswith("s") and not word.endswith("ss"):
+        return word[:-1]
+    return word
+
+
+def exact_match_lenient(prediction: str, gold: str, sentence: str) -> bool:
+    """:func:`exact_match`, or the prediction is a word of ``sentence`` whose :func:`depluralise` form is ``gold``.
+
+    >>> exact_match_lenient("buoys", "buoy", "She kept the buoys in line.")
+    True
+    >>> exact_match_lenient("boys", "buoy", "She kept the buoys in line.")
+    False
+    """
+    if exact_match(prediction, gold):
+        return True
+    p, g = normalise_answer(prediction), normalise_answer(gold)
+    words = re.findall(r"\w+", unicodedata.normalize("NFKC", sentence or "").lower())
+    return bool(p) and any(w == p and depluralise(w) == g for w in words)
+
+
+def word_recovered(text: str, word: str) -> bool:
+    """True when ``text`` contains ``word`` (case-insensitive) as a whole word or phrase, optionally + ``s``/``es``.
+
+    >>> word_recovered("There was a terrible gecko.", "gecko")
+    True
+    >>> word_recovered("kept the buoys in line", "buoy")
+    True
+    >>> word_recovered("a terrible echo", "gecko")
+    False
+    >>> word_recovered("anything", "")
+    False
+    """
+    w = normalise_answer(word)
+    if not w or not isinstance(text, str):
+        return False
+    t = unicodedata.normalize("NFKC", text).lower()
+    pattern = r"(?<!\w)" + r"\s+".join(re.escape(part) for part in w.split()) + r"(?:e?s)?(?!\w)"
+    return re.search(pattern, t) is not None

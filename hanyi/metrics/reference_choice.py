@@ -1,0 +1,131 @@
+"""Which of two references is a generated text closer to? BERTScore-F1 decision with a chrF fallback.
+
+UNPIE pun disambiguation (Chung et al., EMNLP 2024, §3 and §4.3): a translation ȳ^{i,j} is correct iff
+
+    BERTScore(ȳ^{i,j}, y^{i,j}) > BERTScore(ȳ^{i,j}, y^{i,1-j})
+
+i.e. it resembles the gold translation of the meaning shown in the image more than the other meaning's translation.
+The comparison is strict, so ties (also an empty prediction, or identical references) are wrong. The paper names no
+BERTScore variant; we use F1 of ``bert-score`` with ``bert-base-multilingual-cased`` layer 9 (what its ``lang=de/fr/ko``
+setting selects), no idf, no baseline rescaling (a monotone map that cannot change the decision).
+
+Scoring is batched: :func:`pair_scores` makes one scorer call for all ``2 N`` (candidate, reference) pairs, and
+:func:`load_bertscorer` loads a model once per process. When the weights cannot be loaded, callers fall back to
+sentence chrF (:func:`chrf_scores`) and must report it under a different metric name.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Sequence
+
+#: Default BERTScore model and layer: what ``bert_score`` picks for ``lang`` in {de, fr, ko} (and any non-English).
+DEFAULT_BERTSCORE_MODEL = "bert-base-multilingual-cased"
+DEFAULT_BERTSCORE_LAYER = 9
+
+PairScorer = Callable[[Sequence[str], Sequence[str]], Sequence[float]]
+
+
+class ScorerUnavailable(RuntimeError):
+    """The configured similarity model cannot be loaded (missing package or weights not available offline)."""
+
+
+def closer_to_target(target_score: float | None, distractor_score: float | None) -> bool:
+    """The UNPIE decision: strictly more similar to the target than to the distractor. ``None`` scores are wrong.
+
+    >>> closer_to_target(0.91, 0.88)
+    True
+    >>> closer_to_target(0.9, 0.9)
+    False
+    >>> closer_to_target(None, 0.2)
+    False
+    """
+    return target_score is not None and distractor_score is not None and target_score > distractor_score
+
+
+def pair_scores(
+    predictions: Sequence[str], targets: Sequence[str], distractors: Sequence[str], scorer: PairScorer
+) -> tuple[list[float | None], list[float | None]]:
+    """Score every prediction against its target and its distractor in **one** ``scorer`` call.
+
+    ``scorer(candidates, references) -> scores`` is any pairwise similarity (BERTScore F1, chrF, a test double).
+    Empty predictions are not sent to the scorer and get ``None`` (a decision of "wrong").
+
+    >>> overlap = lambda cands, refs: [len(set(c.split()) & set(r.split())) for c, r in zip(cands, refs)]
+    >>> pair_scores(["a b", ""], ["a b c", "x"], ["a", "y"], overlap)
+    ([2, None], [1, None])
+    """
+    if not (len(predictions) == len(targets) == len(distractors)):
+        raise ValueError("predictions, targets and distractors must have the same length")
+    keep = [i for i, p in enumerate(predictions) if isinstance(p, str) and p.strip()]
+    cands = [predictions[i] for i in keep]
+    scores = list(scorer(cands + cands, [targets[i] for i in keep] + [distractors[i] for i in keep])) if keep else []
+    t_scores: list[float | None] = [None] * len(predictions)
+    d_scores: list[float | None] = [None] * len(predictions)
+    for n, i in enumerate(keep):
+        t_scores[i], d_scores[i] = scores[n], scores[n + len(keep)]
+    return t_scores, d_scores
+
+
+def decide(
+    predictions: Sequence[str], targets: Sequence[str], distractors: Sequence[str], scorer: PairScorer
+) -> list[dict]:
+    """One dict per prediction: ``target_score``, ``distractor_score`` and ``correct`` (:func:`closer_to_target`).
+
+    >>> same = lambda cands, refs: [1.0 if c == r else 0.0 for c, r in zip(cands, refs)]
+    >>> [d["correct"] for d in decide(["x", "y", "z"], ["x", "q", "z"], ["q", "y", "z"], same)]
+    [True, False, False]
+    """
+    t_scores, d_scores = pair_scores(predictions, targets, distractors, scorer)
+    return [
+        {"target_score": t, "distractor_score": d, "correct": closer_to_target(t, d)} for t, d in zip(t_scores, d_scores)
+    ]
+
+
+def chrf_scores(candidates: Sequence[str], references: Sequence[str]) -> list[float]:
+    """Sentence-level chrF (sacrebleu defaults: character 6-grams, beta 2) of each candidate against its reference.
+
+    Character-based, so it works for Korean without a tokenizer. Scale 0-100.
+
+    >>> [round(s, 1) for s in chrf_scores(["ein schreckliches Echo", "Gecko"], ["ein schreckliches Echo", "Zug"])]
+    [100.0, 0.0]
+    """
+    from sacrebleu.metrics import CHRF
+
+    chrf = CHRF()
+    return [chrf.sentence_score(c, [r]).score for c, r in zip(candidates, references)]
+
+
+@functools.lru_cache(maxsize=4)
+def load_bertscorer(model: str = DEFAULT_BERTSCORE_MODEL, num_layers: int = DEFAULT_BERTSCORE_LAYER, device: str = ""):
+    """A ``bert_score.BERTScorer`` for ``model`` (local path or hub id) at ``num_layers``, loaded once per process.
+
+    Raises :class:`ScorerUnavailable` when ``bert-score`` is missing or the weights cannot be loaded (e.g. a hub id
+    that is not in the local cache while offline).
+    """
+    try:
+        from bert_score import BERTScorer
+    except ImportError as exc:  # pragma: no cover - bert-score is a dependency
+        raise ScorerUnavailable(f"bert-score is not installed ({exc})") from None
+    try:
+        return BERTScorer(model_type=model, num_layers=num_layers, idf=False, device=device or None)
+    except (OSError, ValueError, KeyError) as exc:
+        raise ScorerUnavailable(f"cannot load BERTScore model {model!r}: {str(exc).splitlines()[0][:200]}") from None
+
+
+def bertscore_f1_scorer(
+    model: str = DEFAULT_BERTSCORE_MODEL, num_layers: int = DEFAULT_BERTSCORE_LAYER, batch_size: int = 64
+) -> PairScorer:
+    """A :data:`PairScorer` returning BERTScore F1 (no idf, no rescaling) from the process-wide model.
+
+    Loads the model now, so an unavailable model raises :class:`ScorerUnavailable` before any scoring.
+    """
+    scorer = load_bertscorer(model, int(num_layers))
+
+    def score(candidates: Sequence[str], references: Sequence[str]) -> list[float]:
+        if not candidates:
+            return []
+        _, _, f1 = scorer.score(list(candidates), list(references), batch_size=batch_size)
+        return [float(x) for x in f1.tolist()]
+
+    return score
