@@ -1,0 +1,95 @@
+"""Split a two-part critique (free commentary + a JSON summary) and check the JSON part.
+
+VULCA's core prompt (released ``prompt.md``, spec §3.2.1) asks for "Part One: Commentary Text" followed by "Part Two:
+Structured Evaluation in JSON Format" with five top-level keys. The paper reports no JSON metric; ``json_valid`` is
+our addition (spec §5.3). The released scorer classified the *whole* response, JSON included [CODE]; the commentary
+split serves the optional ``score_text: commentary`` mode.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+#: Top-level keys of the Part Two schema, in prompt order.
+PART_TWO_KEYS = (
+    "artwork_identifier",
+    "evaluative_stance",
+    "core_focal_points",
+    "argumentative_quality_impression",
+    "multimodal_input_notes",
+)
+_FENCE = re.compile(r"```(?:json|JSON)?[ \t]*\n(.*?)```", re.S)
+_PART_TWO_HEADING = re.compile(r"Part Two", re.I)
+
+
+def _last_balanced_object(text: str) -> tuple[int, str] | None:
+    """(start, substring) of the last balanced ``{...}`` in ``text`` (string-aware), or None."""
+    best = None
+    for start in (m.start() for m in re.finditer(r"\{", text)):
+        if best is not None and start < best[0] + len(best[1]):
+            continue
+        depth, in_str, esc = 0, False, False
+        for i in range(start, len(text)):
+            ch = text[i]
+            if in_str:
+                esc = (ch == "\\") and not esc
+                if ch == '"' and not esc:
+                    in_str = False
+                continue
+            if ch == '"':
+                in_str = True
+            elif ch == "{":
+                depth += 1
+            elif ch == "}":
+                depth -= 1
+                if depth == 0:
+                    best = (start, text[start : i + 1])
+                    break
+    return best
+
+
+def split_critique(response: str) -> dict:
+    """Split ``response`` into commentary and the Part Two JSON.
+
+    The JSON candidate is the last fenced code block, else the last balanced ``{...}``. The commentary is the text
+    before it, with a trailing "Part Two" heading line removed.
+
+    Returns:
+        ``{"commentary": str, "json_text": str | None, "json": dict | None, "json_error": str | None,
+        "json_valid": bool}``; ``json_valid`` = parses as an object holding all five :data:`PART_TWO_KEYS`.
+
+    >>> r = split_critique('TEXT:\\nFine silk.\\n**Part Two: JSON**\\n```json\\n{"artwork_identifier": "x"}\\n```')
+    >>> r["commentary"], r["json"], r["json_valid"], r["json_error"]
+    ('TEXT:\\nFine silk.', {'artwork_identifier': 'x'}, False, 'missing keys: evaluative_stance, core_focal_points, argumentative_quality_impression, multimodal_input_notes')
+    >>> split_critique("no json here")["json_error"]
+    'no JSON object found'
+    """
+    text = response or ""
+    fences = list(_FENCE.finditer(text))
+    if fences:
+        start, json_text = fences[-1].start(), fences[-1].group(1).strip()
+    else:
+        found = _last_balanced_object(text)
+        start, json_text = (found if found else (len(text), None))
+    lines = text[:start].rstrip().split("\n")
+    if lines and _PART_TWO_HEADING.search(lines[-1]):
+        lines = lines[:-1]
+    commentary = "\n".join(lines)
+    result = {"commentary": commentary.strip(), "json_text": json_text, "json": None, "json_error": None, "json_valid": False}
+    if json_text is None:
+        result["json_error"] = "no JSON object found"
+        return result
+    try:
+        obj = json.loads(json_text)
+    except json.JSONDecodeError as exc:
+        result["json_error"] = f"invalid JSON: {exc.msg} at line {exc.lineno}"
+        return result
+    if not isinstance(obj, dict):
+        result["json_error"] = f"JSON is a {type(obj).__name__}, not an object"
+        return result
+    result["json"] = obj
+    missing = [k for k in PART_TWO_KEYS if k not in obj]
+    result["json_error"] = f"missing keys: {', '.join(missing)}" if missing else None
+    result["json_valid"] = not missing
+    return result

@@ -1,0 +1,215 @@
+"""Zero-shot NLI feature extraction, batched, with the semantics of Hugging Face's zero-shot pipeline.
+
+VULCA (EMNLP 2025) §3.2 scores each critique against 38 labels by entailment. The released code [CODE] ran
+``pipeline("zero-shot-classification", model="MoritzLaurer/mDeBERTa-v3-base-mnli-xnli")`` with the default
+hypothesis template ``"This example is {}."``; the paper names "multilingual BART-large-mnli" and
+``"This text is about L"`` [PAPER]. This module reproduces the pipeline's arithmetic on raw NLI logits:
+
+* single-label (stance): softmax over the entailment logits of all candidate labels (scores sum to 1);
+* multi-label (features, quality): per label, softmax over [contradiction, entailment]; neutral is ignored;
+* premise-only truncation (``only_first``) to the tokenizer's ``model_max_length`` (512 for mDeBERTa).
+
+Label ids are looked up by name in ``id2label`` (mDeBERTa: 0 = entailment; BART-MNLI: 2 = entailment). Instead of one
+pipeline call per text and label set, all (text, label) pairs of all texts go through the model in fixed-size
+batches. Heavy imports (torch, transformers) happen inside functions; a model is loaded once per process.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import math
+import os
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+log = logging.getLogger(__name__)
+
+DEFAULT_MODEL = "MoritzLaurer/mDeBERTa-v3-base-mnli-xnli"
+DEFAULT_TEMPLATE = "This example is {}."
+PAPER_TEMPLATE = "This text is about {}."
+ENV_PREFIX = "HANYI_VULCA_NLI_"
+
+#: ``logits_fn(premises, hypotheses) -> [[entailment, contradiction], ...]`` (one pair per input pair).
+LogitsFn = Callable[[Sequence[str], Sequence[str]], Sequence[Sequence[float]]]
+
+
+@dataclass(frozen=True)
+class NLIConfig:
+    """Which NLI model scores critiques, and how. ``from_env`` reads ``HANYI_VULCA_NLI_{MODEL,TEMPLATE,...}``."""
+
+    model: str = DEFAULT_MODEL
+    template: str = DEFAULT_TEMPLATE
+    max_length: int | None = None  # None: the tokenizer's model_max_length, as the pipeline does
+    batch_size: int = 32
+    device: str = "cpu"
+
+    @classmethod
+    def from_env(cls, **overrides) -> NLIConfig:
+        env = os.environ
+        values = {
+            "model": env.get(ENV_PREFIX + "MODEL") or DEFAULT_MODEL,
+            "template": env.get(ENV_PREFIX + "TEMPLATE") or DEFAULT_TEMPLATE,
+            "max_length": int(env[ENV_PREFIX + "MAX_LENGTH"]) if env.get(ENV_PREFIX + "MAX_LENGTH") else None,
+            "batch_size": int(env.get(ENV_PREFIX + "BATCH_SIZE") or 32),
+            "device": env.get(ENV_PREFIX + "DEVICE") or "cpu",
+        }
+        values.update({k: v for k, v in overrides.items() if v is not None})
+        if "{}" not in values["template"]:
+            raise ValueError(f"NLI hypothesis template must contain '{{}}': {values['template']!r}")
+        return cls(**values)
+
+
+def label_ids(id2label: dict) -> tuple[int, int]:
+    """(entailment id, contradiction id) looked up by name, never hard-coded.
+
+    >>> label_ids({0: "entailment", 1: "neutral", 2: "contradiction"}), label_ids({"0": "CONTRADICTION", "2": "ENTAILMENT"})
+    ((0, 2), (2, 0))
+    """
+    by_name = {str(name).lower(): int(idx) for idx, name in id2label.items()}
+    entail = next((i for n, i in by_name.items() if n.startswith("entail")), None)
+    contra = next((i for n, i in by_name.items() if n.startswith("contra")), None)
+    if entail is None or contra is None:
+        raise ValueError(f"NLI model config lacks entailment/contradiction labels: id2label={id2label}")
+    return entail, contra
+
+
+def single_label_scores(entail_logits: Sequence[float]) -> list[float]:
+    """``multi_label=False``: softmax over the entailment logits of all candidate labels.
+
+    >>> [round(p, 4) for p in single_label_scores([2.0, 0.0, 0.0])]
+    [0.787, 0.1065, 0.1065]
+    """
+    top = max(entail_logits)
+    exps = [math.exp(x - top) for x in entail_logits]
+    total = sum(exps)
+    return [e / total for e in exps]
+
+
+def multi_label_score(entail_logit: float, contra_logit: float) -> float:
+    """``multi_label=True``: P(entailment) from a softmax over [contradiction, entailment] of one label.
+
+    >>> round(multi_label_score(1.0, -1.0), 4)
+    0.8808
+    """
+    return 1.0 / (1.0 + math.exp(contra_logit - entail_logit))
+
+
+def extract_features(
+    texts: Sequence[str],
+    logits_fn: LogitsFn,
+    stance_labels: Sequence[str],
+    feature_labels: Sequence[str],
+    quality_labels: Sequence[str],
+    template: str = DEFAULT_TEMPLATE,
+) -> list[dict]:
+    """Score every text against the three label sets with one batched NLI pass.
+
+    Args:
+        texts: premises (each stripped, as the code did).
+        logits_fn: ``(premises, hypotheses) -> [[entail_logit, contra_logit], ...]``; see :func:`hf_logits_fn`.
+        template: hypothesis template with ``{}`` for the label.
+
+    Returns:
+        per text ``{"stance": {label: p} (sums to 1), "stance_top1": [label, p], "features": {label: p},
+        "quality": {label: p}}``. Ties in the stance keep the first label in ``stance_labels`` order.
+
+    >>> fake = lambda premises, hyps: [[1.0 if "Genre" in h or "High" in h else 0.0, 0.0] for h in hyps]
+    >>> out = extract_features(["a painting"], fake, ["High Praise", "Strong Negation"], ["Genre"], ["Clear Logic"])
+    >>> out[0]["stance_top1"][0], round(out[0]["features"]["Genre"], 4), out[0]["quality"]["Clear Logic"]
+    ('High Praise', 0.7311, 0.5)
+    """
+    labels = [*stance_labels, *feature_labels, *quality_labels]
+    hypotheses = [template.format(label) for label in labels]
+    premises = [t.strip() for t in texts for _ in labels]
+    logits = list(logits_fn(premises, hypotheses * len(texts)))
+    if len(logits) != len(premises):
+        raise ValueError(f"NLI scorer returned {len(logits)} rows for {len(premises)} pairs")
+    n_s, n_f = len(stance_labels), len(feature_labels)
+    out = []
+    for i in range(len(texts)):
+        rows = logits[i * len(labels) : (i + 1) * len(labels)]
+        stance = dict(zip(stance_labels, single_label_scores([r[0] for r in rows[:n_s]])))
+        top = max(stance_labels, key=lambda k: stance[k])
+        multi = [multi_label_score(r[0], r[1]) for r in rows[n_s:]]
+        out.append(
+            {
+                "stance": stance,
+                "stance_top1": [top, stance[top]],
+                "features": dict(zip(feature_labels, multi[:n_f])),
+                "quality": dict(zip(quality_labels, multi[n_f:])),
+            }
+        )
+    return out
+
+
+class NLIUnavailable(RuntimeError):
+    """The configured NLI model cannot be loaded (e.g. hub weights offline). The message says how to fix it."""
+
+
+@functools.lru_cache(maxsize=4)
+def _load(model: str, device: str):
+    """(tokenizer, model, (entail id, contra id)) or the :class:`NLIUnavailable` error; cached either way."""
+    try:
+        from transformers import AutoModelForSequenceClassification, AutoTokenizer
+
+        tokenizer = AutoTokenizer.from_pretrained(model)
+        net = AutoModelForSequenceClassification.from_pretrained(model).to(device).eval()
+    except Exception as exc:  # OSError offline, ValueError for a bad config, ImportError ...
+        return NLIUnavailable(
+            f"zero-shot NLI model {model!r} cannot be loaded ({type(exc).__name__}: {str(exc).splitlines()[0][:200]}). "
+            f"Set {ENV_PREFIX}MODEL to a local copy of {DEFAULT_MODEL} (or another NLI checkpoint)."
+        )
+    return tokenizer, net, label_ids(net.config.id2label)
+
+
+def hf_logits_fn(config: NLIConfig) -> LogitsFn:
+    """A batched ``logits_fn`` over a transformers sequence classifier (loaded once per process).
+
+    Raises :class:`NLIUnavailable` when the model cannot be loaded.
+    """
+    loaded = _load(config.model, config.device)
+    if isinstance(loaded, NLIUnavailable):
+        raise loaded
+    tokenizer, net, (entail, contra) = loaded
+    max_length = config.max_length or tokenizer.model_max_length
+    if max_length is None or max_length > 100_000:  # tokenizers without a limit report a huge sentinel
+        max_length = 512
+
+    def run(premises, hypotheses):
+        import torch
+
+        rows = []
+        # Sorting by length keeps padding small; results are put back in input order.
+        order = sorted(range(len(premises)), key=lambda i: len(premises[i]))
+        for start in range(0, len(order), config.batch_size):
+            idx = order[start : start + config.batch_size]
+            enc = tokenizer(
+                [premises[i] for i in idx],
+                [hypotheses[i] for i in idx],
+                truncation="only_first",
+                max_length=max_length,
+                padding=True,
+                return_tensors="pt",
+            ).to(config.device)
+            with torch.inference_mode():
+                logits = net(**enc).logits.float().cpu()
+            rows.extend(zip(idx, logits[:, [entail, contra]].tolist()))
+        rows.sort(key=lambda r: r[0])
+        return [r[1] for r in rows]
+
+    return run
+
+
+def try_logits_fn(config: NLIConfig) -> LogitsFn | None:
+    """:func:`hf_logits_fn`, or ``None`` after one warning per model when it cannot be loaded."""
+    try:
+        return hf_logits_fn(config)
+    except NLIUnavailable as exc:
+        _warn_once(str(exc))
+        return None
+
+
+@functools.lru_cache(maxsize=16)
+def _warn_once(message: str) -> None:
+    log.warning("hanyi vulca: %s NLI-derived metrics are not emitted.", message)
