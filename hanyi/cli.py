@@ -80,7 +80,9 @@ def cmd_tasks(args) -> int:
         config = entry["config"].get("dataset_name") or "default"
         rows.append((name, "task", count, f"{source} [{config}]"))
     if args.json:
-        print(json.dumps([dict(zip(("name", "type", "docs", "source"), r)) for r in rows], ensure_ascii=False, indent=1))
+        print(
+            json.dumps([dict(zip(("name", "type", "docs", "source"), r)) for r in rows], ensure_ascii=False, indent=1)
+        )
         return 0
     width = max((len(r[0]) for r in rows), default=4)
     print(f"{'name':<{width}}  {'type':<5}  {'docs':>8}  source")
@@ -104,13 +106,21 @@ def cmd_prepare(args, parser) -> int:
 
     module = _benchmark_module(args.benchmark, "prepare")
     sub = argparse.ArgumentParser(prog=f"hanyi prepare {args.benchmark}")
-    sub.add_argument("--out", default=None, help="data root; the dataset goes to <out>/<benchmark>/ (default: $HANYI_DATA_ROOT or ~/.cache/hanyi/data)")
+    sub.add_argument(
+        "--out",
+        default=None,
+        help="data root; the dataset goes to <out>/<benchmark>/ (default: $HANYI_DATA_ROOT or ~/.cache/hanyi/data)",
+    )
     module.add_prepare_arguments(sub)
     sub_args = sub.parse_args(args.rest)
     root = sub_args.out or data_root()
     sub_args.out_dir = os.path.join(os.path.abspath(os.path.expanduser(root)), args.benchmark)
     counts = module.run_prepare(sub_args)
-    print(json.dumps({"benchmark": args.benchmark, "out": sub_args.out_dir, **(counts or {})}, ensure_ascii=False, indent=1))
+    print(
+        json.dumps(
+            {"benchmark": args.benchmark, "out": sub_args.out_dir, **(counts or {})}, ensure_ascii=False, indent=1
+        )
+    )
     print(f"\nUse it with: HANYI_DATA_ROOT={root} lmms-eval --tasks {args.benchmark} ...")
     return 0
 
@@ -148,7 +158,9 @@ def build_parser() -> argparse.ArgumentParser:
     p = subs.add_parser("prepare", help="build a benchmark's dataset from its official release", add_help=False)
     p.add_argument("benchmark", choices=BENCHMARKS)
     p.add_argument("rest", nargs=argparse.REMAINDER)
-    subs.add_parser("eval", help="run lmms-eval with hanyi's tasks registered (all lmms-eval flags pass through)", add_help=False)
+    subs.add_parser(
+        "eval", help="run lmms-eval with hanyi's tasks registered (all lmms-eval flags pass through)", add_help=False
+    )
     subs.add_parser("report", help="Markdown/HTML report from lmms-eval output dirs", add_help=False)
     subs.add_parser("submit", help="submission files from an lmms-eval output dir", add_help=False)
     return parser

@@ -54,7 +54,9 @@ def patch_task_manager(cls, tasks_dir: str = TASKS_DIR) -> bool:
 
     @functools.wraps(original_init)
     def __init__(self, verbosity="INFO", include_path=None, include_defaults=True, model_name=None, *args, **kwargs):
-        original_init(self, verbosity, with_hanyi_tasks(include_path, tasks_dir), include_defaults, model_name, *args, **kwargs)
+        original_init(
+            self, verbosity, with_hanyi_tasks(include_path, tasks_dir), include_defaults, model_name, *args, **kwargs
+        )
 
     cls.__init__ = __init__
     setattr(cls, _MARKER, True)

@@ -109,7 +109,9 @@ def llava_run(evaluate, task_manager, tiny_llava):
 
 
 def pytest_addoption(parser):
-    parser.addoption("--update-snapshots", action="store_true", help="rewrite tests/snapshots/* from the current prompts")
+    parser.addoption(
+        "--update-snapshots", action="store_true", help="rewrite tests/snapshots/* from the current prompts"
+    )
 
 
 @pytest.fixture
@@ -128,6 +130,8 @@ def snapshot(request):
             return
         with open(path, encoding="utf-8") as f:
             expected = f.read()
-        assert text == expected, f"prompt drifted from {path}; if intended, bump metadata.version and run --update-snapshots"
+        assert text == expected, (
+            f"prompt drifted from {path}; if intended, bump metadata.version and run --update-snapshots"
+        )
 
     return check

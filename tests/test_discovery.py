@@ -82,8 +82,21 @@ def _run_cli(tmp_path, env_extra: dict, extra_args=()):
     replay_file.write_text("\n".join(json.dumps(r) for r in REPLAY) + "\n", encoding="utf-8")
     out_dir = tmp_path / "out"
     lmms_eval = os.path.join(os.path.dirname(sys.executable), "lmms-eval")
-    cmd = [lmms_eval, "--model", "replay", "--model_args", f"path={replay_file},on_missing=empty",
-           "--tasks", "punrebus_matching", "--output_path", str(out_dir), "--log_samples", "--verbosity", "DEBUG", *extra_args]
+    cmd = [
+        lmms_eval,
+        "--model",
+        "replay",
+        "--model_args",
+        f"path={replay_file},on_missing=empty",
+        "--tasks",
+        "punrebus_matching",
+        "--output_path",
+        str(out_dir),
+        "--log_samples",
+        "--verbosity",
+        "DEBUG",
+        *extra_args,
+    ]
     proc = subprocess.run(cmd, env={**os.environ, **env_extra}, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr[-3000:]
     results = [p for p in out_dir.rglob("*_results.json")]

@@ -52,7 +52,11 @@ def test_loglikelihood_records_by_choice_index(tmp_path):
 def test_key_records_match_docs_by_their_fields(replay):
     records = [
         {"task": "punrebus_matching", "key": {"image_id": "mashangfenghou_2.jpg"}, "response": "C"},
-        {"task": "punrebus_matching", "key": {"story_pinyin": "fuguiyouyu", "image_id": "fuguiyouyu_1.jpg"}, "response": "E"},
+        {
+            "task": "punrebus_matching",
+            "key": {"story_pinyin": "fuguiyouyu", "image_id": "fuguiyouyu_1.jpg"},
+            "response": "E",
+        },
     ]
     out = replay(records, ["punrebus_matching"], on_missing="empty")
     samples = {s["doc"]["image_id"]: s for s in out["samples"]["punrebus_matching"]}

@@ -12,7 +12,9 @@ import os
 from collections.abc import Mapping
 
 
-def write_hub_dataset(out_dir: str, configs: Mapping[str, Mapping[str, object]], card: str = "", info: dict | None = None) -> dict:
+def write_hub_dataset(
+    out_dir: str, configs: Mapping[str, Mapping[str, object]], card: str = "", info: dict | None = None
+) -> dict:
     """Write ``configs`` = ``{config_name: {split_name: datasets.Dataset}}`` under ``out_dir``.
 
     ``card`` is free Markdown placed after the YAML header; ``info`` (counts, source commit, builder version) is

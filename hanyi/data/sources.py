@@ -45,9 +45,13 @@ SOURCES = {
         None,
         "request the CVLUE release from its authors (CC BY-NC-ND), then: hanyi prepare cvlue --root <release dir> --out <dir>",
     ),
-    "cii": Source("cii", "m-a-p/CII-Bench", "it loads from the hub (m-a-p/CII-Bench); offline: hanyi prepare cii --out <dir>"),
+    "cii": Source(
+        "cii", "m-a-p/CII-Bench", "it loads from the hub (m-a-p/CII-Bench); offline: hanyi prepare cii --out <dir>"
+    ),
     "unpie": Source(
-        "unpie", "jiwan-chung/VisualPun_UNPIE", "it loads from the hub (jiwan-chung/VisualPun_UNPIE); offline: hanyi prepare unpie --out <dir>"
+        "unpie",
+        "jiwan-chung/VisualPun_UNPIE",
+        "it loads from the hub (jiwan-chung/VisualPun_UNPIE); offline: hanyi prepare unpie --out <dir>",
     ),
     "vulca": Source("vulca", None, "hanyi prepare vulca --images <dir with the 12 paintings> --out <dir>"),
 }

@@ -13,6 +13,9 @@ Key values are compared as strings, so ``{"question_id": 12}`` matches a doc who
 For ``loglikelihood`` / ``multiple_choice`` requests a record carries ``"loglikelihoods": [[logprob, is_greedy], ...]``
 (one entry per choice, in choice order; a bare number means ``is_greedy = false``) instead of ``"response"``.
 
+``touch_visuals=true`` makes the model call the task's ``doc_to_visual`` for every request, as a real model would
+(so a broken image fails here too, and overhead benchmarks include image loading).
+
 A request with no record raises :class:`ReplayRecordMissing` naming the task and the doc, unless
 ``on_missing=empty`` is given, which answers ``""`` (the task then counts it as an unparsed answer).
 """
@@ -73,7 +76,7 @@ class ReplayModel(lmms):
 
     is_simple = True
 
-    def __init__(self, path: str = "", on_missing: str = "error", **kwargs) -> None:
+    def __init__(self, path: str = "", on_missing: str = "error", touch_visuals: bool = False, **kwargs) -> None:
         super().__init__()
         if not path:
             raise ValueError("replay needs --model_args path=<responses.jsonl>")
@@ -81,6 +84,7 @@ class ReplayModel(lmms):
             raise ValueError("replay: on_missing must be 'error' or 'empty'")
         self.path = path
         self.on_missing = on_missing
+        self.touch_visuals = str(touch_visuals).lower() in ("1", "true", "yes")
         self._by_doc_id, self._by_key = load_records(path)
         self._key_index: dict[tuple[str, str, tuple[str, ...]], list[tuple[str, ...]]] = {}
         self.missing: list[tuple[str, int]] = []
@@ -91,7 +95,9 @@ class ReplayModel(lmms):
             docs = self.task_dict[task][split]
             absent = [f for f in fields if f not in docs.column_names]
             if absent:
-                raise ReplayRecordMissing(f"replay: task {task!r} docs have no field(s) {absent} used as record keys in {self.path}")
+                raise ReplayRecordMissing(
+                    f"replay: task {task!r} docs have no field(s) {absent} used as record keys in {self.path}"
+                )
             columns = docs.select_columns(list(fields))[:]
             self._key_index[cache_key] = [tuple(_norm(v) for v in row) for row in zip(*(columns[f] for f in fields))]
         return self._key_index[cache_key][doc_id]
@@ -117,7 +123,9 @@ class ReplayModel(lmms):
     def generate_until(self, requests: list[Instance]) -> list[str]:
         out = []
         for req in tqdm(requests, desc="Replaying", disable=len(requests) < 50):
-            _ctx, _gen_kwargs, _visual, doc_id, task, split = req.args[:6]
+            _ctx, _gen_kwargs, doc_to_visual, doc_id, task, split = req.args[:6]
+            if self.touch_visuals and callable(doc_to_visual):
+                doc_to_visual(self.task_dict[task][split][doc_id])
             rec = self._record(task, split, doc_id)
             if rec is None or "response" not in rec:
                 self._missing(task, split, doc_id, "response")

@@ -11,7 +11,7 @@ import os
 from hanyi import TASKS_DIR
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _environment(benchmark: str):
     import jinja2
 
