@@ -1,0 +1,192 @@
+"""CII-Bench answer extraction and accuracy (Zhang et al., "Can MLLMs Understand the Deep Implication Behind Chinese
+Images?", arXiv 2410.13854, §4 and Appendix G).
+
+Two extractors for six-option (A-F) answers, both returning a letter or ``None`` (a *miss*); neither guesses:
+
+* :func:`extract_option_labels`: a faithful port of ``extract_option_labels`` in the official ``src/eval_cii.py``
+  (MING-ZCH/CII-Bench @ ba8e995), quirks included. It backs the paper-faithful ``acc``.
+* :func:`extract_answer_robust`: hanyi's tolerant parser (``acc_robust``): last explicit "答案：X" / "answer is X",
+  then a leading letter, then a sole standalone letter, then a unique option text.
+
+:func:`score_response` applies both to one answer; :func:`accuracy_percent` and :func:`category_accuracy` aggregate.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import unicodedata
+from collections.abc import Sequence
+
+OFFICIAL_SCAN_LETTERS = "ABCDEFGH"  # the official alphabetical scan also looks for G and H
+LETTERS = "ABCDEF"
+_PAREN_LETTER = re.compile(r"\(([A-F])\)")
+_WORD_LETTER = re.compile(r"\b([A-F])\b")
+
+
+def _alphabetical_scan(text: str) -> str | None:
+    for letter in OFFICIAL_SCAN_LETTERS:
+        if letter in text:
+            return letter
+    return None
+
+
+def _last_of_most_frequent(matches: Sequence[str]) -> str:
+    counts: dict[str, int] = {}
+    for m in matches:
+        counts[m] = counts.get(m, 0) + 1
+    top = max(counts.values())
+    return [letter for letter, n in counts.items() if n == top][-1]
+
+
+def extract_option_labels(text, options: Sequence[str] | None = None) -> str | None:
+    """Paper-faithful port of the official CII-Bench extractor (``src/eval_cii.py::extract_option_labels``).
+
+    Steps, in order (spec §3.7): a dict (API error) gives ``"error"``; the text is stripped; a bare letter A-H is
+    returned; after the last ``"\\n答案"`` (then after the last ``"\\n**答案："``) the *alphabetically first* letter
+    A-H present anywhere wins; then the most frequent ``(X)`` match, else the most frequent ``\\bX\\b`` match (ties:
+    the letter whose first occurrence is latest; ``\\b`` never separates CJK from Latin, so ``是E选项`` finds
+    nothing); then option-text containment (last hit wins); otherwise ``None``.
+
+    Quirk kept: a whitespace-only text matches every option and yields ``"F"`` (callers treat blank answers first).
+
+    Args:
+        text: the model's answer (a dict means an API error object).
+        options: the six option texts, A first.
+
+    Returns:
+        A letter (possibly G or H), ``"error"``, or ``None`` when nothing is extracted.
+
+    >>> extract_option_labels("分析：这张图\\n答案：D，而不是B")
+    'B'
+    >>> extract_option_labels("(B)和(E)都有道理，但(E)更好")
+    'E'
+    >>> extract_option_labels("我认为答案是C选项") is None
+    True
+    >>> extract_option_labels("   ", ["甲", "乙", "丙", "丁", "戊", "己"])
+    'F'
+    """
+    if isinstance(text, dict):
+        return "error"
+    text = text.strip()
+    if len(text) == 1 and text in OFFICIAL_SCAN_LETTERS:
+        return text
+    for marker in ("\n答案", "\n**答案："):
+        if marker in text:
+            text = text.split(marker)[-1]
+            found = _alphabetical_scan(text)
+            if found is not None:
+                return found
+    matches = _PAREN_LETTER.findall(text) or _WORD_LETTER.findall(text)
+    if matches:
+        return _last_of_most_frequent(matches)
+    if options:
+        hits = [LETTERS[i] for i, opt in enumerate(options) if opt.strip() in text or text in opt]
+        if hits:
+            return hits[-1]
+    return None
+
+
+_ANSWER_ZH = re.compile(r"答案\s*(?:应该是|应为|是|为)?\s*[:：]?\s*[\(\[【]?\s*([A-F])(?![A-Za-z])")
+_ANSWER_EN = re.compile(r"(?i:answer|option|choice)\s*(?:(?i:is)\s*)?[:]?\s*[\(\[]?\s*([A-F])(?![A-Za-z])")
+_BOXED = re.compile(r"\\boxed\{\s*\(?([A-F])\)?\s*\}")
+_LEADING = re.compile(r"^[\s*#>\-_`\"'“”]*[\(\[【]?([A-F])(?:[\)\]】.:：、,，\s*]|$)")
+_STANDALONE = re.compile(r"(?<![A-Za-z])([A-F])(?![A-Za-z])")
+_MARKDOWN = re.compile(r"[*_`#]")
+
+
+def extract_answer_robust(text, options: Sequence[str] | None = None) -> str | None:
+    """hanyi's tolerant CII-Bench parser (not paper-faithful; reported as ``acc_robust``).
+
+    After NFKC normalisation (full-width letters and colons become ASCII) and markdown removal it tries, in order:
+    the **last** ``答案(是|为)?[:：] X`` (so a CoT answer's final line wins over options discussed earlier), the last
+    ``answer/option is X``, ``\\boxed{X}``, a leading letter (``(C)``, ``C.``), the only distinct standalone letter,
+    and the only option whose full text appears. Blank or ambiguous answers give ``None``.
+
+    >>> extract_answer_robust("分析(A)...(B)...\\n答案：(C)\\n因为A不符合")
+    'C'
+    >>> extract_answer_robust("我认为答案是C选项")
+    'C'
+    >>> extract_answer_robust("选Ｅ")
+    'E'
+    >>> extract_answer_robust("A和B都可能") is None
+    True
+    """
+    if not isinstance(text, str) or not text.strip():
+        return None
+    t = _MARKDOWN.sub("", unicodedata.normalize("NFKC", text)).strip()
+    for pattern in (_ANSWER_ZH, _ANSWER_EN, _BOXED):
+        found = pattern.findall(t)
+        if found:
+            return found[-1]
+    m = _LEADING.match(t)
+    if m:
+        return m.group(1)
+    standalone = set(_STANDALONE.findall(t))
+    if len(standalone) == 1:
+        return standalone.pop()
+    if not standalone and options:
+        hits = [LETTERS[i] for i, opt in enumerate(options) if opt.strip() and opt.strip() in t]
+        if len(hits) == 1:
+            return hits[0]
+    return None
+
+
+def score_response(response, options: Sequence[str], gold: str) -> dict:
+    """Score one answer with both extractors; blank answers are a miss for both (not the official ``"F"``).
+
+    Returns ``{"pred", "correct", "miss", "blank", "pred_robust", "correct_robust"}``. A paper-faithful ``pred`` of
+    ``G``/``H`` is wrong but not a miss, as in the official script.
+
+    >>> score_response("答案：B", ["a", "b", "c", "d", "e", "f"], "B")["correct"]
+    True
+    >>> score_response("  ", ["a", "b", "c", "d", "e", "f"], "F")["miss"]
+    True
+    """
+    blank = not isinstance(response, str) or not response.strip()
+    pred = None if blank else extract_option_labels(response, list(options))
+    robust = None if blank else extract_answer_robust(response, list(options))
+    return {
+        "pred": pred,
+        "correct": pred is not None and pred == gold,
+        "miss": pred is None,
+        "blank": blank,
+        "pred_robust": robust,
+        "correct_robust": robust is not None and robust == gold,
+    }
+
+
+def accuracy_percent(items: Sequence[dict], key: str = "correct") -> float:
+    """100 x the share of ``items`` whose ``key`` is true; every item counts (misses are wrong). NaN when empty.
+
+    >>> accuracy_percent([{"correct": True}, {"correct": False}, {"correct": False}, {"correct": True}])
+    50.0
+    """
+    if not items:
+        return math.nan
+    return 100.0 * sum(bool(it[key]) for it in items) / len(items)
+
+
+def category_accuracy(items: Sequence[dict], field: str, label: str, key: str = "correct") -> float:
+    """Accuracy (%) over the items carrying ``label`` in ``field`` (official ``eval_cii_sub.py``, spec §3.9).
+
+    ``field`` holds a string (domain, emotion, difficulty) or a list (image types, rhetorics: a question counts under
+    every label it lists). NaN when no item carries the label.
+
+    >>> items = [{"correct": True, "rhetorics": ["隐喻", "象征"]}, {"correct": False, "rhetorics": ["隐喻"]}]
+    >>> category_accuracy(items, "rhetorics", "隐喻"), category_accuracy(items, "rhetorics", "象征")
+    (50.0, 100.0)
+    """
+    chosen = [it for it in items if (label in it[field] if isinstance(it[field], list) else it[field] == label)]
+    return accuracy_percent(chosen, key)
+
+
+def paper_round(percent: float) -> float:
+    """The paper's 1-decimal figure: round half up to 2 decimals (the script's ``:.2%``), then half up to 1.
+
+    >>> paper_round(100 * 7 / 13), paper_round(100 * 45 / 137)
+    (53.9, 32.9)
+    """
+    from decimal import ROUND_HALF_UP, Decimal
+
+    return float(Decimal(f"{percent:.2f}").quantize(Decimal("0.1"), rounding=ROUND_HALF_UP))
