@@ -1,0 +1,86 @@
+"""``hanyi report``: Markdown + HTML reports from lmms-eval output directories, beside the papers' numbers.
+
+Usage::
+
+    hanyi report OUT [OUT2 ...] [--out DIR] [--no-plots]
+
+Each ``OUT`` is an ``lmms-eval --output_path`` directory (or a model sub-directory, or one ``*_results.json``).
+Several directories, or several models in one, are compared side by side. See ``docs/reading-results.md``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+
+from hanyi import BENCHMARKS
+
+
+def build_parser(prog: str) -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog=prog, description=__doc__.splitlines()[0])
+    parser.add_argument("paths", nargs="+", metavar="OUTPUT_DIR", help="lmms-eval output dirs or *_results.json files")
+    parser.add_argument("--out", default=None, help="report directory (default: <first OUTPUT_DIR>/hanyi_report)")
+    parser.add_argument(
+        "--no-plots", dest="plots", action="store_false", help="skip the PNG plots (no matplotlib needed)"
+    )
+    return parser
+
+
+def make_report(paths: list[str], out_dir: str, plots: bool = True) -> dict:
+    """Load, build, plot and write; returns the written paths plus ``timings`` (seconds per stage).
+
+    Raises :class:`hanyi.report.results.NoResultsError` when a path has no results, and ``LookupError`` when the
+    results hold none of hanyi's tasks.
+    """
+    from hanyi.report import build, render, results
+
+    t0 = time.perf_counter()
+    runs = results.load_runs(paths)
+    t1 = time.perf_counter()
+    sections = build.build_sections(runs)
+    if not sections:
+        found = sorted({t for r in runs for t in r.tasks})
+        shown = ", ".join(found[:12]) + (" ..." if len(found) > 12 else "")
+        raise LookupError(
+            f"no hanyi task in {', '.join(paths)} (tasks found: {shown or 'none'}); "
+            f"hanyi reports cover {', '.join(BENCHMARKS)} (task names <benchmark>_...)"
+        )
+    t2 = time.perf_counter()
+    pngs = {}
+    if plots:
+        from hanyi.report import plots as plot_mod
+
+        if plot_mod.available():
+            for section in sections:
+                for plot in section.plots:
+                    pngs[plot.name] = plot_mod.render_png(plot)
+        else:
+            for section in sections:
+                section.notes.append("matplotlib is not installed (pip install 'hanyi[report]'): no plots.")
+    t3 = time.perf_counter()
+    missing = [b for b in BENCHMARKS if b not in {s.benchmark for s in sections}]
+    paths_out = render.write_report(out_dir, runs, sections, pngs, missing)
+    t4 = time.perf_counter()
+    paths_out["timings"] = {"load": t1 - t0, "build": t2 - t1, "plots": t3 - t2, "write": t4 - t3, "total": t4 - t0}
+    paths_out["benchmarks"] = [s.benchmark for s in sections]
+    return paths_out
+
+
+def main(argv: list[str] | None = None, prog: str = "hanyi report") -> int:
+    from hanyi.report.results import NoResultsError
+
+    args = build_parser(prog).parse_args(argv)
+    first = args.paths[0]
+    out_dir = args.out or os.path.join(first if os.path.isdir(first) else os.path.dirname(first) or ".", "hanyi_report")
+    try:
+        written = make_report(args.paths, out_dir, plots=args.plots)
+    except (NoResultsError, LookupError) as exc:
+        print(f"{prog}: {exc}", file=sys.stderr)
+        return 2
+    print(f"benchmarks: {', '.join(written['benchmarks'])}")
+    print(f"markdown:   {written['markdown']}")
+    print(f"html:       {written['html']}")
+    print(f"plots:      {len(written['plots'])} in {os.path.join(out_dir, 'plots')}")
+    return 0

@@ -1,0 +1,157 @@
+"""The papers' numbers (``hanyi/anchors/<benchmark>.yaml``) and their link to our ``(task, metric)`` pairs.
+
+An anchor file has ``benchmark``, ``paper``, ``tables`` (``id``, ``cite``, ``caption``, ``unit``, ``columns``,
+``rows: [{model, values, setting?, kind?}]``, optional ``note``) and ``map``, a list of entries::
+
+    {task: cii_bench, metric: "acc_domain_{}", table: t1, scale: auto, columns: {life: Life, art: Art}}
+    {task: "cvlue_vqa*", metric: [vqa_acc, accuracy], table: t4, column: VQA Acc, rows: {setting: zero-shot}}
+
+``task`` is a task id or an ``fnmatch`` pattern; ``metric`` a name or a list of names (the first one the task has
+wins); ``{}`` in either expands over the keys of ``columns``; ``rows`` keeps anchor rows whose fields equal the given
+values (``null`` = field absent); ``scale`` turns our value into the paper's unit: a number, or ``auto`` (multiply by
+100 when the value is a fraction, ``|v| <= 1``, for tables printed in percent).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import functools
+import os
+from dataclasses import dataclass
+
+ANCHORS_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "anchors")
+
+
+@dataclass(frozen=True)
+class AnchorRow:
+    model: str
+    value: float | None
+    setting: str | None = None
+    kind: str | None = None
+
+
+@dataclass(frozen=True)
+class Link:
+    """Our ``task``/``metric`` is the paper's ``table``/``column``; ``label`` is the ``{}`` key, if any."""
+
+    task: str
+    metric: str
+    table: dict
+    column: str
+    scale: object = 1
+    rows_filter: tuple = ()
+    label: str | None = None
+
+    @property
+    def cite(self) -> str:
+        return self.table.get("cite", self.table.get("id", "?"))
+
+    def rows(self) -> list[AnchorRow]:
+        idx = self.table["columns"].index(self.column)
+        out = []
+        for row in self.table["rows"]:
+            if all(row.get(k) == v for k, v in self.rows_filter):
+                out.append(AnchorRow(row["model"], row["values"][idx], row.get("setting"), row.get("kind")))
+        return out
+
+    def to_paper_unit(self, value: float | None) -> float | None:
+        """Our value in the paper's unit.
+
+        >>> link = Link("t", "acc", {"columns": ["Acc"], "rows": []}, "Acc", scale="auto")
+        >>> link.to_paper_unit(0.541), link.to_paper_unit(54.1), link.to_paper_unit(None)
+        (54.1, 54.1, None)
+        """
+        if value is None:
+            return None
+        if self.scale == "auto":
+            return round(value * 100, 10) if abs(value) <= 1 else value
+        return round(value * float(self.scale), 10)
+
+
+@functools.cache
+def load_anchor_file(benchmark: str, directory: str = ANCHORS_DIR) -> dict | None:
+    """The parsed anchor file of ``benchmark``, or ``None`` when there is none. Malformed files raise ``ValueError``."""
+    import yaml
+
+    path = os.path.join(directory, f"{benchmark}.yaml")
+    if not os.path.exists(path):
+        return None
+    with open(path, encoding="utf-8") as f:
+        data = yaml.safe_load(f) or {}
+    check_anchor_file(data, path)
+    return data
+
+
+def check_anchor_file(data: dict, where: str = "anchors") -> None:
+    """Raise ``ValueError`` naming the first structural problem (row width, unknown table or column in ``map``)."""
+    tables = {}
+    for table in data.get("tables") or []:
+        for key in ("id", "cite", "columns", "rows"):
+            if key not in table:
+                raise ValueError(f"{where}: a table lacks {key!r}")
+        for row in table["rows"]:
+            if len(row.get("values", ())) != len(table["columns"]):
+                raise ValueError(
+                    f"{where}: {table['id']} row {row.get('model')!r} has {len(row.get('values', ()))} values for {len(table['columns'])} columns"
+                )
+        tables[table["id"]] = table
+    for entry in data.get("map") or []:
+        table = tables.get(entry.get("table"))
+        if table is None:
+            raise ValueError(f"{where}: map entry {entry} names an unknown table")
+        columns = list((entry.get("columns") or {}).values()) or [entry.get("column")]
+        for col in columns:
+            if col not in table["columns"]:
+                raise ValueError(
+                    f"{where}: map entry {entry} names column {col!r}, not in {table['id']} {table['columns']}"
+                )
+
+
+def _expand(entry: dict, tables: dict) -> list[tuple[str, list[str], str, str | None]]:
+    """``[(task pattern, metric candidates, column, label)]`` for one map entry."""
+    metrics = entry["metric"] if isinstance(entry["metric"], list) else [entry["metric"]]
+    if entry.get("columns"):
+        return [
+            (entry["task"].replace("{}", key), [m.replace("{}", key) for m in metrics], col, key)
+            for key, col in entry["columns"].items()
+        ]
+    return [(entry["task"], metrics, entry["column"], None)]
+
+
+def links_for(benchmark: str, task: str, metric_names, directory: str = ANCHORS_DIR) -> list[Link]:
+    """Every anchor link of one of our tasks, given the metric names it reported.
+
+    >>> [(l.metric, l.column, l.cite) for l in links_for("cii", "cii_bench", ["acc", "acc_domain_art"])]
+    [('acc', 'Overall', 'Table 1'), ('acc_domain_art', 'Art', 'Table 1')]
+    >>> links_for("cii", "mmmu_val", ["acc"])
+    []
+    """
+    data = load_anchor_file(benchmark, directory)
+    if not data:
+        return []
+    tables = {t["id"]: t for t in data.get("tables") or []}
+    names = set(metric_names)
+    links = []
+    for entry in data.get("map") or []:
+        for pattern, candidates, column, label in _expand(entry, tables):
+            if not fnmatch.fnmatchcase(task, pattern):
+                continue
+            metric = next((m for m in candidates if m in names), None)
+            if metric is None:
+                continue
+            rows_filter = tuple(sorted((entry.get("rows") or {}).items()))
+            links.append(Link(task, metric, tables[entry["table"]], column, entry.get("scale", 1), rows_filter, label))
+    return links
+
+
+def unmatched_map_entries(benchmark: str, tasks: dict[str, list[str]], directory: str = ANCHORS_DIR) -> list[str]:
+    """Map entries that match none of ``{task: [metric names]}`` (e.g. every task id that exists), for upkeep."""
+    data = load_anchor_file(benchmark, directory) or {}
+    tables = {t["id"]: t for t in data.get("tables") or []}
+    missing = []
+    for entry in data.get("map") or []:
+        for pattern, candidates, _column, _label in _expand(entry, tables):
+            hit = any(fnmatch.fnmatchcase(t, pattern) and set(candidates) & set(ms) for t, ms in tasks.items())
+            if not hit:
+                missing.append(f"{pattern} / {'|'.join(candidates)}")
+    return missing

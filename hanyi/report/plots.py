@@ -1,0 +1,101 @@
+"""PNG bar charts with matplotlib (the ``report`` extra): our runs among the paper's models.
+
+Uses matplotlib's object API with the Agg canvas (no pyplot, no display, no global state). A missing matplotlib is
+reported by :func:`available`, and the report is then written without plots.
+"""
+
+from __future__ import annotations
+
+import io
+
+from hanyi.report.build import BarPlot
+
+OURS_COLORS = ("#d1495b", "#00798c", "#edae49", "#66a182", "#8d6a9f")
+PAPER_COLORS = ("#5d6d7e", "#85929e", "#aeb6bf", "#d5d8dc")
+PAPER_BAR = "#a6acaf"
+
+
+def available() -> bool:
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def _figure(width: float, height: float):
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(width, height), dpi=100)
+    FigureCanvasAgg(fig)
+    return fig
+
+
+def _ranking(plot: BarPlot):
+    values = plot.series[0][1]
+    n = len(values)
+    fig = _figure(7.5, 0.9 + 0.28 * n)
+    ax = fig.add_subplot(1, 1, 1)
+    y = list(range(n))[::-1]
+    ours_seen = 0
+    colors = []
+    for is_ours in plot.highlight:
+        colors.append(OURS_COLORS[ours_seen % len(OURS_COLORS)] if is_ours else PAPER_BAR)
+        ours_seen += bool(is_ours)
+    ax.barh(y, values, color=colors, height=0.7)
+    ax.set_yticks(y)
+    ax.set_yticklabels(plot.categories, fontsize=8)
+    for tick, is_ours in zip(ax.get_yticklabels(), plot.highlight):
+        if is_ours:
+            tick.set_fontweight("bold")
+    top = max([v for v in values if v is not None] or [1])
+    for yi, v in zip(y, values):
+        ax.text(v + top * 0.01, yi, f"{v:.4g}", va="center", fontsize=7)
+    ax.set_xlim(min(0, min(values)), top * 1.12 if top > 0 else 1)
+    ax.set_xlabel(plot.ylabel, fontsize=8)
+    ax.set_title(plot.title, fontsize=9)
+    ax.spines[["top", "right"]].set_visible(False)
+    fig.tight_layout()
+    return fig
+
+
+def _grouped(plot: BarPlot):
+    n_cat, n_ser = len(plot.categories), len(plot.series)
+    fig = _figure(max(6.0, min(14.0, 1.0 + 0.55 * n_cat * max(1, n_ser) ** 0.5)), 3.6)
+    ax = fig.add_subplot(1, 1, 1)
+    width = 0.8 / max(1, n_ser)
+    ours_i = paper_i = 0
+    for j, (name, values, is_ours) in enumerate(plot.series):
+        if is_ours:
+            color, ours_i = OURS_COLORS[ours_i % len(OURS_COLORS)], ours_i + 1
+        else:
+            color, paper_i = PAPER_COLORS[paper_i % len(PAPER_COLORS)], paper_i + 1
+        xs = [i - 0.4 + width * (j + 0.5) for i in range(n_cat)]
+        ax.bar(
+            xs,
+            [0 if v is None else v for v in values],
+            width,
+            label=name,
+            color=color,
+            edgecolor="white",
+            linewidth=0.3,
+        )
+    ax.set_xticks(range(n_cat))
+    ax.set_xticklabels(
+        plot.categories, rotation=30 if n_cat > 6 else 0, ha="right" if n_cat > 6 else "center", fontsize=8
+    )
+    ax.set_ylabel(plot.ylabel, fontsize=8)
+    ax.set_title(plot.title, fontsize=9)
+    ax.legend(fontsize=7, frameon=False, ncol=min(3, n_ser), loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    ax.spines[["top", "right"]].set_visible(False)
+    fig.tight_layout()
+    return fig
+
+
+def render_png(plot: BarPlot) -> bytes:
+    """The PNG bytes of one plot."""
+    fig = _ranking(plot) if plot.kind == "ranking" else _grouped(plot)
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png")
+    return buf.getvalue()

@@ -1,0 +1,234 @@
+"""Read lmms-eval 0.7.3 output directories into plain :class:`Run` objects (no lmms-eval import).
+
+``lmms-eval --output_path OUT`` writes ``OUT/<sanitized model>/<date>_results.json`` and, with ``--log_samples``,
+``<date>_samples_<task>.jsonl`` beside it. A directory given to ``hanyi report`` may be ``OUT``, a model sub-directory
+or one ``*_results.json`` file. Several results files of the same model (e.g. one run per benchmark) are merged into
+one run; for a task present in more than one file the newest file wins.
+"""
+
+from __future__ import annotations
+
+import glob
+import json
+import math
+import os
+from dataclasses import dataclass, field
+
+from hanyi import BENCHMARKS
+
+#: Suffixes lmms-eval appends to a metric name for its standard errors, in order of preference.
+STDERR_SUFFIXES = ("_stderr", "_stderr_clt")
+_SKIP_SUFFIXES = ("_stderr", "_stderr_clt", "_stderr_clustered")
+
+
+class NoResultsError(FileNotFoundError):
+    """A path holds no lmms-eval results file."""
+
+
+@dataclass
+class Metric:
+    """One aggregated value of one task: ``name`` is the metric (with ``,filter`` unless the filter is ``none``)."""
+
+    name: str
+    value: float | dict | None
+    stderr: float | None = None
+    higher_is_better: bool | None = None
+
+
+@dataclass
+class TaskResult:
+    name: str
+    metrics: dict[str, Metric]
+    n: int | None = None
+    version: object = None
+    is_group: bool = False
+    subtasks: list[str] = field(default_factory=list)
+    samples_file: str | None = None
+
+
+@dataclass
+class Run:
+    """The merged results of one model: ``label`` names it in tables and plots."""
+
+    label: str
+    model: str
+    model_args: str
+    tasks: dict[str, TaskResult]
+    files: list[str]
+    lmms_eval_version: str = ""
+    date: str = ""
+    limit: object = None
+    raw: dict = field(default_factory=dict, repr=False)
+
+
+def split_metric_key(key: str) -> tuple[str, str] | None:
+    """``"accuracy,none"`` -> ``("accuracy", "none")``; ``None`` for bookkeeping keys such as ``alias``.
+
+    >>> split_metric_key("acc_domain_life,none")
+    ('acc_domain_life', 'none')
+    >>> split_metric_key("alias") is None
+    True
+    """
+    if "," not in key:
+        return None
+    metric, _, filt = key.partition(",")
+    return metric, filt
+
+
+def as_number(value) -> float | None:
+    """A finite float, or ``None`` for ``"N/A"``, ``None``, NaN and non-numbers.
+
+    >>> as_number(0.25), as_number("N/A"), as_number(float("nan")), as_number(True)
+    (0.25, None, None, None)
+    """
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return float(value) if math.isfinite(value) else None
+
+
+def task_metrics(entry: dict, higher: dict | None = None) -> dict[str, Metric]:
+    """The metrics of one ``results[task]`` entry, standard errors attached, bookkeeping keys dropped.
+
+    >>> m = task_metrics({"alias": "t", "acc,none": 0.5, "acc_stderr,none": 0.1, "acc_stderr_clt,none": "N/A"})
+    >>> list(m), m["acc"].value, m["acc"].stderr
+    (['acc'], 0.5, 0.1)
+    """
+    higher = higher or {}
+    values, errors = {}, {}
+    for key, value in entry.items():
+        parts = split_metric_key(key)
+        if parts is None:
+            continue
+        metric, filt = parts
+        suffix = next((s for s in _SKIP_SUFFIXES if metric.endswith(s)), None)
+        if suffix is not None:
+            errors[(metric[: -len(suffix)], filt, suffix)] = value
+            continue
+        values[(metric, filt)] = value
+    out = {}
+    for (metric, filt), value in values.items():
+        name = metric if filt == "none" else f"{metric},{filt}"
+        if not isinstance(value, dict):
+            value = as_number(value)
+        stderr = next(
+            (e for s in STDERR_SUFFIXES if (e := as_number(errors.get((metric, filt, s)))) is not None),
+            None,
+        )
+        out[name] = Metric(name, value, stderr, higher.get(metric))
+    return out
+
+
+def benchmark_of(task: str, parents: dict[str, str] | None = None) -> str | None:
+    """The hanyi benchmark a task or group belongs to: by name prefix, else by its enclosing group.
+
+    >>> benchmark_of("cii_bench_cot"), benchmark_of("unpie"), benchmark_of("mmmu_val"), benchmark_of("ciibench")
+    ('cii', 'unpie', None, None)
+    >>> benchmark_of("my_subtask", {"my_subtask": "vulca"})
+    'vulca'
+    """
+    for bench in BENCHMARKS:
+        if task == bench or task.startswith(bench + "_"):
+            return bench
+    parent = (parents or {}).get(task)
+    return benchmark_of(parent) if parent and parent != task else None
+
+
+def find_results_files(path: str) -> list[str]:
+    """Every ``*_results.json`` at or below ``path`` (a file is returned as is), sorted."""
+    if os.path.isfile(path):
+        return [path]
+    if not os.path.isdir(path):
+        raise NoResultsError(f"{path}: no such file or directory")
+    files = sorted(glob.glob(os.path.join(path, "**", "*_results.json"), recursive=True))
+    if not files:
+        raise NoResultsError(f"{path}: no lmms-eval results file (*_results.json) in it or below it")
+    return files
+
+
+def _samples_file(results_file: str, task: str) -> str | None:
+    stem = os.path.basename(results_file)[: -len("_results.json")]
+    candidate = os.path.join(os.path.dirname(results_file), f"{stem}_samples_{task}.jsonl")
+    return candidate if os.path.exists(candidate) else None
+
+
+def _run_key(data: dict) -> tuple[str, str]:
+    config = data.get("config") or {}
+    return str(config.get("model", "")), str(config.get("model_args", ""))
+
+
+def read_results_file(path: str) -> dict:
+    with open(path, encoding="utf-8") as f:
+        try:
+            data = json.load(f)
+        except json.JSONDecodeError as exc:
+            raise NoResultsError(f"{path}: not valid JSON ({exc.msg} at line {exc.lineno})") from None
+    if not isinstance(data, dict) or not isinstance(data.get("results"), dict):
+        raise NoResultsError(f"{path}: not an lmms-eval results file (no 'results' object)")
+    return data
+
+
+def _label(data: dict) -> str:
+    name = data.get("model_name") or _run_key(data)[1] or _run_key(data)[0] or "model"
+    name = str(name).rstrip("/")
+    return os.path.basename(name) or name
+
+
+def load_runs(paths: list[str]) -> list[Run]:
+    """Load and merge every results file under ``paths`` into one :class:`Run` per (model, model_args)."""
+    by_key: dict[tuple[str, str], list[tuple[str, dict]]] = {}
+    for path in paths:
+        for file in find_results_files(path):
+            data = read_results_file(file)
+            by_key.setdefault(_run_key(data), []).append((file, data))
+    runs = []
+    for (model, model_args), items in by_key.items():
+        items.sort(key=lambda item: (str(item[1].get("date", "")), item[0]))
+        tasks: dict[str, TaskResult] = {}
+        for file, data in items:  # oldest first: newer files overwrite
+            groups = {g: list(s) for g, s in (data.get("group_subtasks") or {}).items() if s}
+            n_samples = data.get("n-samples") or {}
+            for name, entry in data["results"].items():
+                if not isinstance(entry, dict):
+                    continue
+                n = (n_samples.get(name) or {}).get("effective")
+                tasks[name] = TaskResult(
+                    name=name,
+                    metrics=task_metrics(entry, (data.get("higher_is_better") or {}).get(name)),
+                    n=n if isinstance(n, int) else None,
+                    version=(data.get("versions") or {}).get(name),
+                    is_group=name in groups,
+                    subtasks=groups.get(name, []),
+                    samples_file=_samples_file(file, name),
+                )
+        last = items[-1][1]
+        runs.append(
+            Run(
+                label=_label(last),
+                model=model,
+                model_args=model_args,
+                tasks=tasks,
+                files=[f for f, _ in items],
+                lmms_eval_version=str(last.get("lmms_eval_version", "")),
+                date=str(last.get("date", "")),
+                limit=(last.get("config") or {}).get("limit"),
+                raw=last,
+            )
+        )
+    _disambiguate(runs)
+    return runs
+
+
+def _disambiguate(runs: list[Run]) -> None:
+    seen: dict[str, int] = {}
+    for run in runs:
+        seen[run.label] = seen.get(run.label, 0) + 1
+    counts: dict[str, int] = {}
+    for run in runs:
+        if seen[run.label] > 1:
+            counts[run.label] = counts.get(run.label, 0) + 1
+            run.label = f"{run.label} #{counts[run.label]}"
+
+
+def parents_of(run: Run) -> dict[str, str]:
+    """``{subtask: group}`` for the groups of a run."""
+    return {sub: task.name for task in run.tasks.values() for sub in task.subtasks}
