@@ -84,7 +84,9 @@ def order_by_score(scores: Sequence[float | None]) -> list[int]:
     >>> order_by_score([-2.0, None, -1.0, -2.0])
     [2, 0, 3, 1]
     """
-    return sorted(range(len(scores)), key=lambda i: (scores[i] is None, -(scores[i] or 0.0) if scores[i] is not None else 0.0))
+    return sorted(
+        range(len(scores)), key=lambda i: (scores[i] is None, -(scores[i] or 0.0) if scores[i] is not None else 0.0)
+    )
 
 
 def rank_of(order: Sequence, gold) -> int:

@@ -1,0 +1,410 @@
+"""CVLUE (Wang et al., AAAI 2025): official release JSON -> hub-format dataset (``hanyi prepare cvlue``), and the sample.
+
+The data is released on request under CC BY-NC-ND 4.0 (Google form linked from github.com/WangYuxuan93/CVLUE), so
+users convert their own copy. Release layout read from ``--root`` (file names of the repo's ``test_example/`` are
+accepted too; the first existing candidate wins, see ``RELEASE_FILES``)::
+
+    images/<split>/<A|B>/<id>-<slug>/<A|B>-<id>-<n>.png
+    VQA/<split>.json   [{"image", "question_id", "question", "answer"}]
+    VG/<split>.json    [{"ref_id", "image", "text", "width", "height", "bbox": [x, y, w, h]}]
+    VD/<split>.json    {"dialogs": [...], "id2question", "id2answer"}  (+ VD/<split>_gold.json {"data": [...]})
+    IC/<split>.json    [{"image", "caption": [5 captions]}]            (ITR; stage-1 shortlist via --itr-shortlist)
+
+Configs written (one doc schema per task; every doc has ``category`` = image folder slug and ``culture_group``):
+``vqa``, ``vg``, ``vd`` (one doc per (image, round), history resolved to text, ids kept for submissions), and the
+ITR pair configs ``itr_tr_rerank``, ``itr_ir_rerank`` (fixed stage-1 shortlist, top-K) and ``itr_tr_mc``,
+``itr_ir_mc`` (gold + N-1 seeded distractors; lite, not comparable with the paper). ITR pair docs reference images
+by path (``images/...`` inside the prepared directory), since one image appears in many pairs.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import shutil
+
+from hanyi.data.cvlue_categories import category_of, culture_group
+
+SPLITS = {"val": "validation", "test": "test"}
+TASKS = ("VQA", "VG", "VD", "IC")
+#: Candidate file names per task and split, in order of preference (``{s}`` = ``val`` / ``test``).
+RELEASE_FILES = {
+    "VQA": ("VQA/{s}.json", "VQA/{s}_VQA.json", "VQA/gold.json"),
+    "VG": ("VG/{s}.json", "VG/{s}_VG.json", "VG/gold.json"),
+    "VD": ("VD/{s}.json", "VD/{s}_VD.json"),
+    "IC": ("IC/{s}.json", "IC/gold.json"),
+}
+VD_GOLD_FILES = ("VD/{s}_gold.json", "VD/gold.json")
+REQUEST_URL = "https://github.com/WangYuxuan93/CVLUE (data on request, Google form in the readme; CC BY-NC-ND 4.0)"
+MC_SIZE = 10
+MC_SEED = 20250101
+
+
+class CvlueReleaseError(FileNotFoundError):
+    """A part of the CVLUE release is missing or malformed; the message names the task, file and where to get it."""
+
+
+def _find(root: str, candidates: tuple[str, ...], split: str) -> str | None:
+    for pattern in candidates:
+        path = os.path.join(root, pattern.format(s=split))
+        if os.path.isfile(path):
+            return path
+    return None
+
+
+def _load(path: str):
+    try:
+        with open(path, encoding="utf-8") as f:
+            return json.load(f)
+    except (OSError, ValueError) as exc:
+        raise CvlueReleaseError(f"{path}: not readable JSON ({exc})") from None
+
+
+def _tags(image: str) -> dict:
+    cat = category_of(image)
+    return {"category": cat, "culture_group": culture_group(cat)}
+
+
+def convert_vqa(items: list[dict]) -> list[dict]:
+    """Official VQA list -> docs (file order kept: the official merge zips by position)."""
+    return [
+        {
+            "question_id": int(it["question_id"]),
+            "image_path": it["image"],
+            "question": it["question"],
+            "answer": it.get("answer") or "",
+            **_tags(it["image"]),
+        }
+        for it in items
+    ]
+
+
+def convert_vg(items: list[dict], anomalies: list[str]) -> list[dict]:
+    """Official VG list -> docs; gold boxes outside the image are reported, not changed."""
+    docs = []
+    for it in items:
+        bbox = [float(v) for v in it.get("bbox") or []]
+        if len(bbox) == 4 and (bbox[0] + bbox[2] > it["width"] + 1e-6 or bbox[1] + bbox[3] > it["height"] + 1e-6):
+            anomalies.append(f"VG ref_id {it['ref_id']}: gold box exceeds the {it['width']}x{it['height']} image")
+        docs.append(
+            {
+                "ref_id": int(it["ref_id"]),
+                "image_path": it["image"],
+                "text": it["text"],
+                "width": int(it["width"]),
+                "height": int(it["height"]),
+                "bbox": bbox,
+                **_tags(it["image"]),
+            }
+        )
+    return docs
+
+
+def convert_vd(release: dict, gold: dict | None, anomalies: list[str], n_options: int = 100) -> list[dict]:
+    """Official VD file -> one doc per (image, round) with history and options resolved to text (spec §1.8)."""
+    q_text, a_text = release["id2question"], release["id2answer"]
+    gold_by_key = {(g["image_id"], g["question"]): g for g in (gold or {}).get("data", [])}
+    docs = []
+    for dlg in release["dialogs"]:
+        rounds = dlg["dialog"]
+        for position, turn in enumerate(rounds):
+            if "answer_options" not in turn:
+                continue
+            history = [r for r in rounds[:position] if "answer" in r]
+            options = [int(o) for o in turn["answer_options"]]
+            g = gold_by_key.get((dlg["image_id"], turn["question"]), {})
+            answer = turn.get("answer", g.get("answer", -1))
+            if len(options) != n_options:
+                anomalies.append(f"VD image_id {dlg['image_id']} question {turn['question']}: {len(options)} options")
+            if answer != -1 and answer not in options:
+                anomalies.append(f"VD image_id {dlg['image_id']} question {turn['question']}: gold not among options")
+            docs.append(
+                {
+                    "image_id": int(dlg["image_id"]),
+                    "image_path": dlg["image"],
+                    "caption": dlg.get("caption", ""),
+                    "dialog_id": int(g.get("dialog_id", position + 1)),
+                    "question_id": int(turn["question"]),
+                    "question": q_text[str(turn["question"])],
+                    "history_questions": [q_text[str(r["question"])] for r in history],
+                    "history_answers": [a_text[str(r["answer"])] for r in history],
+                    "answer_option_ids": options,
+                    "answer_options": [a_text[str(o)] for o in options],
+                    "answer_id": int(answer),
+                    "gold_index": options.index(answer) if answer in options else -1,
+                    **_tags(dlg["image"]),
+                }
+            )
+    return docs
+
+
+def _itr_row(direction, protocol, query, image, caption, rank, is_gold, n_gold, query_image):
+    return {
+        "direction": direction,
+        "protocol": protocol,
+        "query": query,
+        "image_path": image,
+        "caption": caption,
+        "stage1_rank": rank,
+        "is_gold": is_gold,
+        "n_gold": n_gold,
+        **_tags(query_image),
+    }
+
+
+def itr_rerank_rows(gallery: list[dict], shortlist: dict, k: int, anomalies: list[str]) -> dict[str, list[dict]]:
+    """Pair docs for the ``rerank@K`` protocol: per query the top-``k`` of the fixed stage-1 ``shortlist``.
+
+    ``shortlist`` is in the official submission format: ``{"i2t": {image: [captions]}, "t2i": {caption: [images]}}``.
+    A query absent from it gets no pairs and is reported (it would count as a miss).
+    """
+    caps = {it["image"]: list(it["caption"]) for it in gallery}
+    by_caption: dict[str, list[str]] = {}
+    for image, cs in caps.items():
+        for c in cs:
+            by_caption.setdefault(c, []).append(image)
+    tr, ir = [], []
+    for image in sorted(caps):
+        listed = shortlist.get("i2t", {}).get(image)
+        if not listed:
+            anomalies.append(f"ITR i2t shortlist has no entry for image {image}")
+            continue
+        tr += [
+            _itr_row("tr", f"rerank@{k}", image, image, c, r, c in caps[image], len(caps[image]), image)
+            for r, c in enumerate(listed[:k], 1)
+        ]
+    for caption in sorted(by_caption):
+        listed = shortlist.get("t2i", {}).get(caption)
+        if not listed:
+            anomalies.append(f"ITR t2i shortlist has no entry for caption {caption!r}")
+            continue
+        golds = by_caption[caption]
+        ir += [
+            _itr_row("ir", f"rerank@{k}", caption, im, caption, r, im in golds, len(golds), golds[0])
+            for r, im in enumerate(listed[:k], 1)
+        ]
+    return {"itr_tr_rerank": tr, "itr_ir_rerank": ir}
+
+
+def itr_mc_rows(gallery: list[dict], n: int = MC_SIZE, seed: int = MC_SEED) -> dict[str, list[dict]]:
+    """Pair docs for the lite ``mc{n}`` protocol: gold + n-1 seeded distractors, half from the same category."""
+    rng = random.Random(seed)
+    images = sorted(it["image"] for it in gallery)
+    caps = {it["image"]: list(it["caption"]) for it in gallery}
+    n = min(n, len(images))
+
+    def distractors(gold_image):
+        same = [im for im in images if im != gold_image and category_of(im) == category_of(gold_image)]
+        other = [im for im in images if im != gold_image and im not in same]
+        picked = rng.sample(same, min(len(same), (n - 1) // 2))
+        return picked + rng.sample(other, min(len(other), n - 1 - len(picked)))
+
+    tr, ir = [], []
+    for image in images:
+        cands = [(caps[image][0], True)] + [(caps[im][0], False) for im in distractors(image)]
+        rng.shuffle(cands)
+        tr += [_itr_row("tr", f"mc{n}", image, image, c, r, g, 1, image) for r, (c, g) in enumerate(cands, 1)]
+        cands = [(image, True)] + [(im, False) for im in distractors(image)]
+        rng.shuffle(cands)
+        ir += [
+            _itr_row("ir", f"mc{n}", caps[image][0], im, caps[image][0], r, g, 1, image)
+            for r, (im, g) in enumerate(cands, 1)
+        ]
+    return {"itr_tr_mc": tr, "itr_ir_mc": ir}
+
+
+def _features(config: str):
+    import datasets
+
+    V, S = datasets.Value, datasets.Sequence
+    tags = {"category": V("string"), "culture_group": V("string")}
+    if config == "vqa":
+        return datasets.Features(
+            {
+                "question_id": V("int64"),
+                "image": datasets.Image(),
+                "image_path": V("string"),
+                "question": V("string"),
+                "answer": V("string"),
+                **tags,
+            }
+        )
+    if config == "vg":
+        return datasets.Features(
+            {
+                "ref_id": V("int64"),
+                "image": datasets.Image(),
+                "image_path": V("string"),
+                "text": V("string"),
+                "width": V("int64"),
+                "height": V("int64"),
+                "bbox": S(V("float64")),
+                **tags,
+            }
+        )
+    if config == "vd":
+        return datasets.Features(
+            {
+                "image_id": V("int64"),
+                "image": datasets.Image(),
+                "image_path": V("string"),
+                "caption": V("string"),
+                "dialog_id": V("int64"),
+                "question_id": V("int64"),
+                "question": V("string"),
+                "history_questions": S(V("string")),
+                "history_answers": S(V("string")),
+                "answer_option_ids": S(V("int64")),
+                "answer_options": S(V("string")),
+                "answer_id": V("int64"),
+                "gold_index": V("int64"),
+                **tags,
+            }
+        )
+    return datasets.Features(
+        {
+            "direction": V("string"),
+            "protocol": V("string"),
+            "query": V("string"),
+            "image_path": V("string"),
+            "caption": V("string"),
+            "stage1_rank": V("int64"),
+            "is_gold": V("bool"),
+            "n_gold": V("int64"),
+            **tags,
+        }
+    )
+
+
+def _with_images(docs: list[dict], root: str, missing: set[str]) -> list[dict]:
+    out = []
+    for doc in docs:
+        path = os.path.join(root, doc["image_path"])
+        if not os.path.isfile(path):
+            missing.add(doc["image_path"])
+            continue
+        with open(path, "rb") as f:
+            out.append({**doc, "image": {"bytes": f.read(), "path": os.path.basename(path)}})
+    return out
+
+
+def convert_release(
+    root: str,
+    out_dir: str,
+    shortlist: dict | None = None,
+    rerank_k: int = 16,
+    tasks: tuple[str, ...] = TASKS,
+    mc_size: int = MC_SIZE,
+    vd_options: int = 100,
+    source: str | None = None,
+) -> dict:
+    """Convert the release under ``root`` into a hub-format dataset at ``out_dir``; returns counts and anomalies.
+
+    Raises :class:`CvlueReleaseError` naming every missing task file or image (and where to request the data).
+    """
+    import datasets
+
+    from hanyi.data.hubformat import write_hub_dataset
+
+    anomalies: list[str] = []
+    missing_files: list[str] = []
+    missing_images: set[str] = set()
+    configs: dict[str, dict] = {}
+    itr_images: set[str] = set()
+    for task in tasks:
+        found = False
+        for split, hub_split in SPLITS.items():
+            path = _find(root, RELEASE_FILES[task], split)
+            if path is None:
+                continue
+            found = True
+            data = _load(path)
+            if task == "VQA":
+                rows = {"vqa": convert_vqa(data)}
+            elif task == "VG":
+                rows = {"vg": convert_vg(data, anomalies)}
+            elif task == "VD":
+                gold_path = _find(root, VD_GOLD_FILES, split)
+                rows = {"vd": convert_vd(data, _load(gold_path) if gold_path else None, anomalies, vd_options)}
+            else:
+                rows = itr_mc_rows(data, mc_size)
+                if shortlist is not None:
+                    rows.update(itr_rerank_rows(data, shortlist, rerank_k, anomalies))
+                elif split == "test":
+                    anomalies.append("ITR: no --itr-shortlist given, so itr_*_rerank configs are not written")
+                itr_images |= {r["image_path"] for v in rows.values() for r in v}
+            for config, docs in rows.items():
+                if config in ("vqa", "vg", "vd"):
+                    docs = _with_images(docs, root, missing_images)
+                configs.setdefault(config, {})[hub_split] = datasets.Dataset.from_list(docs, features=_features(config))
+        if not found:
+            names = " or ".join(RELEASE_FILES[task]).replace("{s}", "<val|test>")
+            missing_files.append(f"task {task}: no {names} under {root}")
+    missing_images |= {p for p in itr_images if not os.path.isfile(os.path.join(root, p))}
+    if missing_files or missing_images:
+        lines = missing_files + [f"image missing: {p}" for p in sorted(missing_images)[:20]]
+        if len(missing_images) > 20:
+            lines.append(f"... and {len(missing_images) - 20} more missing images")
+        raise CvlueReleaseError(
+            "incomplete CVLUE release:\n  " + "\n  ".join(lines) + f"\nRequest the data: {REQUEST_URL}"
+        )
+    for rel in sorted(itr_images):
+        os.makedirs(os.path.dirname(os.path.join(out_dir, rel)), exist_ok=True)
+        shutil.copyfile(os.path.join(root, rel), os.path.join(out_dir, rel))
+    card = f"# CVLUE, converted by hanyi\n\nSource: {REQUEST_URL}. Do not redistribute (ND licence). See docs/cvlue.md."
+    info = {
+        "source": source or os.path.abspath(root),
+        "anomalies": anomalies,
+        "rerank_k": rerank_k if shortlist else None,
+    }
+    counts = write_hub_dataset(out_dir, configs, card, info)
+    return {"counts": counts, "anomalies": anomalies}
+
+
+def add_prepare_arguments(parser) -> None:
+    """Arguments of ``hanyi prepare cvlue``."""
+    parser.add_argument(
+        "--root", required=True, help="directory of the official CVLUE release (images/, VQA/, VG/, VD/, IC/)"
+    )
+    parser.add_argument(
+        "--itr-shortlist",
+        default=None,
+        help='stage-1 ITR shortlist JSON {"i2t": {image: [captions]}, "t2i": {caption: [images]}} (official submission format)',
+    )
+    parser.add_argument(
+        "--rerank-k", type=int, default=16, help="shortlist depth K of the rerank@K protocol (default 16)"
+    )
+
+
+def run_prepare(args) -> dict:
+    """``hanyi prepare cvlue``: convert ``args.root`` into ``args.out_dir``; returns the counts to print."""
+    shortlist = None
+    if getattr(args, "itr_shortlist", None):
+        shortlist = _load(args.itr_shortlist)
+        if not isinstance(shortlist, dict) or not {"i2t", "t2i"} & set(shortlist):
+            raise CvlueReleaseError(f"{args.itr_shortlist}: expected an object with 'i2t' and/or 't2i'")
+    result = convert_release(args.root, args.out_dir, shortlist, getattr(args, "rerank_k", 16))
+    out = {f"{c}/{s}": n for c, splits in result["counts"].items() for s, n in splits.items()}
+    out["anomalies"] = len(result["anomalies"])
+    return out
+
+
+def build_sample(out_dir: str) -> dict:
+    """The bundled sample: a synthetic release in the official format (our own images), converted like a real one."""
+    import tempfile
+
+    from hanyi.data.cvlue_sample import SAMPLE_RERANK_K, SAMPLE_VD_OPTIONS, write_synthetic_release
+
+    with tempfile.TemporaryDirectory() as tmp:
+        shortlist = write_synthetic_release(tmp)
+        result = convert_release(
+            tmp,
+            out_dir,
+            shortlist,
+            SAMPLE_RERANK_K,
+            mc_size=3,
+            vd_options=SAMPLE_VD_OPTIONS,
+            source="synthetic sample (hanyi.data.cvlue_sample)",
+        )
+    return result["counts"]
