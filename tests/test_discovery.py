@@ -127,3 +127,26 @@ def test_include_path_works_with_the_hook_off(tmp_path):
 def test_lmms_eval_plugins_env_works(tmp_path):
     data, _, _ = _run_cli(tmp_path, {"LMMS_EVAL_PLUGINS": "hanyi"})
     assert data["results"]["punrebus_matching"]["accuracy,none"] == pytest.approx(0.5)
+
+
+def test_upstream_patch_applies_finds_our_tasks_and_makes_the_hook_stand_down(tmp_path):
+    """docs/upstream/0001 applies to the installed lmms-eval; with it, our entry point is read and we stand down."""
+    import importlib.util
+    import shutil
+
+    import lmms_eval
+
+    root = os.path.dirname(lmms_eval.__file__)
+    work = tmp_path / "lmms_eval"
+    (work / "tasks").mkdir(parents=True)
+    shutil.copy(os.path.join(root, "__main__.py"), work / "__main__.py")
+    shutil.copy(os.path.join(root, "tasks", "__init__.py"), work / "tasks" / "__init__.py")
+    patch_file = os.path.join(os.path.dirname(__file__), "..", "docs", "upstream", "0001-read-task-plugins-before-indexing.patch")
+    subprocess.run(["patch", "-p1", "-s", "-i", os.path.abspath(patch_file)], cwd=tmp_path, check=True)
+    spec = importlib.util.spec_from_file_location("patched_lmms_eval_tasks", work / "tasks" / "__init__.py")
+    patched = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(patched)
+    assert hanyi.TASKS_DIR in patched.entry_point_task_dirs()
+    assert patch_lmms_eval_tasks_module(patched) is False
+    main_src = (work / "__main__.py").read_text()
+    assert main_src.index('os.environ.get("LMMS_EVAL_PLUGINS"') < main_src.index("task_manager = TaskManager(")
