@@ -2,24 +2,67 @@
 
 Configs written (see ``docs/punrebus.md``): ``images`` (one doc per artwork image, split ``test``) and ``textonly``
 (one doc per unique Chinese story name, split ``test``). Doc schema, spec §1.5: ``image_id``, ``image``,
-``story_pinyin``, ``story_zh``, ``categories`` (every category of the story, CSV order, deduplicated) and
+``story_pinyin``, ``story_zh``, ``categories`` (every category of the story, CSV order, deduplicated),
 ``elements_en`` (the scorer's ground truth: last CSV row of the story wins, lowercased, right-stripped, duplicates
-kept).
+kept) and the optional ``pun_wish_en`` / ``pun_design_en`` / ``punning_details_en`` from ``english_pun_detail.json``.
+
+``hanyi prepare punrebus`` reads the answer sheet (``scorer/answer_sheet_w_element.csv`` of the official repo at the
+pinned commit, checked by SHA-256) and the image zip (the authors' Dropbox link) or local copies of either. Every
+anomaly (malformed or duplicate rows, odd file names, images whose story is not in the sheet, undecodable images) is
+counted in the returned dict and listed in ``hanyi_build.json``; nothing is dropped silently.
 """
 
 from __future__ import annotations
 
-#: (Chinese name, pinyin, categories, elements of the last CSV row) for the stories of the synthetic sample.
-#: Facts copied from the official answer sheet ``scorer/answer_sheet_w_element.csv``.
+import csv
+import hashlib
+import io
+import json
+import logging
+import os
+import re
+import urllib.request
+import zipfile
+from collections import OrderedDict
+
+log = logging.getLogger(__name__)
+
+OFFICIAL_REPO = "zhang-tuo-pdf/Pun-Rebus-Art-Benchmark"
+OFFICIAL_COMMIT = "61c497f5bd5075239c8a1dedfa49fbf7e679cc94"
+ANSWER_SHEET_URL = (
+    f"https://raw.githubusercontent.com/{OFFICIAL_REPO}/{OFFICIAL_COMMIT}/scorer/answer_sheet_w_element.csv"
+)
+ANSWER_SHEET_SHA256 = "6cc2949c005cce9d06ecc7eef5b5673ecc85f981fff87a79fae7d4e5f617b741"
+IMAGES_URL = (
+    "https://www.dropbox.com/scl/fi/1s958fi0f4j8l5nmtf3y5/Pun_Chinese_Painting.zip"
+    "?rlkey=q9fotvuqt6zvvdni7fc3cbn9u&st=l0i2kzaf&dl=1"
+)
+#: SHA-256 of Pun_Chinese_Painting.zip. Unknown: the zip could not be downloaded when this builder was written, so
+#: the builder records the observed hash in hanyi_build.json; set this constant once a reference download is checked.
+IMAGES_ZIP_SHA256: str | None = None
+EXPECTED_IMAGES = 1011
+EXPECTED_STORIES = 375
+HEADER = ["Chinese Name", "Pinyin Name", "Category", "Element 1", "Element 2", "Element 3", "Element 4"]
+CATEGORIES = "ABCDEFG"
+#: The official scorers' image-name rule: ``<pinyin>_<n>.<ext>``; the story key is the part before the first "_".
+IMAGE_NAME = re.compile(r"^\S+_\d+\.(jpg|png|jpeg)$")
+#: english_pun_detail.json ids that differ from the CSV pinyin after normalisation (spec §1.4 b).
+PUN_DETAIL_ID_OVERRIDES = {"bailinmeishou": "bailingmeishou"}
+
+#: (Chinese name, pinyin, categories, elements of the last CSV row, images) for the synthetic sample.
+#: Facts copied from the official answer sheet. The first five are the 5-shot exemplar stories.
 SAMPLE_STORIES = (
-    ("马上封侯", "mashangfenghou", ("C",), ("Horse", "Monkey")),
-    ("吉庆双余", "jiqingshuangyu", ("B",), ("Halbard", "Stone Musical Triangle", "Fish")),
-    ("福寿双全", "fushoushuangquan", ("A", "B"), ("Bat", "Coin", "Peach")),
-    ("加官", "jiaguan", ("C",), ("Official Hat", "Official Hat")),
-    ("加官多子", "jiaguanduozi", ("C", "D"), ("Cockscomb", "Chicken")),
-    ("富贵有余", "fuguiyouyu", ("E",), ("Peony", "Fish")),
-    ("白头高节", "baitougaojie", ("F",), ("Bamboo", "Chinese Bulbul")),
-    ("竹报平安（祝报平安）", "zhubaopingan", ("G",), ("Quail", "Bamboo")),
+    ("安居（图）", "anjutu", ("G",), ("Quail", "Chrysanthemum"), 1),
+    ("福在眼前", "fuzaiyanqian", ("B",), ("Bat", "Coin"), 1),
+    ("必定升官", "bidingshengguan", ("C",), ("Pen Brush", "Ingot", "Official Hat"), 1),
+    ("大富贵", "dafugui", ("E",), ("Peony",), 1),
+    ("高风亮节", "gaofengliangjie", ("F",), ("Bamboo",), 1),
+    ("马上封侯", "mashangfenghou", ("C",), ("Horse", "Monkey"), 2),
+    ("吉庆双余", "jiqingshuangyu", ("B",), ("Halbard", "Stone Musical Triangle", "Fish"), 1),
+    ("福寿双全", "fushoushuangquan", ("A", "B"), ("Bat", "Coin", "Peach"), 1),
+    ("加官", "jiaguan", ("C",), ("Official Hat", "Official Hat"), 1),
+    ("三多", "sanduo", ("A", "B", "D"), ("Bat", "Pomegranate"), 1),
+    ("同偕", "tongxie", ("D",), ("Shoes",), 1),
 )
 
 
@@ -35,14 +78,18 @@ def normalise_gt_element(element: str) -> str:
 def _features():
     import datasets
 
+    text = datasets.Value("string")
     return datasets.Features(
         {
-            "image_id": datasets.Value("string"),
+            "image_id": text,
             "image": datasets.Image(),
-            "story_pinyin": datasets.Value("string"),
-            "story_zh": datasets.Value("string"),
-            "categories": datasets.Sequence(datasets.Value("string")),
-            "elements_en": datasets.Sequence(datasets.Value("string")),
+            "story_pinyin": text,
+            "story_zh": text,
+            "categories": datasets.Sequence(text),
+            "elements_en": datasets.Sequence(text),
+            "pun_wish_en": text,
+            "pun_design_en": datasets.Sequence(text),
+            "punning_details_en": datasets.Sequence(text),
         }
     )
 
@@ -59,31 +106,270 @@ def _textonly_features():
     )
 
 
-def build_sample(out_dir: str) -> dict:
-    """Write the synthetic sample: one image per sample story (two for the first), same schema as ``prepare``."""
+# --------------------------------------------------------------------------------------------- answer sheet
+def parse_answer_sheet(text: str) -> tuple[OrderedDict, OrderedDict, dict]:
+    """Parse the answer-sheet CSV text into ``(stories, names, anomalies)``.
+
+    ``stories``: pinyin -> ``{"story_zh", "categories", "elements_en"}`` (categories over all rows, deduplicated in
+    order; elements from the *last* row, as the scorer keeps them). ``names``: Chinese name -> ``{"story_pinyin",
+    "categories"}`` (the text-only GT, keyed by name as in the text scorer). ``anomalies`` lists malformed rows
+    (skipped), exact duplicate rows, repeated (pinyin, category) pairs, stories whose rows disagree on elements, and
+    names mapped to several pinyins (and back).
+
+    >>> s, n, a = parse_answer_sheet("Chinese Name,Pinyin Name,Category,Element 1,Element 2,Element 3,Element 4\\n"
+    ...     "福到,fudao,B,Bat,,,\\n福到,fudao,B,Fu,,,\\n坏,,Z,,,,\\n")
+    >>> s["fudao"]["elements_en"], s["fudao"]["categories"], len(a["malformed_rows"]), a["element_conflicts"]
+    (['fu'], ['B'], 1, ['fudao'])
+    """
+    rows = list(csv.reader(io.StringIO(text.lstrip("\ufeff"))))
+    if not rows or [h.strip() for h in rows[0]] != HEADER:
+        raise ValueError(f"answer sheet header is {rows[0] if rows else None!r}, expected {HEADER}")
+    stories: OrderedDict = OrderedDict()
+    names: OrderedDict = OrderedDict()
+    anomalies = {k: [] for k in ("malformed_rows", "duplicate_rows", "duplicate_categories", "element_conflicts")}
+    anomalies["names_with_several_pinyins"] = {}
+    anomalies["pinyins_with_several_names"] = {}
+    seen_rows, seen_pairs, elements_seen = set(), set(), {}
+    for lineno, row in enumerate(rows[1:], start=2):
+        if not any(cell.strip() for cell in row):
+            continue
+        if len(row) != len(HEADER) or not row[0].strip() or not row[1].strip() or row[2].strip() not in CATEGORIES:
+            anomalies["malformed_rows"].append({"line": lineno, "row": row})
+            continue
+        zh, pinyin, cat = row[0].strip(), row[1].strip(), row[2].strip()
+        elements = [normalise_gt_element(e) for e in row[3:] if e.strip()]
+        if tuple(row) in seen_rows:
+            anomalies["duplicate_rows"].append(lineno)
+        elif (pinyin, cat) in seen_pairs:
+            anomalies["duplicate_categories"].append(lineno)
+        seen_rows.add(tuple(row))
+        seen_pairs.add((pinyin, cat))
+        story = stories.setdefault(pinyin, {"story_zh": zh, "categories": [], "elements_en": elements})
+        if elements_seen.setdefault(pinyin, elements) != elements and pinyin not in anomalies["element_conflicts"]:
+            anomalies["element_conflicts"].append(pinyin)
+        story["elements_en"] = elements  # last row wins
+        if cat not in story["categories"]:
+            story["categories"].append(cat)
+        if story["story_zh"] != zh:
+            anomalies["pinyins_with_several_names"].setdefault(pinyin, [story["story_zh"]]).append(zh)
+        name = names.setdefault(zh, {"story_pinyin": pinyin, "categories": []})
+        if cat not in name["categories"]:
+            name["categories"].append(cat)
+        if name["story_pinyin"] != pinyin:
+            anomalies["names_with_several_pinyins"].setdefault(zh, [name["story_pinyin"]]).append(pinyin)
+    return stories, names, anomalies
+
+
+# --------------------------------------------------------------------------------------------- inputs
+def sha256_bytes(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _read_source(src: str, cache_dir: str, name: str) -> tuple[bytes, str]:
+    """Bytes of a local file or URL (downloaded once into ``cache_dir``); returns ``(data, origin)``."""
+    if src.startswith(("http://", "https://")):
+        os.makedirs(cache_dir, exist_ok=True)
+        path = os.path.join(cache_dir, name)
+        if not os.path.isfile(path):
+            log.info("hanyi prepare punrebus: downloading %s", src.split("?")[0])
+            try:
+                with urllib.request.urlopen(src, timeout=120) as resp, open(path + ".part", "wb") as out:
+                    while chunk := resp.read(1 << 20):
+                        out.write(chunk)
+            except OSError as exc:
+                raise RuntimeError(
+                    f"cannot download {src.split('?')[0]} ({exc}); download it by hand and pass the local path "
+                    f"(--answer-sheet / --images)"
+                ) from None
+            os.replace(path + ".part", path)
+        src = path
+    with open(src, "rb") as f:
+        return f.read(), src
+
+
+def iter_image_files(images: str):
+    """Yield ``(relative path, loader)`` for every file of a zip or folder, sorted by path."""
+    if os.path.isdir(images):
+        paths = sorted(os.path.relpath(os.path.join(d, f), images) for d, _, files in os.walk(images) for f in files)
+        for rel in paths:
+            yield rel.replace(os.sep, "/"), lambda rel=rel: open(os.path.join(images, rel), "rb").read()
+        return
+    with zipfile.ZipFile(images) as zf:
+        for info in sorted((i for i in zf.infolist() if not i.is_dir()), key=lambda i: i.filename):
+            yield info.filename, lambda info=info: zf.read(info)
+
+
+def _decodes(data: bytes) -> bool:
+    from PIL import Image
+
+    try:
+        with Image.open(io.BytesIO(data)) as img:
+            img.verify()
+        return True
+    except Exception:
+        return False
+
+
+def load_pun_details(data: bytes | None) -> dict:
+    """``english_pun_detail.json`` -> ``{pinyin: {"pun_wish_en", "pun_design_en", "punning_details_en"}}``."""
+    if not data:
+        return {}
+    out = {}
+    for rec in json.loads(data.decode("utf-8")):
+        key = re.sub(r"[\s()（）]", "", str(rec.get("id", ""))).lower()
+        key = PUN_DETAIL_ID_OVERRIDES.get(key, key)
+        details = [
+            d.strip() for d in rec.get("Punning Details", []) if isinstance(d, str) and d.strip().startswith("-")
+        ]
+        out[key] = {
+            "pun_wish_en": rec.get("Pun Wish"),
+            "pun_design_en": list(rec.get("Pun Design", [])),
+            "punning_details_en": details,
+        }
+    return out
+
+
+# --------------------------------------------------------------------------------------------- build
+def build_dataset(
+    answer_sheet_text: str, image_files, out_dir: str, pun_details: dict | None = None, info=None, card=None
+) -> dict:
+    """Join images to stories and write the ``images`` and ``textonly`` configs; returns the counts."""
     import datasets
 
     from hanyi.data.hubformat import write_hub_dataset
+
+    stories, names, anomalies = parse_answer_sheet(answer_sheet_text)
+    pun_details = pun_details or {}
+    rows, by_name, report = [], {}, {"odd_file_names": [], "images_without_story": [], "undecodable_images": []}
+    report["duplicate_file_names"], report["non_image_files"] = [], []
+    for rel, load in image_files:
+        base = rel.rsplit("/", 1)[-1]
+        if base.startswith(".") or rel.startswith("__MACOSX/"):
+            report["non_image_files"].append(rel)
+            continue
+        if not IMAGE_NAME.match(base):
+            report["odd_file_names"].append(rel)
+            continue
+        if base in by_name:
+            report["duplicate_file_names"].append(rel)
+            continue
+        pinyin = base.split("_")[0]
+        if pinyin not in stories:
+            report["images_without_story"].append(rel)
+            continue
+        data = load()
+        if not _decodes(data):
+            report["undecodable_images"].append(rel)
+            continue
+        by_name[base] = rel
+        story, extra = stories[pinyin], pun_details.get(pinyin, {})
+        rows.append(
+            {
+                "image_id": base,
+                "image": {"bytes": data, "path": base},
+                "story_pinyin": pinyin,
+                "story_zh": story["story_zh"],
+                "categories": list(story["categories"]),
+                "elements_en": list(story["elements_en"]),
+                "pun_wish_en": extra.get("pun_wish_en"),
+                "pun_design_en": extra.get("pun_design_en", []),
+                "punning_details_en": extra.get("punning_details_en", []),
+            }
+        )
+    rows.sort(key=lambda r: r["image_id"])
+    with_images = {r["story_pinyin"] for r in rows}
+    text_rows = [{"story_zh": zh, **v} for zh, v in sorted(names.items(), key=lambda kv: kv[1]["story_pinyin"])]
+    counts = {
+        "images": len(rows),
+        "stories": len(stories),
+        "textonly_docs": len(text_rows),
+        "images_with_no_story": len(report["images_without_story"]),
+        "stories_without_images": len(set(stories) - with_images),
+        **{k: len(v) for k, v in report.items() if k != "images_without_story"},
+        **{k: len(v) for k, v in anomalies.items()},
+    }
+    for key, items in {**report, **anomalies}.items():
+        if items:
+            log.warning("hanyi prepare punrebus: %d %s (listed in hanyi_build.json)", len(items), key.replace("_", " "))
+    images = datasets.Dataset.from_list(rows, features=_features())
+    text = datasets.Dataset.from_list(text_rows, features=_textonly_features())
+    card = card or (
+        "# Pun Rebus Art (hanyi build)\n\nBuilt by `hanyi prepare punrebus` from the official answer sheet "
+        f"({OFFICIAL_REPO}@{OFFICIAL_COMMIT[:7]}) and image zip. Images: CC0 per the authors. See docs/punrebus.md."
+    )
+    build_info = {**(info or {}), "counts_detail": counts, "anomalies": {**report, **anomalies}}
+    write_hub_dataset(out_dir, {"images": {"test": images}, "textonly": {"test": text}}, card, build_info)
+    return counts
+
+
+def add_prepare_arguments(parser) -> None:
+    """Options of ``hanyi prepare punrebus`` (the CLI adds ``--out``)."""
+    parser.add_argument("--answer-sheet", default=ANSWER_SHEET_URL, help="answer_sheet_w_element.csv: path or URL")
+    parser.add_argument(
+        "--images", default=IMAGES_URL, help="Pun_Chinese_Painting.zip, or a folder of images: path or URL"
+    )
+    parser.add_argument("--pun-detail", default=None, help="optional english_pun_detail.json (reference explanations)")
+
+
+def run_prepare(args) -> dict:
+    """Build the dataset into ``args.out_dir``; returns the counts to print. Checks the pinned SHA-256 values."""
+    cache = os.path.join(args.out_dir, ".downloads")
+    sheet, sheet_origin = _read_source(args.answer_sheet, cache, "answer_sheet_w_element.csv")
+    sheet_sha = sha256_bytes(sheet)
+    if sheet_sha != ANSWER_SHEET_SHA256:
+        if args.answer_sheet == ANSWER_SHEET_URL:
+            raise ValueError(f"answer sheet SHA-256 {sheet_sha} != pinned {ANSWER_SHEET_SHA256}")
+        log.warning(
+            "hanyi prepare punrebus: %s is not the pinned official answer sheet (SHA-256 differs)", sheet_origin
+        )
+    images = args.images
+    images_sha = None
+    if images.startswith(("http://", "https://")):
+        _, images = _read_source(images, cache, "Pun_Chinese_Painting.zip")
+    if os.path.isfile(images):
+        with open(images, "rb") as f:
+            images_sha = sha256_bytes(f.read())
+        if IMAGES_ZIP_SHA256 and images_sha != IMAGES_ZIP_SHA256:
+            raise ValueError(f"image zip SHA-256 {images_sha} != pinned {IMAGES_ZIP_SHA256}")
+    elif not os.path.isdir(images):
+        raise FileNotFoundError(f"--images {images!r} is neither a zip file nor a folder")
+    details = load_pun_details(
+        _read_source(args.pun_detail, cache, "english_pun_detail.json")[0] if args.pun_detail else None
+    )
+    info = {
+        "source_repo": OFFICIAL_REPO,
+        "source_commit": OFFICIAL_COMMIT,
+        "answer_sheet_sha256": sheet_sha,
+        "answer_sheet_is_pinned_official": sheet_sha == ANSWER_SHEET_SHA256,
+        "images_zip_sha256": images_sha,
+        "images_zip_pinned_sha256": IMAGES_ZIP_SHA256,
+    }
+    counts = build_dataset(sheet.decode("utf-8-sig"), iter_image_files(images), args.out_dir, details, info)
+    if counts["images"] != EXPECTED_IMAGES:
+        log.warning("hanyi prepare punrebus: %d images joined, the paper reports %d", counts["images"], EXPECTED_IMAGES)
+    if sheet_sha == ANSWER_SHEET_SHA256 and counts["stories"] != EXPECTED_STORIES:
+        raise AssertionError(f"the official answer sheet gave {counts['stories']} stories, expected {EXPECTED_STORIES}")
+    return counts
+
+
+def sample_answer_sheet() -> str:
+    """The answer-sheet CSV text of the synthetic sample stories (one row per story and category)."""
+    lines = [",".join(HEADER)]
+    for zh, pinyin, cats, elements, _ in SAMPLE_STORIES:
+        cells = list(elements) + [""] * (4 - len(elements))
+        lines += [",".join([zh, pinyin, cat, *cells]) for cat in cats]
+    return "\n".join(lines) + "\n"
+
+
+def build_sample(out_dir: str) -> dict:
+    """Write the synthetic sample through the real builder: real story labels, synthetic images."""
     from hanyi.data.images import synthetic_image
 
-    rows = []
-    for i, (zh, pinyin, cats, elements) in enumerate(SAMPLE_STORIES):
-        for n in range(1, 3 if i == 0 else 2):
-            image_id = f"{pinyin}_{n}.jpg"
-            rows.append(
-                {
-                    "image_id": image_id,
-                    "image": synthetic_image(image_id),
-                    "story_pinyin": pinyin,
-                    "story_zh": zh,
-                    "categories": list(cats),
-                    "elements_en": [normalise_gt_element(e) for e in elements],
-                }
-            )
-    images = datasets.Dataset.from_list(rows, features=_features())
-    text = datasets.Dataset.from_list(
-        [{"story_zh": zh, "story_pinyin": p, "categories": list(c)} for zh, p, c, _ in SAMPLE_STORIES],
-        features=_textonly_features(),
-    )
+    files = []
+    for _, pinyin, _, _, n_images in SAMPLE_STORIES:
+        for n in range(1, n_images + 1):
+            buf = io.BytesIO()
+            synthetic_image(f"{pinyin}_{n}.jpg").save(buf, format="JPEG", quality=90)
+            files.append((f"{pinyin}_{n}.jpg", lambda data=buf.getvalue(): data))
     card = "# Pun Rebus Art: synthetic sample\n\nReal story labels, synthetic images. For smoke tests only; see docs/punrebus.md."
-    return write_hub_dataset(out_dir, {"images": {"test": images}, "textonly": {"test": text}}, card, {"source": "synthetic sample"})
+    return build_dataset(sample_answer_sheet(), files, out_dir, info={"source": "synthetic sample"}, card=card)

@@ -1,0 +1,52 @@
+"""A tolerant option-letter parser that needs a delimiter after the letter (not paper-faithful; ``*_robust`` metrics).
+
+Defined in the Pun Rebus spec (ambiguity 4). Unlike a first-character parser, it never reads an English word as a
+letter: "A vase depicting bats" and "Based on the image" are not answers A and B. Steps, first hit wins:
+
+1. Normalise: NFKC (full-width ``Ｂ`` -> ``B``), strip leading whitespace, markdown symbols (``*#>`` and backtick) and quotes.
+2. Leading answer: an optional ``option|answer|choice|选项|答案`` prefix (case-insensitive) with an optional colon,
+   an optional ``(`` or ``[``, then an uppercase letter followed by ``.``, ``)``, ``:``, ``：``, ``]``, the end of
+   the text, or whitespace plus that option's own text.
+3. A standalone letter followed by ``.``, ``)`` or ``:`` within the first 200 characters.
+4. Exactly one option text appearing in the response (case-insensitive).
+
+Otherwise ``None`` (unparsed, counted wrong by the caller).
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Sequence
+
+_LEAD_STRIP = re.compile(r"^[\s*#>`\"'“”‘’]+")
+_PREFIX = r"(?:(?i:option|answer|choice)|选项|答案)\s*[:：]?\s*"
+
+
+def extract_choice_delimited(response: str | None, options: Sequence[tuple[str, str]]) -> str | None:
+    """Letter chosen in ``response`` among ``options`` (``(letter, text)`` pairs), or ``None``.
+
+    >>> opts = [("A", "Longevity and Good Health"), ("B", "Happiness, Joy, Good Luck")]
+    >>> [extract_choice_delimited(r, opts) for r in ["**B.** Happiness", "Ｂ", "Answer: (A)", "选项B"]]
+    ['B', 'B', 'A', 'B']
+    >>> [extract_choice_delimited(r, opts) for r in ["Based on the bats", "A vase with bats", ""]]
+    [None, None, None]
+    >>> extract_choice_delimited("It shows happiness, joy, good luck.", opts)
+    'B'
+    """
+    if not isinstance(response, str):
+        return None
+    text = _LEAD_STRIP.sub("", unicodedata.normalize("NFKC", response))
+    if not text:
+        return None
+    for letter, option_text in options:
+        lead = rf"^(?:{_PREFIX})?[\(\[]?{re.escape(letter)}(?:[\.\):：\]]|\s*$|\s+(?i:{re.escape(option_text)}))"
+        if re.match(lead, text):
+            return letter
+    letters = "".join(re.escape(letter) for letter, _ in options)
+    m = re.search(rf"\b([{letters}])[\.\):]", text[:200])
+    if m:
+        return m.group(1)
+    lowered = text.lower()
+    hits = [letter for letter, option_text in options if option_text.lower() in lowered]
+    return hits[0] if len(hits) == 1 else None

