@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ast
 import csv
+import functools
 import json
 import os
 import sys
@@ -92,6 +93,13 @@ def derive_reference(rows: list[dict]) -> dict:
         "profile_centroids_47d": centroids,
         "texts": per_text,
     }
+
+
+@functools.lru_cache(maxsize=4)
+def load_reference(path: str = DEFAULT_OUT) -> dict:
+    """The shipped human reference (see :func:`derive_reference`), read once per process."""
+    with open(path, encoding="utf-8") as f:
+        return json.load(f)
 
 
 def main(argv=None) -> dict:

@@ -1,0 +1,138 @@
+"""VULCA (Yu et al., EMNLP 2025): the twelve "Twelve Months" paintings -> hub-format dataset, plus the sample.
+
+The images are in no repository: they are the National Palace Museum (Taipei) open-data images of 清院 十二月令圖
+(paper App. A.1: CC BY 4.0; see docs/vulca.md "Data"). ``hanyi prepare vulca --images <dir>`` finds one image per
+month in ``<dir>`` and writes config ``whole`` (one doc per painting, split ``test``) and, with ``--slices``, config
+``slices`` (the same docs plus ``image_slices``: the released preprocessing's 2560-px windows, stride 0.75 x window,
+each resized to 640 x 640; spec §1.2). Doc schema (spec §5.3): ``doc_id`` ("01".."12"), ``month_en``, ``month_zh``,
+``title_zh``, ``image``.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+
+from hanyi.tasks.vulca.constants import MONTHS, TITLE_PREFIX
+
+IMAGE_EXTS = (".jpg", ".jpeg", ".png", ".tif", ".tiff", ".webp")
+SLICE_WINDOW, SLICE_STRIDE, SLICE_OUT = 2560, 0.75, 640
+SAMPLE_MONTHS = ("01", "04", "05", "08", "10", "12")
+_ZH_NUM = {zh.split("_")[0]: doc_id for doc_id, _, zh in MONTHS}
+
+
+def month_of(filename: str) -> str | None:
+    """doc_id ("01".."12") named by an image file name: Chinese month (十二月令图_一月_正月), English month, or a
+    leading/trailing month number. None when the name names no single month.
+
+    >>> month_of("清_清院_十二月令图_十一月.jpg"), month_of("october.png"), month_of("05_dragon_boats.tif"), month_of("x.jpg")
+    ('11', '10', '05', None)
+    """
+    stem = os.path.splitext(os.path.basename(filename))[0]
+    zh = re.findall(r"(十[一二]?|[一二三四五六七八九])月", stem)
+    if zh:
+        return _ZH_NUM.get(zh[-1] + "月")
+    low = stem.lower()
+    for doc_id, en, _ in MONTHS:
+        if en.lower() in low:
+            return doc_id
+    m = re.fullmatch(r"(?:0?([1-9]|1[0-2]))(?:[_\- ].*)?|.*[_\- ](?:0?([1-9]|1[0-2]))", stem)
+    if m:
+        return f"{int(m.group(1) or m.group(2)):02d}"
+    return None
+
+
+def slice_boxes(width: int, height: int, window: int = SLICE_WINDOW, stride: float = SLICE_STRIDE) -> list[tuple]:
+    """(x, y, x + w, y + w) windows of the released sliding-window crop; none when the window exceeds min(W, H).
+
+    >>> slice_boxes(5000, 3000)
+    [(0, 0, 2560, 2560), (1920, 0, 4480, 2560)]
+    """
+    if window > min(width, height):
+        return []
+    step = int(window * stride)
+    return [(x, y, x + window, y + window) for y in range(0, height - window + 1, step) for x in range(0, width - window + 1, step)]
+
+
+def _features(slices: bool):
+    import datasets
+
+    cols = {k: datasets.Value("string") for k in ("doc_id", "month_en", "month_zh", "title_zh")}
+    cols["image"] = datasets.Image()
+    if slices:
+        cols["image_slices"] = datasets.Sequence(datasets.Image())
+    return datasets.Features(cols)
+
+
+def _rows(images: dict, slices: bool) -> list[dict]:
+    rows = []
+    for doc_id, en, zh in MONTHS:
+        if doc_id not in images:
+            continue
+        img = images[doc_id]
+        row = {"doc_id": doc_id, "month_en": en, "month_zh": zh, "title_zh": TITLE_PREFIX + zh, "image": img}
+        if slices:
+            row["image_slices"] = [img.crop(b).resize((SLICE_OUT, SLICE_OUT)) for b in slice_boxes(*img.size)]
+        rows.append(row)
+    return rows
+
+
+def _write(out_dir: str, images: dict, card: str, info: dict, slices: bool) -> dict:
+    import datasets
+
+    from hanyi.data.hubformat import write_hub_dataset
+
+    configs = {"whole": {"test": datasets.Dataset.from_list(_rows(images, False), features=_features(False))}}
+    if slices:
+        configs["slices"] = {"test": datasets.Dataset.from_list(_rows(images, True), features=_features(True))}
+    return write_hub_dataset(out_dir, configs, card=card, info=info)
+
+
+def build_sample(out_dir: str) -> dict:
+    """The bundled sample: six months with synthetic images (the real schema, no real paintings)."""
+    from hanyi.data.images import synthetic_image
+
+    images = {d: synthetic_image(f"vulca-{d}", size=64) for d in SAMPLE_MONTHS}
+    card = "# VULCA sample\n\nSynthetic images only (no real paintings); schema of `hanyi prepare vulca`. See docs/vulca.md."
+    return _write(out_dir, images, card, {"builder": "hanyi.data.vulca.build_sample", "synthetic": True}, slices=False)
+
+
+def add_prepare_arguments(parser) -> None:
+    parser.add_argument("--images", required=True, help="folder with one image per month (Chinese or English month in the name)")
+    parser.add_argument("--slices", action="store_true", help="also write config 'slices' (2560-px windows resized to 640)")
+
+
+def run_prepare(args) -> dict:
+    """Find the twelve paintings under ``args.images`` and write the dataset to ``args.out_dir``.
+
+    Raises ``FileNotFoundError`` naming the missing months and ``ValueError`` for two images of one month or an
+    unreadable image; files that name no month are reported in the returned counts, not silently dropped.
+    """
+    from PIL import Image
+
+    Image.MAX_IMAGE_PIXELS = None  # the NPM scans are large on purpose
+    found, unmatched = {}, []
+    for name in sorted(os.listdir(args.images)):
+        path = os.path.join(args.images, name)
+        if not (os.path.isfile(path) and name.lower().endswith(IMAGE_EXTS)):
+            continue
+        doc_id = month_of(name)
+        if doc_id is None:
+            unmatched.append(name)
+        elif doc_id in found:
+            raise ValueError(f"two images for month {doc_id}: {found[doc_id]} and {name}")
+        else:
+            found[doc_id] = name
+    missing = [d for d, _, _ in MONTHS if d not in found]
+    if missing:
+        raise FileNotFoundError(f"no image for month(s) {', '.join(missing)} in {args.images} (unmatched files: {unmatched})")
+    images = {}
+    for doc_id, name in found.items():
+        try:
+            images[doc_id] = Image.open(os.path.join(args.images, name)).convert("RGB")
+        except Exception as exc:
+            raise ValueError(f"{name}: image does not decode ({exc})") from None
+    card = "# VULCA: Twelve Months paintings\n\nImages: National Palace Museum (Taipei) open data, 清院 十二月令圖 (paper: CC BY 4.0)."
+    info = {"builder": "hanyi.data.vulca.run_prepare", "files": dict(sorted(found.items()))}
+    counts = _write(args.out_dir, images, card, info, slices=bool(getattr(args, "slices", False)))
+    return {"paintings": len(images), "unmatched_files": len(unmatched), **{f"{c}/test": n["test"] for c, n in counts.items()}}

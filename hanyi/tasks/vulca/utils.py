@@ -1,0 +1,52 @@
+"""VULCA glue: prompts from templates/, scoring from hanyi.metrics.critique_*. See docs/vulca.md."""
+
+import os
+
+from hanyi.data.images import ImageUnavailableError, to_pil
+from hanyi.data.vulca_reference import load_reference
+from hanyi.metrics.critique_json import split_critique
+from hanyi.metrics.critique_scoring import NLI_METRICS, CritiqueItem, aggregate_critique_metric
+from hanyi.metrics.zeroshot_nli import NLIConfig, try_logits_fn
+from hanyi.tasks._common import doc_label, prompt_kwargs, render, visuals
+
+_PROMPT_DEFAULTS = {"persona": "", "knowledge_base": True, "prompt": "core_prompt_en.md", "images": "whole"}
+
+
+def vulca_doc_to_visual(doc, lmms_eval_specific_kwargs=None):
+    if prompt_kwargs(lmms_eval_specific_kwargs, **_PROMPT_DEFAULTS)["images"] == "slices":
+        hint = doc_label(doc, "title_zh")
+        if not doc.get("image_slices"):
+            raise ImageUnavailableError(f"{hint}: images=slices needs the 'slices' config (hanyi prepare vulca --slices)")
+        return [to_pil(s, doc_hint=hint) for s in doc["image_slices"]]
+    return visuals(doc, "image", id_fields=("title_zh",))
+
+
+def vulca_doc_to_text(doc, lmms_eval_specific_kwargs=None):
+    kw = prompt_kwargs(lmms_eval_specific_kwargs, **_PROMPT_DEFAULTS)
+    return render("vulca", "vulca_prompt.jinja", persona=kw["persona"], prompt=kw["prompt"], knowledge_base=kw["knowledge_base"])
+
+
+def vulca_doc_to_messages(doc, lmms_eval_specific_kwargs=None):
+    """One user turn, text first and then the image(s), as the research scripts sent it (spec §3.1)."""
+    images = [{"type": "image", "url": img} for img in vulca_doc_to_visual(doc, lmms_eval_specific_kwargs)]
+    return [{"role": "user", "content": [{"type": "text", "text": vulca_doc_to_text(doc, lmms_eval_specific_kwargs)}, *images]}]
+
+
+def vulca_process_results(doc, results):
+    response = results[0] if results and isinstance(results[0], str) else ""
+    split = split_critique(response)
+    out = {
+        "json_valid_rate": float(split["json_valid"]),
+        "empty_response_rate": float(not response.strip()),
+        "vulca_evidence": {"doc": doc_label(doc, "title_zh"), "chars": len(response), "json_error": split["json_error"]},
+    }
+    nli = NLIConfig.from_env()
+    if try_logits_fn(nli) is None:  # warned once; NLI metrics are not emitted
+        return out
+    text = split["commentary"] if os.environ.get("HANYI_VULCA_SCORE_TEXT") == "commentary" else response.strip()
+    out.update({m: CritiqueItem(m, str(doc["doc_id"]), text, nli) for m in NLI_METRICS})
+    return out
+
+
+def vulca_aggregate(items):
+    return aggregate_critique_metric(items, load_reference())
