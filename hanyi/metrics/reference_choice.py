@@ -78,7 +78,8 @@ def decide(
     """
     t_scores, d_scores = pair_scores(predictions, targets, distractors, scorer)
     return [
-        {"target_score": t, "distractor_score": d, "correct": closer_to_target(t, d)} for t, d in zip(t_scores, d_scores)
+        {"target_score": t, "distractor_score": d, "correct": closer_to_target(t, d)}
+        for t, d in zip(t_scores, d_scores)
     ]
 
 

@@ -1,0 +1,373 @@
+"""UNPIE (Chung et al., EMNLP 2024): hub rows -> task docs, disambiguator images, captions, ``hanyi prepare unpie``.
+
+Release format (hub ``jiwan-chung/VisualPun_UNPIE``, config ``default``, splits ``homographic`` / ``heterographic``,
+500 rows each): ``pun_sentence, alter_sentence, pun_phrase, alter_phrase, meaning1, translation1{de,fr,ko},
+disamb_image1 (string), meaning2, translation2{de,fr,ko}, disamb_image2 (string), pun_exp_image (image)``.
+A prepared directory (``hanyi prepare unpie``) has the same schema, with resolvable disambiguator images embedded
+as ``data:`` URIs. :func:`expand` turns rows into self-contained task docs (2 per pun for disambiguation and
+reconstruction). See ``docs/unpie.md``.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import io
+import json
+import logging
+import os
+import urllib.request
+
+log = logging.getLogger(__name__)
+
+HUB_ID = "jiwan-chung/VisualPun_UNPIE"
+CONFIG = "default"
+SPLITS = ("homographic", "heterographic")
+LANGUAGES = ("de", "fr", "ko")
+KINDS = ("grounding", "disambiguation", "reconstruction")
+IMAGE_ROOT_ENV = "HANYI_UNPIE_IMAGE_ROOT"
+IMAGE_CACHE_ENV = "HANYI_UNPIE_IMAGE_CACHE"
+DOWNLOAD_ENV = "HANYI_UNPIE_DOWNLOAD_IMAGES"
+CAPTIONS_ENV = "HANYI_UNPIE_CAPTIONS"
+CAPTIONS_FILE = "captions.json"
+IMAGE_OK = "ok"
+
+
+def unpie_id(split: str, row_idx: int) -> str:
+    """Stable pun id ``<split>-<row index>`` (e.g. ``homographic-0``)."""
+    return f"{split}-{row_idx}"
+
+
+def caption_key(pun_id: str, meaning_idx: int | None = None) -> str:
+    """Caption-file key: ``<unpie_id>`` for the explanation image, ``<unpie_id>-<j>`` for disambiguator image j.
+
+    >>> caption_key("heterographic-3"), caption_key("heterographic-3", 1)
+    ('heterographic-3', 'heterographic-3-1')
+    """
+    return pun_id if meaning_idx is None else f"{pun_id}-{meaning_idx}"
+
+
+# --- disambiguator images (strings) ------------------------------------------------------------------------------
+
+
+def image_cache_dir() -> str:
+    """``$HANYI_UNPIE_IMAGE_CACHE``, else ``$HANYI_CACHE_DIR/unpie_images``, else ``~/.cache/hanyi/unpie_images``."""
+    if os.environ.get(IMAGE_CACHE_ENV):
+        return os.path.expanduser(os.environ[IMAGE_CACHE_ENV])
+    root = os.environ.get("HANYI_CACHE_DIR") or os.path.join(os.path.expanduser("~"), ".cache", "hanyi")
+    return os.path.join(os.path.expanduser(root), "unpie_images")
+
+
+def url_cache_path(url: str, cache_dir: str | None = None) -> str:
+    """Where a URL's image is cached: ``<cache dir>/<sha1(url)>``."""
+    return os.path.join(cache_dir or image_cache_dir(), hashlib.sha1(url.encode("utf-8")).hexdigest())
+
+
+def _download(url: str, path: str, timeout: float = 30.0) -> None:
+    req = urllib.request.Request(url, headers={"User-Agent": "hanyi-unpie/0.1"})
+    with urllib.request.urlopen(req, timeout=timeout) as resp:  # noqa: S310 - explicit opt-in only
+        data = resp.read()
+    from PIL import Image
+
+    Image.open(io.BytesIO(data)).verify()
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path + ".part", "wb") as f:
+        f.write(data)
+    os.replace(path + ".part", path)
+
+
+def resolve_image_source(value, *, download: bool | None = None, doc_hint: str = ""):
+    """Turn a disambiguator-image cell into something :func:`hanyi.data.images.to_pil` opens (spec §6.3).
+
+    Order: PIL image / ``{"bytes"}`` dict / bytes / ``data:`` URI / base64 are returned as they are; a path is taken
+    as is or under ``$HANYI_UNPIE_IMAGE_ROOT``; an ``http(s)`` URL maps to the local cache file (keyed by sha1 of
+    the URL), downloaded only when ``download`` (default: ``$HANYI_UNPIE_DOWNLOAD_IMAGES=1``) is set.
+    Raises :class:`hanyi.data.images.ImageUnavailableError` naming the doc when nothing local exists.
+    """
+    from hanyi.data.images import ImageUnavailableError
+
+    if not isinstance(value, str):
+        return value
+    s = value.strip()
+    if s.startswith(("http://", "https://")):
+        path = url_cache_path(s)
+        if os.path.isfile(path):
+            return path
+        if download is None:
+            download = os.environ.get(DOWNLOAD_ENV, "").strip() in ("1", "true", "yes")
+        if not download:
+            raise ImageUnavailableError(
+                f"{doc_hint}: image URL {s[:100]} is not in the cache {os.path.dirname(path)} "
+                f"(set {DOWNLOAD_ENV}=1 to download, or run: hanyi prepare unpie --download-images)"
+            )
+        try:
+            _download(s, path)
+        except Exception as exc:
+            raise ImageUnavailableError(f"{doc_hint}: download of {s[:100]} failed ({exc})") from None
+        return path
+    root = os.environ.get(IMAGE_ROOT_ENV)
+    if root and not s.startswith("data:") and os.path.isfile(os.path.join(root, s)):
+        return os.path.join(root, s)
+    return s
+
+
+def load_disamb_image(value, *, doc_hint: str = "", download: bool | None = None):
+    """The disambiguator image as an RGB PIL image; raises ``ImageUnavailableError`` naming the doc."""
+    from hanyi.data.images import to_pil
+
+    return to_pil(resolve_image_source(value, download=download, doc_hint=doc_hint), doc_hint=doc_hint)
+
+
+def image_status(value, *, doc_hint: str = "", download: bool | None = None) -> str:
+    """``"ok"`` when the image resolves and decodes, else the reason (kept in the doc, counted at scoring)."""
+    from hanyi.data.images import ImageUnavailableError
+
+    try:
+        load_disamb_image(value, doc_hint=doc_hint, download=download)
+    except ImageUnavailableError as exc:
+        return str(exc)
+    return IMAGE_OK
+
+
+def to_data_uri(img) -> str:
+    """PNG ``data:`` URI of a PIL image (how prepared and sample datasets store disambiguator images)."""
+    buf = io.BytesIO()
+    img.save(buf, format="PNG")
+    return "data:image/png;base64," + base64.b64encode(buf.getvalue()).decode("ascii")
+
+
+# --- rows -> docs -----------------------------------------------------------------------------------------------
+
+REQUIRED = ("pun_sentence", "pun_phrase", "translation1", "translation2")
+
+
+def row_problems(row: dict) -> list[str]:
+    """What is wrong with a hub row (empty required fields or translations); ``[]`` when it is usable.
+
+    >>> row_problems({"pun_sentence": "x", "pun_phrase": "", "translation1": {"de": "a"}, "translation2": None})
+    ['pun_phrase empty', 'translation1.fr empty', 'translation1.ko empty', 'translation2 missing']
+    """
+    problems = []
+    for field in REQUIRED:
+        value = row.get(field)
+        if field.startswith("translation"):
+            if not isinstance(value, dict):
+                problems.append(f"{field} missing")
+                continue
+            problems += [f"{field}.{lang} empty" for lang in LANGUAGES if not (value.get(lang) or "").strip()]
+        elif not (value or "").strip():
+            problems.append(f"{field} empty")
+    return problems
+
+
+def expand_rows(rows, kind: str, split: str, lang: str | None = None) -> tuple[list[dict], list[str]]:
+    """Hub rows (dicts, in split order) -> self-contained task docs, plus one message per skipped corrupt row.
+
+    grounding: one doc per pun. disambiguation / reconstruction: two docs per pun, one per meaning j in {0, 1}
+    (j=0 <-> ``meaning1``/``translation1``/``disamb_image1``). Disambiguation docs carry ``target`` (the translation of
+    the depicted meaning), ``distractor`` (the other one) and ``image_status``; reconstruction docs carry
+    ``source_sentence`` (translation j) and ``target`` (the English pun).
+    """
+    if kind not in KINDS or split not in SPLITS or (kind != "grounding" and lang not in LANGUAGES):
+        raise ValueError(f"unknown UNPIE expansion: kind={kind!r} split={split!r} lang={lang!r}")
+    docs, skipped = [], []
+    for idx, row in enumerate(rows):
+        pid = unpie_id(split, idx)
+        problems = row_problems(row)
+        if problems:
+            skipped.append(f"{pid}: {', '.join(problems)}")
+            continue
+        base = {
+            "unpie_id": pid,
+            "category": split,
+            "pun_sentence": row["pun_sentence"],
+            "pun_phrase": row["pun_phrase"],
+        }
+        base["alter_phrase"] = row.get("alter_phrase") or ""
+        if kind == "grounding":
+            docs.append({**base, "pun_exp_image": row.get("pun_exp_image")})
+            continue
+        translations = (row["translation1"][lang], row["translation2"][lang])
+        for j in (0, 1):
+            doc = {**base, "meaning_idx": j, "lang": lang, "meaning": row.get(f"meaning{j + 1}") or ""}
+            if kind == "disambiguation":
+                image = row.get(f"disamb_image{j + 1}")
+                hint = f"unpie_id={pid} meaning_idx={j}"
+                doc.update(target=translations[j], distractor=translations[1 - j], disamb_image=image or "")
+                doc["image_status"] = image_status(image, doc_hint=hint)
+            else:
+                doc.update(source_sentence=translations[j], target=row["pun_sentence"])
+                doc["pun_exp_image"] = row.get("pun_exp_image")
+            docs.append(doc)
+    return docs, skipped
+
+
+def expand(dataset, kind: str, split: str, lang: str | None = None):
+    """``process_docs`` body: a ``datasets.Dataset`` of hub rows -> a Dataset of task docs (:func:`expand_rows`).
+
+    The explanation image is passed through as stored bytes (no re-encoding). Corrupt rows are skipped and logged
+    with their ids; unresolvable disambiguator images are kept and logged with their count (scoring excludes them
+    and reports how many).
+    """
+    import datasets
+
+    if "pun_exp_image" in dataset.column_names:
+        dataset = dataset.cast_column("pun_exp_image", datasets.Image(decode=False))
+    docs, skipped = expand_rows(dataset, kind, split, lang)
+    tag = f"unpie {kind} {split}{'/' + lang if lang else ''}"
+    if skipped:
+        log.warning("%s: skipped %d corrupt row(s): %s", tag, len(skipped), "; ".join(skipped[:10]))
+    bad = [d for d in docs if d.get("image_status", IMAGE_OK) != IMAGE_OK]
+    if bad:
+        log.warning(
+            "%s: %d of %d disambiguator images unresolvable; those docs are excluded from the accuracy and counted "
+            "in image_unresolved. First: %s",
+            tag,
+            len(bad),
+            len(docs),
+            bad[0]["image_status"],
+        )
+    out = datasets.Dataset.from_list(docs)
+    if "pun_exp_image" in out.column_names:
+        out = out.cast_column("pun_exp_image", datasets.Image())
+    return out
+
+
+# --- captions (SM mode) ------------------------------------------------------------------------------------------
+
+
+def captions_path(configured: str | None = None) -> str | None:
+    """The caption file for ``*_sm`` tasks: ``configured`` (task kwarg ``captions``), ``$HANYI_UNPIE_CAPTIONS``, or
+    ``captions.json`` inside the resolved data directory (prepared or sample). ``None`` when none exists."""
+    for candidate in (configured, os.environ.get(CAPTIONS_ENV)):
+        if candidate:
+            return os.path.expanduser(candidate)
+    from hanyi.data.sources import DataNotFoundError, resolve
+
+    try:
+        root = resolve("unpie")
+    except DataNotFoundError:
+        return None
+    path = os.path.join(root, CAPTIONS_FILE)
+    return path if os.path.isfile(path) else None
+
+
+def load_captions(path: str) -> dict[str, str]:
+    """Read a caption file (JSON object ``{caption_key: caption}``); raises ``ValueError`` on a malformed file."""
+    with open(path, encoding="utf-8") as f:
+        data = json.load(f)
+    if not isinstance(data, dict) or not all(isinstance(v, str) for v in data.values()):
+        raise ValueError(f"{path}: a UNPIE caption file is a JSON object mapping caption keys to strings")
+    return data
+
+
+# --- sample and prepare ------------------------------------------------------------------------------------------
+
+
+def features():
+    import datasets
+
+    tr = {lang: datasets.Value("string") for lang in LANGUAGES}
+    s = datasets.Value("string")
+    return datasets.Features(
+        {
+            "pun_sentence": s,
+            "alter_sentence": s,
+            "pun_phrase": s,
+            "alter_phrase": s,
+            "meaning1": s,
+            "translation1": tr,
+            "disamb_image1": s,
+            "meaning2": s,
+            "translation2": tr,
+            "disamb_image2": s,
+            "pun_exp_image": datasets.Image(),
+        }
+    )
+
+
+#: The one sample disambiguator image that is deliberately an (uncached) URL, to show the unresolved-image count.
+SAMPLE_UNRESOLVED_URL = "https://example.invalid/unpie/sample-tractor.jpg"
+
+
+def build_sample(out_dir: str) -> dict:
+    """Write the synthetic sample: the paper's Fig. 6/7 examples (3 per split), synthetic images, plus captions.
+
+    Disambiguator images are stored as a data URI, bare base64, or (once) an uncached URL that stays unresolved.
+    """
+    import datasets
+
+    from hanyi.data.hubformat import write_hub_dataset
+    from hanyi.data.images import synthetic_image
+    from hanyi.data.unpie_examples import PAPER_EXAMPLES
+
+    splits, captions = {}, {}
+    for split in SPLITS:
+        rows = []
+        for idx, ex in enumerate(e for e in PAPER_EXAMPLES if e["split"] == split):
+            pid = unpie_id(split, idx)
+            disamb = [to_data_uri(synthetic_image(f"{pid}-{j}")) for j in (0, 1)]
+            disamb[1] = disamb[1].split(",", 1)[1] if idx == 1 else disamb[1]
+            if split == "heterographic" and idx == 2:
+                disamb[1] = SAMPLE_UNRESOLVED_URL
+            row = {k: v for k, v in ex.items() if k != "split"}
+            row["alter_sentence"] = ex["pun_sentence"].replace(ex["pun_phrase"], ex["alter_phrase"])
+            row.update(disamb_image1=disamb[0], disamb_image2=disamb[1], pun_exp_image=synthetic_image(pid))
+            rows.append(row)
+            captions[caption_key(pid)] = f"a drawing about {ex['meaning1']} and {ex['meaning2']}"
+            for j in (0, 1):
+                captions[caption_key(pid, j)] = f"a photo of {ex[f'meaning{j + 1}']}"
+        splits[split] = datasets.Dataset.from_list(rows, features=features())
+    card = "# UNPIE: synthetic sample\n\nPaper Fig. 6/7 annotations, synthetic images. Smoke tests only; see docs/unpie.md."
+    counts = write_hub_dataset(out_dir, {CONFIG: splits}, card, {"source": "synthetic sample (paper Figs. 6-7)"})
+    with open(os.path.join(out_dir, CAPTIONS_FILE), "w", encoding="utf-8") as f:
+        json.dump(dict(sorted(captions.items())), f, ensure_ascii=False, indent=1)
+        f.write("\n")
+    return counts
+
+
+def add_prepare_arguments(parser) -> None:
+    """Options of ``hanyi prepare unpie``."""
+    parser.add_argument("--source", default=HUB_ID, help=f"hub id or local hub-format directory (default {HUB_ID})")
+    parser.add_argument("--revision", default=None, help="hub revision (commit) to load")
+    parser.add_argument(
+        "--download-images",
+        action="store_true",
+        help="download disambiguator images given as URLs (into the image cache) and embed them; off by default",
+    )
+
+
+def run_prepare(args) -> dict:
+    """Load both splits from ``args.source``, embed every resolvable disambiguator image as a data URI, and write a
+    hub-format dataset to ``args.out_dir``. Returns counts; unresolvable images and corrupt rows are reported."""
+    import datasets
+
+    from hanyi.data.hubformat import write_hub_dataset
+
+    counts: dict[str, int] = {"images_embedded": 0, "images_unresolved": 0, "corrupt_rows": 0}
+    out_splits, unresolved, corrupt = {}, [], []
+    for split in SPLITS:
+        ds = datasets.load_dataset(args.source, split=split, revision=getattr(args, "revision", None))
+        rows = []
+        for idx, row in enumerate(ds):
+            pid = unpie_id(split, idx)
+            corrupt += [f"{pid}: {p}" for p in row_problems(row)]
+            for j in (1, 2):
+                value, hint = row.get(f"disamb_image{j}"), f"unpie_id={pid} disamb_image{j}"
+                try:
+                    img = load_disamb_image(value, doc_hint=hint, download=bool(args.download_images))
+                except Exception as exc:  # ImageUnavailableError, or a decode error
+                    unresolved.append(str(exc))
+                    continue
+                row[f"disamb_image{j}"] = to_data_uri(img)
+                counts["images_embedded"] += 1
+            rows.append(row)
+        out_splits[split] = datasets.Dataset.from_list(rows, features=features())
+        counts[f"rows_{split}"] = len(rows)
+    counts["images_unresolved"], counts["corrupt_rows"] = len(unresolved), len({c.split(":")[0] for c in corrupt})
+    for msg in (unresolved + corrupt)[:20]:
+        log.warning("unpie prepare: %s", msg)
+    info = {"source": args.source, "revision": getattr(args, "revision", None), "unresolved_images": unresolved}
+    card = f"# UNPIE (prepared by hanyi)\n\nSource: {args.source}. See docs/unpie.md."
+    write_hub_dataset(args.out_dir, {CONFIG: out_splits}, card, {**info, "corrupt": corrupt})
+    return counts

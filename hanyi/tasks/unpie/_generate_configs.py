@@ -1,0 +1,75 @@
+"""Regenerate the UNPIE task and group YAMLs from constants.py: ``python -m hanyi.tasks.unpie._generate_configs``.
+
+Each task YAML is ``include`` + the keys it changes; the shared keys live in ``_default_template_yaml`` and the
+three ``_<kind>_yaml`` files. Run after changing constants; commit the output.
+"""
+
+import os
+
+from hanyi.tasks.unpie.constants import LANGUAGE_NAMES, SPLIT_SUFFIX
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+TEMPLATES = {  # (kind, mode) -> template; disambiguation has no LM variant (paper §4.1)
+    ("grounding", "vlm"): "grounding_image.jinja",
+    ("grounding", "text"): "grounding_text.jinja",
+    ("grounding", "sm"): "grounding_image.jinja",
+    ("disambiguation", "vlm"): "disambiguation.jinja",
+    ("disambiguation", "sm"): "disambiguation.jinja",
+    ("reconstruction", "vlm"): "reconstruction_image.jinja",
+    ("reconstruction", "text"): "reconstruction_text.jinja",
+    ("reconstruction", "sm"): "reconstruction_image.jinja",
+}
+IMAGE_SLOT = {"grounding": '""', "disambiguation": '""', "reconstruction": "(see the attached image)"}
+AGGREGATE = {
+    "grounding": ("exact_match", "exact_match_strict", "exact_match_lenient", "answer_rate"),
+    "disambiguation": ("disamb_acc_bertscore", "disamb_acc_chrf", "answer_rate"),
+    "reconstruction": ("correct", "pun_word_recovered", "bleu4", "meteor", "answer_rate"),
+}
+MODE_INFIX = {"vlm": "", "text": "_text", "sm": "_sm"}
+
+
+def _write(name, lines):
+    with open(os.path.join(HERE, f"{name}.yaml"), "w", encoding="utf-8") as f:
+        f.write("\n".join(lines) + "\n")
+
+
+def _task(kind, mode, lang, suffix, split):
+    stem = f"unpie_{kind}{MODE_INFIX[mode]}" + (f"_{lang}" if lang else "")
+    docs = f"unpie_{kind}" + (f"_{lang}" if lang else "") + f"_{suffix}_docs"
+    slot = IMAGE_SLOT[kind] if mode == "vlm" else '""'
+    _write(
+        f"{stem}_{suffix}",
+        [
+            f"task: {stem}_{suffix}",
+            f"include: _{kind}_yaml",
+            f"test_split: {split}",
+            f"process_docs: !function utils.{docs}",
+            "lmms_eval_specific_kwargs:",
+            f"  default: {{mode: {mode}, template: {TEMPLATES[kind, mode]}, image_slot: {slot}}}",
+        ],
+    )
+    return stem
+
+
+def _group(name, members, metrics):
+    lines = [f"group: {name}", "task:"] + [f"  - {m}" for m in members]
+    if metrics:
+        lines.append("aggregate_metric_list:  # All = unweighted mean of Homo and Hetero (paper §4)")
+        lines += [f"  - {{metric: {m}, aggregation: mean, weight_by_size: false}}" for m in metrics]
+    _write(name, lines + ["metadata:", "  version: 0.1"])
+
+
+def main():
+    groups = {"vlm": [], "text": [], "sm": []}
+    for kind, mode in TEMPLATES:
+        for lang in [code for code, _ in LANGUAGE_NAMES] if kind != "grounding" else [None]:
+            for suffix, split in SPLIT_SUFFIX:
+                stem = _task(kind, mode, lang, suffix, split)
+            _group(stem, [f"{stem}_{s}" for s, _ in SPLIT_SUFFIX], AGGREGATE[kind])
+            groups[mode].append(stem)
+    for mode, name in (("vlm", "unpie"), ("text", "unpie_text"), ("sm", "unpie_sm")):
+        _group(name, groups[mode], ())
+
+
+if __name__ == "__main__":
+    main()

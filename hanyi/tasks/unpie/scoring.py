@@ -1,0 +1,116 @@
+"""UNPIE scoring glue called by ``utils.py`` aggregations: metric-model settings, batched decisions, the judge.
+
+Settings are read when scoring runs (never at import): ``HANYI_UNPIE_BERTSCORE_MODEL`` (local path or hub id, default
+``bert-base-multilingual-cased``), ``HANYI_UNPIE_BERTSCORE_LAYERS`` (default 9 for the default model, else bert-score's
+table), ``HANYI_UNPIE_BERTSCORE_BATCH`` (default 64); the judge comes from ``HANYI_JUDGE_*`` (docs/judge.md).
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import math
+import os
+
+from hanyi.metrics import reference_choice as rc
+
+log = logging.getLogger("hanyi.unpie")
+MODEL_ENV, LAYERS_ENV, BATCH_ENV = (
+    "HANYI_UNPIE_BERTSCORE_MODEL",
+    "HANYI_UNPIE_BERTSCORE_LAYERS",
+    "HANYI_UNPIE_BERTSCORE_BATCH",
+)
+
+
+def bertscore_settings() -> tuple[str, int | None, int]:
+    """``(model, num_layers, batch_size)`` from the environment; ``num_layers`` is ``None`` when unknown."""
+    model = os.environ.get(MODEL_ENV, "").strip() or rc.DEFAULT_BERTSCORE_MODEL
+    layers = os.environ.get(LAYERS_ENV, "").strip()
+    if layers:
+        num_layers = int(layers)
+    elif model == rc.DEFAULT_BERTSCORE_MODEL:
+        num_layers = rc.DEFAULT_BERTSCORE_LAYER
+    else:
+        from bert_score.utils import model2layers
+
+        num_layers = model2layers.get(model)
+    return model, num_layers, int(os.environ.get(BATCH_ENV, "") or 64)
+
+
+@functools.lru_cache(maxsize=8)
+def _bertscore_scorer(model: str, num_layers: int | None, batch_size: int):
+    if num_layers is None:
+        raise rc.ScorerUnavailable(f"no layer known for BERTScore model {model!r}; set {LAYERS_ENV}")
+    return rc.bertscore_f1_scorer(model, num_layers, batch_size)
+
+
+def bertscore_scorer():
+    """The configured BERTScore-F1 pair scorer (loaded once), or ``None`` with one warning when unavailable."""
+    settings = bertscore_settings()
+    try:
+        return _bertscore_scorer(*settings)
+    except rc.ScorerUnavailable as exc:
+        _warn_fallback(str(exc))
+        return None
+
+
+@functools.cache
+def _warn_fallback(reason: str) -> None:
+    log.warning(
+        "unpie: BERTScore unavailable (%s). Disambiguation is scored with sentence chrF instead and reported as "
+        "disamb_acc_chrf, NOT comparable with the paper's Table 5. Set %s to a local model directory (and %s).",
+        reason,
+        MODEL_ENV,
+        LAYERS_ENV,
+    )
+
+
+def disambiguation_accuracy(items: list[dict], scorer, name: str) -> float:
+    """Accuracy of the closer-reference decision over docs whose image resolved, scored in one batch; logs N."""
+    scored = [it for it in items if it["image_ok"]]
+    decisions = rc.decide(
+        [it["prediction"] for it in scored],
+        [it["target"] for it in scored],
+        [it["distractor"] for it in scored],
+        scorer,
+    )
+    for it, d in zip(scored, decisions):
+        it.update(d)
+    n_empty = sum(1 for it in scored if not it["prediction"].strip())
+    log.info(
+        "unpie %s: N=%d scored, %d unresolved images excluded, %d empty answers (wrong)",
+        name,
+        len(scored),
+        len(items) - len(scored),
+        n_empty,
+    )
+    return sum(d["correct"] for d in decisions) / len(decisions) if decisions else math.nan
+
+
+def judged_correct_rate(verdicts: list, request_failed: list[bool]) -> float:
+    """Share of "Yes" verdicts (spec §6.7): unparseable or missing verdicts count 0, failed requests are left out.
+
+    >>> judged_correct_rate([True, False, None, True], [False, False, False, True])
+    0.3333333333333333
+    """
+    kept = [v for v, failed in zip(verdicts, request_failed) if not failed]
+    return sum(v is True for v in kept) / len(kept) if kept else math.nan
+
+
+def judge_correct(items: list[dict], prompts: list[str], judge_many=None) -> float:
+    """The reconstruction ``correct`` metric: one batched judge call; empty predictions are 0 without a call."""
+    from hanyi.metrics.judge import JudgeConfig, get_judge_client, parse_yes_no, summarize_judgements
+
+    if judge_many is None:
+        config = JudgeConfig.from_env()
+        if config is None:
+            return math.nan
+        judge_many = get_judge_client(config).judge_many
+    asked = [i for i, it in enumerate(items) if it["prediction"].strip()]
+    results = judge_many([prompts[i] for i in asked], parse=parse_yes_no)
+    verdicts, failed = [False] * len(items), [False] * len(items)
+    for i, res in zip(asked, results):
+        verdicts[i], failed[i] = res.value, res.request_failed
+        items[i]["judge_raw"], items[i]["judge_verdict"] = res.raw, res.value
+    log.info("unpie correct: %s, %d empty answers counted 0", summarize_judgements(results), len(items) - len(asked))
+    return judged_correct_rate(verdicts, failed)

@@ -1,0 +1,145 @@
+"""UNPIE glue: docs from hanyi.data.unpie, prompts from templates/, scoring from hanyi.metrics. See docs/unpie.md."""
+
+import functools
+
+from hanyi.data import unpie as data
+from hanyi.metrics import free_text, mt_overlap, reference_choice
+from hanyi.tasks._common import prompt_kwargs, render, visuals
+from hanyi.tasks.unpie import scoring
+from hanyi.tasks.unpie.constants import ANSWER_LABELS, LANGUAGE_NAMES
+
+
+def _docs(kind, split, lang=None):
+    return functools.partial(data.expand, kind=kind, split=split, lang=lang)
+
+
+unpie_grounding_homo_docs = _docs("grounding", "homographic")
+unpie_grounding_hetero_docs = _docs("grounding", "heterographic")
+unpie_disambiguation_de_homo_docs = _docs("disambiguation", "homographic", "de")
+unpie_disambiguation_de_hetero_docs = _docs("disambiguation", "heterographic", "de")
+unpie_disambiguation_fr_homo_docs = _docs("disambiguation", "homographic", "fr")
+unpie_disambiguation_fr_hetero_docs = _docs("disambiguation", "heterographic", "fr")
+unpie_disambiguation_ko_homo_docs = _docs("disambiguation", "homographic", "ko")
+unpie_disambiguation_ko_hetero_docs = _docs("disambiguation", "heterographic", "ko")
+unpie_reconstruction_de_homo_docs = _docs("reconstruction", "homographic", "de")
+unpie_reconstruction_de_hetero_docs = _docs("reconstruction", "heterographic", "de")
+unpie_reconstruction_fr_homo_docs = _docs("reconstruction", "homographic", "fr")
+unpie_reconstruction_fr_hetero_docs = _docs("reconstruction", "heterographic", "fr")
+unpie_reconstruction_ko_homo_docs = _docs("reconstruction", "homographic", "ko")
+unpie_reconstruction_ko_hetero_docs = _docs("reconstruction", "heterographic", "ko")
+
+
+def unpie_doc_to_visual(doc, lmms_eval_specific_kwargs=None):
+    if prompt_kwargs(lmms_eval_specific_kwargs, mode="vlm")["mode"] != "vlm":
+        return []
+    if "disamb_image" not in doc:
+        return visuals(doc, "pun_exp_image", id_fields=("unpie_id",))
+    if doc["image_status"] != data.IMAGE_OK:
+        return []  # excluded from the accuracy and counted in image_unresolved
+    hint = f"unpie_id={doc['unpie_id']} meaning_idx={doc['meaning_idx']}"
+    return [data.load_disamb_image(doc["disamb_image"], doc_hint=hint)]
+
+
+@functools.lru_cache(maxsize=4)
+def _captions(path):
+    return data.load_captions(path)
+
+
+def _caption(doc, configured):
+    path = data.captions_path(configured)
+    if path is None:
+        raise FileNotFoundError(
+            f"unpie *_sm tasks need a caption file: set {data.CAPTIONS_ENV} (docs/unpie.md, SM mode)"
+        )
+    key = data.caption_key(doc["unpie_id"], doc["meaning_idx"] if "disamb_image" in doc else None)
+    if key not in _captions(path):
+        raise KeyError(f"unpie_id={doc['unpie_id']}: caption {key!r} missing from {path}")
+    return _captions(path)[key]
+
+
+def unpie_doc_to_text(doc, lmms_eval_specific_kwargs=None):
+    kw = prompt_kwargs(lmms_eval_specific_kwargs, mode="vlm", image_slot="", captions=None)
+    context = _caption(doc, kw["captions"]) if kw["mode"] == "sm" else kw["image_slot"]
+    language = dict(LANGUAGE_NAMES).get(doc.get("lang"), "")
+    return render("unpie", kw["template"], image_context=context, language=language, **doc)
+
+
+def _evidence(doc, response, prediction):
+    keys = ("unpie_id", "meaning_idx", "lang")
+    return {**{k: doc[k] for k in keys if k in doc}, "response": response, "prediction": prediction}
+
+
+def unpie_grounding_process_results(doc, results):
+    response = results[0] if results else ""
+    pred, gold = free_text.extract_labelled_answer(response, ANSWER_LABELS["grounding"]), doc["pun_phrase"]
+    item = {**_evidence(doc, response, pred), "gold": gold, "correct": free_text.exact_match(pred, gold)}
+    return {
+        "exact_match": item,
+        "exact_match_strict": float(free_text.exact_match_strict(response, gold)),
+        "exact_match_lenient": float(free_text.exact_match_lenient(pred, gold, doc["pun_sentence"])),
+        "answer_rate": float(bool(pred)),
+    }
+
+
+def unpie_disambiguation_process_results(doc, results):
+    response = results[0] if results else ""
+    pred = free_text.extract_labelled_answer(response, (dict(LANGUAGE_NAMES)[doc["lang"]],))
+    item = {**_evidence(doc, response, pred), "target": doc["target"], "distractor": doc["distractor"]}
+    item["image_ok"] = doc["image_status"] == data.IMAGE_OK
+    name = "disamb_acc_bertscore" if scoring.bertscore_scorer() is not None else "disamb_acc_chrf"
+    return {name: item, "image_unresolved": float(not item["image_ok"]), "answer_rate": float(bool(pred))}
+
+
+def unpie_reconstruction_process_results(doc, results):
+    response = results[0] if results else ""
+    pred = free_text.extract_labelled_answer(response, ANSWER_LABELS["reconstruction"])
+    item = {**_evidence(doc, response, pred), "reference": doc["target"], "meteor_matcher": mt_overlap.meteor_matcher()}
+    out = {
+        "pun_word_recovered": float(free_text.word_recovered(pred, doc["pun_phrase"])),
+        "bleu4": item,
+        "meteor": item,
+    }
+    out["answer_rate"] = float(bool(pred))
+    from hanyi.metrics.judge import JudgeConfig, warn_judge_disabled
+
+    if JudgeConfig.from_env() is None:
+        warn_judge_disabled(["correct"])
+    else:
+        out["correct"] = item
+    return out
+
+
+def unpie_disamb_acc_bertscore(items):
+    scorer = scoring.bertscore_scorer()
+    if scorer is None:
+        raise RuntimeError("BERTScore became unavailable between process_results and aggregation")
+    return scoring.disambiguation_accuracy(items, scorer, "disamb_acc_bertscore")
+
+
+def unpie_disamb_acc_chrf(items):
+    return scoring.disambiguation_accuracy(items, reference_choice.chrf_scores, "disamb_acc_chrf")
+
+
+def unpie_mean_correct(items):
+    return sum(bool(it["correct"]) for it in items) / len(items) if items else float("nan")
+
+
+def unpie_sum(items):
+    return float(sum(items))
+
+
+def unpie_bleu4(items):
+    return mt_overlap.corpus_bleu4([it["prediction"] for it in items], [it["reference"] for it in items])
+
+
+def unpie_meteor(items):
+    scoring.log.info("unpie meteor: matcher %s", mt_overlap.meteor_matcher())
+    return mt_overlap.mean_meteor([it["prediction"] for it in items], [it["reference"] for it in items])
+
+
+def unpie_correct(items):
+    prompts = [
+        render("unpie", "judge_same_pun.jinja", pun_sentence=it["reference"], prediction=it["prediction"])
+        for it in items
+    ]
+    return scoring.judge_correct(items, prompts)
