@@ -44,7 +44,7 @@ def _tags(doc, value, **evidence):
 def cvlue_vqa_process_results(doc, results):
     raw = results[0] if results else None
     cleaned = short_answer_zh.clean_answer(raw)
-    ev = {"question_id": doc["question_id"], "pred": raw, "gold": doc["answer"]}
+    ev = {"question_id": doc["question_id"], "image_path": doc["image_path"], "pred": raw, "gold": doc["answer"]}
     correct = short_answer_zh.vqa_correct_official(raw, doc["answer"])
     item = _tags(doc, correct, **ev)
     out = {
@@ -66,7 +66,14 @@ def cvlue_vg_process_results(doc, results):
     pred = bbox.to_pixel_xywh(box, fmt, doc["width"], doc["height"]) if box else []
     iou = bbox.iou_official(pred, list(doc["bbox"])) if doc["bbox"] else 0.0
     item = _tags(
-        doc, iou, ref_id=doc["ref_id"], response=raw, pred_bbox=pred, gold_bbox=list(doc["bbox"]), coord_format=fmt
+        doc,
+        iou,
+        ref_id=doc["ref_id"],
+        image_path=doc["image_path"],
+        response=raw,
+        pred_bbox=pred,
+        gold_bbox=list(doc["bbox"]),
+        coord_format=fmt,
     )
     out = {"miou": item, "acc_iou_0_5": _tags(doc, iou > 0.5), "parse_failure_rate": _tags(doc, box is None)}
     return out | {f"miou_{g}": item for g in CULTURE_GROUPS} | {f"miou_{g}_macro": item for g in CULTURE_GROUPS}
