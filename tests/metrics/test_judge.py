@@ -226,7 +226,7 @@ def test_api_key_never_leaks_into_logs_results_or_cache(fake_judge, tmp_path, mo
     secret = "sk-hanyi-test-" + secrets.token_hex(16)
     monkeypatch.setenv("HANYI_TEST_JUDGE_KEY", secret)
     caplog.set_level(logging.DEBUG)
-    config = make_config(fake_judge.base_url, tmp_path, api_key_env="HANYI_TEST_JUDGE_KEY", max_retries=3)
+    config = make_config(fake_judge.base_url, tmp_path, api_key_env="HANYI_TEST_JUDGE_KEY")
     client = JudgeClient(config)
 
     fake_judge.configure(failure_rate=0.3, echo_auth_in_errors=True, seed=7)
@@ -238,7 +238,7 @@ def test_api_key_never_leaks_into_logs_results_or_cache(fake_judge, tmp_path, mo
     exhausted = client.judge_many(["k 429"], score_1_to_5)
 
     assert unauthorized[0].error.startswith("request_failed: HTTP 401") and "Bearer ***" in unauthorized[0].error
-    assert exhausted[0].error == "request_failed: HTTP 429 (after 4 attempts)"
+    assert exhausted[0].error == "request_failed: HTTP 429 (after 11 attempts)"
     captured = capfd.readouterr()
     haystacks = {
         "logs": caplog.text,

@@ -132,16 +132,14 @@ class JudgeClient:
         workers = min(self.config.concurrency, len(pending))
         with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="hanyi-judge") as pool:
             futures = {
-                pool.submit(self._request, self._payload(fingerprints[idx[0]]), cancel): key
+                pool.submit(self._request_and_store, key, fingerprints[idx[0]], cancel): key
                 for key, idx in pending.items()
             }
             try:
                 for future in as_completed(futures):
                     key, attempt = futures[future], future.result()
                     calls += attempt.calls
-                    if attempt.raw is not None:
-                        self._store(key, fingerprints[pending[key][0]], attempt.raw)
-                    else:
+                    if attempt.raw is None:
                         failures.append(attempt.error)
                     for i in pending[key]:
                         if attempt.raw is None:
@@ -167,11 +165,15 @@ class JudgeClient:
             return JudgeResult(key, raw, None, PARSE_FAILURE, cached)
         return JudgeResult(key, raw, value, None, cached)
 
-    def _store(self, key: str, fingerprint: dict, raw: str) -> None:
-        try:
-            self.cache.put(key, fingerprint, raw)
-        except OSError as exc:
-            logger.warning("hanyi judge: could not write cache entry in %s: %s", self.cache.root, exc)
+    def _request_and_store(self, key: str, fingerprint: dict, cancel: threading.Event) -> _Attempt:
+        """Runs on a worker: the answer is on disk before the worker takes the next request."""
+        attempt = self._request(self._payload(fingerprint), cancel)
+        if attempt.raw is not None:
+            try:
+                self.cache.put(key, fingerprint, attempt.raw)
+            except OSError as exc:
+                logger.warning("hanyi judge: could not write cache entry in %s: %s", self.cache.root, exc)
+        return attempt
 
     # --- HTTP ----------------------------------------------------------------------------------------------------
 
