@@ -15,6 +15,7 @@ counted in the returned dict and listed in ``hanyi_build.json``; nothing is drop
 from __future__ import annotations
 
 import csv
+import functools
 import hashlib
 import io
 import json
@@ -370,6 +371,26 @@ def build_sample(out_dir: str) -> dict:
         for n in range(1, n_images + 1):
             buf = io.BytesIO()
             synthetic_image(f"{pinyin}_{n}.jpg").save(buf, format="JPEG", quality=90)
-            files.append((f"{pinyin}_{n}.jpg", lambda data=buf.getvalue(): data))
+            files.append((f"{pinyin}_{n}.jpg", functools.partial(bytes, buf.getvalue())))
     card = "# Pun Rebus Art: synthetic sample\n\nReal story labels, synthetic images. For smoke tests only; see docs/punrebus.md."
     return build_dataset(sample_answer_sheet(), files, out_dir, info={"source": "synthetic sample"}, card=card)
+
+
+@functools.lru_cache(maxsize=4)
+def load_exemplar_docs(dataset_path: str, stories: tuple[str, ...]) -> tuple[dict, ...]:
+    """The 5-shot exemplar docs: the first image (by ``image_id``) of each story in ``stories``, in that order.
+
+    Loaded once per process from the ``images`` config at ``dataset_path``. Raises ``ValueError`` naming the
+    stories that have no image in the dataset.
+    """
+    import datasets
+
+    ds = datasets.load_dataset(dataset_path, "images", split="test")
+    first: dict[str, tuple[str, int]] = {}
+    for i, (pinyin, image_id) in enumerate(zip(ds["story_pinyin"], ds["image_id"])):
+        if pinyin in stories and (pinyin not in first or image_id < first[pinyin][0]):
+            first[pinyin] = (image_id, i)
+    missing = [s for s in stories if s not in first]
+    if missing:
+        raise ValueError(f"punrebus 5-shot: exemplar stories {missing} have no image in {dataset_path}")
+    return tuple(ds[first[s][1]] for s in stories)

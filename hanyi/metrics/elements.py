@@ -72,8 +72,16 @@ def singularize_rule(word: str) -> str:
     return w[:-1]
 
 
-@functools.lru_cache(maxsize=1)
+_LOAD_LOCK = threading.Lock()
+
+
 def _wordnet_lemmatizer():
+    with _LOAD_LOCK:
+        return _wordnet_lemmatizer_locked()
+
+
+@functools.lru_cache(maxsize=1)
+def _wordnet_lemmatizer_locked():
     try:
         import nltk
         from nltk.stem import WordNetLemmatizer
@@ -169,9 +177,6 @@ def resolve_sbert_model(explicit: str | None = None) -> str:
     except ImportError:
         pass
     return SBERT_DEFAULT
-
-
-_LOAD_LOCK = threading.Lock()
 
 
 @functools.lru_cache(maxsize=4)
