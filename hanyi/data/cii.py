@@ -279,7 +279,7 @@ def build_sample(out_dir: str) -> dict:
 
     splits: dict[str, list[dict]] = {}
     for rid, question, ans, itype, diff, domain, emo, rhet, expl in SAMPLE_ROWS:
-        opts = _OPTS[-ans:] + _OPTS[:-ans] if ans else _OPTS  # rotate so each row's gold text differs
+        opts = _OPTS[-ans:] + _OPTS[:-ans] if ans else _OPTS  # rotate: the first text sits at the answer letter
         splits.setdefault(rid.split("-")[0], []).append(
             {
                 "id": rid,

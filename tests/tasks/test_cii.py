@@ -1,0 +1,229 @@
+"""CII-Bench tasks: contract, golden prompts, few-shot construction, data builder, end-to-end scoring."""
+
+import argparse
+import json
+import math
+import os
+
+import pytest
+
+from hanyi.tasks.cii.constants import CATEGORY_METRICS, FEWSHOT_IDS
+
+MCQ_TASKS = ("cii_none", "cii_test", "cii_cot", "cii_domain", "cii_emotion", "cii_rhetoric", "cii_1shot", "cii_2shot",
+             "cii_3shot", "cii_textonly")  # fmt: skip
+ALL_TASKS = (*MCQ_TASKS, "cii_ctc")
+
+
+@pytest.fixture(scope="module")
+def cii_tasks(task_manager):
+    from lmms_eval.tasks import get_task_dict
+
+    return get_task_dict(list(ALL_TASKS), task_manager)
+
+
+def _docs(task):
+    return {d["id"]: d for d in task.test_docs()}
+
+
+def test_every_task_is_generate_until_and_versioned(cii_tasks, task_manager):
+    assert set(ALL_TASKS) | {"cii"} <= set(task_manager.all_tasks)
+    for name in ALL_TASKS:
+        task = cii_tasks[name]
+        assert task.OUTPUT_TYPE == "generate_until", name
+        assert task.config.metadata["version"] == 1.0, name
+
+
+def test_group_runs_the_paper_setting_on_800_question_split(cii_tasks):
+    # the sample holds 8 test + 4 dev questions; the paper's set is test + dev
+    assert len(cii_tasks["cii_none"].test_docs()) == 12
+    assert len(cii_tasks["cii_test"].test_docs()) == 8
+
+
+@pytest.mark.parametrize("task,doc_id", [(t, "test-2") for t in MCQ_TASKS if t != "cii_test"] + [("cii_ctc", "test-3")])
+def test_prompt_snapshot(cii_tasks, snapshot, task, doc_id):
+    t = cii_tasks[task]
+    snapshot(f"{task}__{doc_id}", t.doc_to_text(_docs(t)[doc_id]))
+
+
+def test_keyword_hints_use_stored_chinese_labels_joined_by_ascii_comma(cii_tasks):
+    doc = _docs(cii_tasks["cii_rhetoric"])["test-5"]
+    assert "\n关键词：隐喻,夸张\n" in cii_tasks["cii_rhetoric"].doc_to_text(doc)
+    assert "\n关键词：社会\n" in cii_tasks["cii_domain"].doc_to_text(doc)
+    assert cii_tasks["cii_emotion"].doc_to_text(doc).endswith("答案:\n")
+
+
+def test_none_prompt_is_the_official_string(cii_tasks):
+    text = cii_tasks["cii_none"].doc_to_text(_docs(cii_tasks["cii_none"])["test-1"])
+    head = "请根据提供的图片尝试回答下面的单选题。直接回答正确选项，不要包含额外的解释。请使用以下格式：“答案：$LETTER”，其中$LETTER是你认为正确答案的字母。\n\n这张图片有什么隐喻？\n(A) "  # noqa: E501
+    assert text.startswith(head) and text.endswith("\n(F) 贪婪会带来灾祸。\n答案：") and text.count("\n(") == 6
+
+
+@pytest.mark.parametrize("shots", [1, 2, 3])
+def test_fewshot_is_multiturn_chat_and_excludes_exemplars(cii_tasks, shots):
+    task = cii_tasks[f"cii_{shots}shot"]
+    docs = _docs(task)
+    assert len(docs) == 9 and not set(FEWSHOT_IDS) & set(docs)
+    messages = task.config.doc_to_messages(docs["test-1"], lmms_eval_specific_kwargs=task.lmms_eval_specific_kwargs)
+    assert [m["role"] for m in messages] == ["user", "assistant"] * shots + ["user"]
+    assert [m["content"][0]["text"] for m in messages[1::2]] == ["A", "D", "B"][:shots]
+    for user in messages[0::2]:
+        assert [c["type"] for c in user["content"]] == ["image", "text"]
+        assert user["content"][1]["text"].endswith("答案：")
+    assert len(task.doc_to_visual(docs["test-1"])) == shots + 1  # single-prompt fallback: images in order
+    assert task.doc_to_text(docs["test-1"]).count("答案：") == 2 * (shots + 1)  # instruction + trailing, per turn
+
+
+def test_textonly_has_no_image(cii_tasks):
+    assert cii_tasks["cii_textonly"].doc_to_visual(_docs(cii_tasks["cii_textonly"])["test-1"]) == []
+
+
+def test_ctc_keeps_one_doc_per_distinct_ctc_image(cii_tasks):
+    # test-3 and test-4 share one image (explanation); test-8 is the other CTC image of the sample
+    assert list(_docs(cii_tasks["cii_ctc"])) == ["test-3", "test-8"]
+
+
+def test_missing_image_names_the_doc(cii_tasks, monkeypatch):
+    from hanyi.data.images import ImageUnavailableError
+
+    monkeypatch.delenv("HANYI_CII_IMAGE_ROOT", raising=False)
+    doc = dict(_docs(cii_tasks["cii_none"])["test-1"], image=None)
+    with pytest.raises(ImageUnavailableError, match="id=test-1"):
+        cii_tasks["cii_none"].doc_to_visual(doc)
+
+
+# doc order: test-1..test-8, dev-1, dev-33, dev-34, dev-35; gold C E B A D E F A F A D B
+RESPONSES = [
+    "C",  # official C (correct), robust C
+    "我认为答案是E选项",  # official miss (no \b between CJK and E), robust E
+    "分析(A)...(B)...\n答案：(B)\n因为A不符合",  # official A (alphabetical scan), robust B
+    "",  # miss
+    "   ",  # miss (the official script would say F)
+    "答案：E",  # both correct
+    "(B)和(F)都有道理，但(F)更好",  # official F (most frequent), robust B (leading letter)
+    "The answer is C",  # both wrong
+    "F",  # both correct
+    "努力终有回报。",  # option-text fallback: A, both correct
+    "分析\n答案：Hello",  # official H: wrong, not a miss; robust miss
+    "B",  # both correct
+]
+
+
+@pytest.fixture(scope="module")
+def replayed(replay):
+    records = [{"task": "cii_none", "doc_id": i, "response": r} for i, r in enumerate(RESPONSES)]
+    return replay(records, ["cii_none"])["results"]["cii_none"]
+
+
+def test_replay_overall_metrics(replayed):
+    assert replayed["acc,none"] == pytest.approx(50.0)
+    assert replayed["acc_robust,none"] == pytest.approx(700 / 12)
+    assert replayed["miss_rate,none"] == pytest.approx(25.0)
+
+
+@pytest.mark.parametrize(
+    "metric,expected",
+    [
+        ("acc_domain_life", 100.0),
+        ("acc_domain_art", 200 / 3),
+        ("acc_domain_society", 100 / 3),
+        ("acc_domain_ctc", 0.0),
+        ("acc_emotion_positive", 0.0),
+        ("acc_difficulty_easy", 80.0),
+        ("acc_type_single_panel_comic", 50.0),
+        ("acc_type_illustration", 100 / 3),
+        ("acc_rhetoric_metaphor", 300 / 7),
+        ("acc_rhetoric_symbolism", 100 / 3),
+        ("acc_rhetoric_contrast", 100.0),
+        ("acc_rhetoric_antithesis", 0.0),
+    ],
+)
+def test_replay_category_metrics(replayed, metric, expected):
+    assert replayed[f"{metric},none"] == pytest.approx(expected)
+
+
+def test_every_category_metric_is_reported(replayed):
+    assert {f"{m},none" for m in CATEGORY_METRICS} <= set(replayed)
+    assert math.isnan(replayed["acc_rhetoric_visual_dislocation,none"]) is False  # test-1 carries 视觉错位
+
+
+def test_ctc_without_judge_emits_no_judge_metric(replay):
+    res = replay(
+        [{"task": "cii_ctc", "doc_id": i, "response": r} for i, r in enumerate(["画中有松。", " "])], ["cii_ctc"]
+    )
+    metrics = {k.split(",")[0] for k in res["results"]["cii_ctc"] if "," in k and "_stderr" not in k}
+    assert metrics == {"ctc_blank_rate"}
+    assert res["results"]["cii_ctc"]["ctc_blank_rate,none"] == 0.5
+
+
+def test_tiny_llava_runs_the_group(llava_run):
+    res = llava_run["results"]["cii_none"]
+    assert 0.0 <= res["acc,none"] <= 100.0 and 0.0 <= res["miss_rate,none"] <= 100.0
+    assert "cii" in llava_run["results"] or "cii" in llava_run.get("groups", {})
+
+
+def _fake_github_clone(root):
+    from hanyi.data.images import synthetic_image
+
+    def rec(rid, answer, rhetoric, with_image=True):
+        if with_image:
+            synthetic_image(rid).save(os.path.join(root, "images", rid.split("-")[0], f"{rid}.jpg"))
+        opts = [f"选项{i}" for i in range(6)]
+        q = {
+            "id": rid,
+            "question": "这张图片有什么隐喻？",
+            "options": opts,
+            "correct_option": opts[0],
+            "answer": answer,
+        }
+        meta = {"image_type": "绘画(Painting)", "difficulty": "简单", "domain": "中华传统文化", "emotion": "积极",
+                "rhetoric": rhetoric, "metaphorical_meaning": "含义", "explanation": f"解释{rid}"}  # fmt: skip
+        return {"local_path": f"images/{rid.split('-')[0]}/{rid}.jpg", "questions": [q], "meta_data": meta}
+
+    for split in ("test", "dev"):
+        os.makedirs(os.path.join(root, "images", split))
+    os.makedirs(os.path.join(root, "data"))
+    test = [rec("test-2", "A", {"choices": ["隐喻", "象征"]}), rec("test-1", "A", "隐喻"), rec("test-3", "Z", "隐喻")]
+    dev = [rec("dev-1", "A", "隐喻", with_image=False)]
+    for split, rows in (("test", test), ("dev", dev)):
+        with open(os.path.join(root, "data", f"{split}.json"), "w", encoding="utf-8") as f:
+            json.dump(rows, f, ensure_ascii=False)
+
+
+def test_prepare_from_github_writes_hub_layout_and_reports(tmp_path, task_manager, monkeypatch):
+    import datasets
+    from lmms_eval.tasks import get_task_dict
+
+    from hanyi.data import cii
+
+    _fake_github_clone(str(tmp_path / "clone"))
+    parser = argparse.ArgumentParser()
+    cii.add_prepare_arguments(parser)
+    args = parser.parse_args(["--source", "github", "--github-root", str(tmp_path / "clone")])
+    args.out_dir = str(tmp_path / "out")
+    counts = cii.run_prepare(args)
+    assert counts == {"counts": {"test": 2, "dev": 1}, "anomalies": {"dropped_unscorable": 1, "missing_image": 1}}
+    ds = datasets.load_dataset(args.out_dir, split="test")
+    assert ds["id"] == ["test-1", "test-2"]
+    assert ds["rhetoric"] == ["隐喻", "{'choices': ['隐喻', '象征']}"]
+    monkeypatch.setenv("HANYI_CII_DATA", args.out_dir)
+    task = get_task_dict(["cii_rhetoric"], task_manager)["cii_rhetoric"]
+    assert [d["id"] for d in task.test_docs()] == ["test-1", "test-2", "dev-1"]
+    assert "关键词：隐喻,象征" in task.doc_to_text(task.test_docs()[1])
+
+
+def test_prepare_rejects_a_folder_that_is_not_a_clone(tmp_path):
+    from hanyi.data import cii
+
+    args = argparse.Namespace(source="github", github_root=str(tmp_path), hub_id=None, out_dir=str(tmp_path / "o"))
+    with pytest.raises(FileNotFoundError, match="not a CII-Bench clone"):
+        cii.run_prepare(args)
+
+
+def test_malformed_multilabel_is_reported():
+    from hanyi.data.cii import check_rows, parse_multilabel
+
+    with pytest.raises(ValueError, match="malformed"):
+        parse_multilabel("{'choices': ['隐喻'")
+    row = {"id": "test-9", "answer": "A", "image": 1, "rhetoric": "{'choices': [", "image_type": "海报(Poster)",
+           **{f"option{i}": "x" for i in range(1, 7)}}  # fmt: skip
+    assert check_rows([row])[1] == {"malformed_rhetoric": ["test-9"]}
