@@ -95,6 +95,10 @@ _STANDALONE = re.compile(r"(?<![A-Za-z])([A-F])(?![A-Za-z])")
 _MARKDOWN = re.compile(r"[*_`#]")
 
 
+def _normalise(text: str) -> str:
+    return _MARKDOWN.sub("", unicodedata.normalize("NFKC", text)).strip()
+
+
 def extract_answer_robust(text, options: Sequence[str] | None = None) -> str | None:
     """hanyi's tolerant CII-Bench parser (not paper-faithful; reported as ``acc_robust``).
 
@@ -114,7 +118,7 @@ def extract_answer_robust(text, options: Sequence[str] | None = None) -> str | N
     """
     if not isinstance(text, str) or not text.strip():
         return None
-    t = _MARKDOWN.sub("", unicodedata.normalize("NFKC", text)).strip()
+    t = _normalise(text)
     for pattern in (_ANSWER_ZH, _ANSWER_EN, _BOXED):
         found = pattern.findall(t)
         if found:
@@ -126,7 +130,8 @@ def extract_answer_robust(text, options: Sequence[str] | None = None) -> str | N
     if len(standalone) == 1:
         return standalone.pop()
     if not standalone and options:
-        hits = [LETTERS[i] for i, opt in enumerate(options) if opt.strip() and opt.strip() in t]
+        normalised = [_normalise(opt) if isinstance(opt, str) else "" for opt in options]
+        hits = [LETTERS[i] for i, opt in enumerate(normalised) if opt and opt in t]
         if len(hits) == 1:
             return hits[0]
     return None

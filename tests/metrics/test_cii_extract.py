@@ -110,3 +110,8 @@ def test_category_accuracy_multilabel_counts_every_label():
 )
 def test_paper_round_reproduces_table_cells(correct, total, paper):
     assert paper_round(100 * correct / total) == paper
+
+
+def test_robust_option_text_match_survives_fullwidth_punctuation():
+    options = ["甲，乙。", "丙，丁。", "戊，己。", "庚，辛。", "壬，癸。", "子，丑。"]
+    assert extract_answer_robust("我选：丙，丁。", options) == "B"
