@@ -8,7 +8,7 @@ An anchor file has ``benchmark``, ``paper``, ``tables`` (``id``, ``cite``, ``cap
 
 ``task`` is a task id or an ``fnmatch`` pattern; ``metric`` a name or a list of names (the first one the task has
 wins); ``{}`` in either expands over the keys of ``columns``; ``rows`` keeps anchor rows whose fields equal the given
-values (``null`` = field absent); ``scale`` turns our value into the paper's unit: a number, or ``auto`` (multiply by
+values (``null`` = field absent; a list = any of them); ``scale`` turns our value into the paper's unit: a number, or ``auto`` (multiply by
 100 when the value is a fraction, ``|v| <= 1``, for tables printed in percent).
 """
 
@@ -50,7 +50,7 @@ class Link:
         idx = self.table["columns"].index(self.column)
         out = []
         for row in self.table["rows"]:
-            if all(row.get(k) == v for k, v in self.rows_filter):
+            if all(row.get(k) in (v if isinstance(v, tuple) else (v,)) for k, v in self.rows_filter):
                 out.append(AnchorRow(row["model"], row["values"][idx], row.get("setting"), row.get("kind")))
         return out
 
@@ -84,6 +84,9 @@ def load_anchor_file(benchmark: str, directory: str = ANCHORS_DIR) -> dict | Non
 
 def check_anchor_file(data: dict, where: str = "anchors") -> None:
     """Raise ``ValueError`` naming the first structural problem (row width, unknown table or column in ``map``)."""
+    for hint in data.get("categories") or []:
+        if not {"bases", "dimension", "labels"} <= set(hint):
+            raise ValueError(f"{where}: a categories hint needs bases, dimension and labels: {hint}")
     tables = {}
     for table in data.get("tables") or []:
         for key in ("id", "cite", "columns", "rows"):
@@ -139,7 +142,9 @@ def links_for(benchmark: str, task: str, metric_names, directory: str = ANCHORS_
             metric = next((m for m in candidates if m in names), None)
             if metric is None:
                 continue
-            rows_filter = tuple(sorted((entry.get("rows") or {}).items()))
+            rows_filter = tuple(
+                sorted((k, tuple(v) if isinstance(v, list) else v) for k, v in (entry.get("rows") or {}).items())
+            )
             links.append(Link(task, metric, tables[entry["table"]], column, entry.get("scale", 1), rows_filter, label))
     return links
 

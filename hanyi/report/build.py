@@ -123,11 +123,11 @@ def _arrow(runs: list[Run], task: str, name: str) -> str:
     return ""
 
 
-def headline_table(runs: list[Run], tasks: list[str]) -> Table:
+def headline_table(runs: list[Run], tasks: list[str], hints=None) -> Table:
     header = ["task", "metric", *[r.label for r in runs], "n"]
     rows = []
     for task in tasks:
-        head, _ = category_tables(_metric_names(runs, task))
+        head, _ = category_tables(_metric_names(runs, task), hints)
         n = "/".join(sorted({str(r.tasks[task].n) for r in runs if task in r.tasks and r.tasks[task].n is not None}))
         for name in head:
             cells = [_value_cell(_metric(r, task, name)) for r in runs]
@@ -204,13 +204,13 @@ def _pick_rows(rows_by_model: dict[str, list[float | None]], k: int = MAX_PAPER_
     return picks[:k]
 
 
-def category_table(
-    runs: list[Run], task: str, base: str, dim: str, cells: list[tuple[str, str]], links
-) -> tuple[Table, BarPlot]:
+def category_table(runs, task, base, dim, cells, links, display=None) -> tuple[Table, BarPlot]:
+    """Our runs (and linked paper rows) per category label; ``display`` maps labels to printed names."""
     by_metric = {link.metric: link for link in links}
     linked = [by_metric.get(name) for _, name in cells]
     any_link = next((lk for lk in linked if lk is not None), None)
-    labels = [lk.column if lk is not None else label for (label, _), lk in zip(cells, linked)]
+    display = display or {}
+    labels = [lk.column if lk is not None else display.get(label, label) for (label, _), lk in zip(cells, linked)]
     ours = []
     for run in runs:
         vals = []
@@ -256,11 +256,13 @@ def build_sections(runs: list[Run], anchors_dir: str = anchor_mod.ANCHORS_DIR) -
     for bench, tasks in tasks_by_benchmark(runs).items():
         data = anchor_mod.load_anchor_file(bench, anchors_dir) or {}
         section = Section(bench, data.get("paper", ""))
-        section.tables.append(headline_table(runs, tasks))
+        hints = data.get("categories") or []
+        display = {k: v for hint in hints for k, v in hint["labels"].items()}
+        section.tables.append(headline_table(runs, tasks, hints))
         linked_any = False
         for task in tasks:
             names = _metric_names(runs, task)
-            head, families = category_tables(names)
+            head, families = category_tables(names, hints)
             links = anchor_mod.links_for(bench, task, names, anchors_dir)
             linked_any |= bool(links)
             for link in links:
@@ -269,7 +271,7 @@ def build_sections(runs: list[Run], anchors_dir: str = anchor_mod.ANCHORS_DIR) -
                     section.tables.append(table)
                     section.plots.append(plot)
             for (base, dim), cells in families.items():
-                table, plot = category_table(runs, task, base, dim, cells, links)
+                table, plot = category_table(runs, task, base, dim, cells, links, display)
                 section.tables.append(table)
                 section.plots.append(plot)
         if not data:

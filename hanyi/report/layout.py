@@ -10,6 +10,7 @@ is a headline metric, so unknown tasks still get a complete (generic) table.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 #: Words that introduce a category dimension after a metric name.
@@ -41,7 +42,31 @@ class Cell:
     label: str
 
 
-def classify(names: list[str]) -> dict[str, Cell | None]:
+def hint_patterns(hints: list[dict] | None) -> list[tuple[re.Pattern, str, dict]]:
+    """Compile a benchmark's ``categories`` hints (from its anchor file) into ``(regex, dimension, labels)``.
+
+    A hint is ``{bases: [accuracy, miou], pattern: "{base}_{label}_macro", dimension: culture group (macro),
+    labels: {non_wordnet: Not in WordNet, coco: MS-COCO}}``; ``pattern`` defaults to ``{base}_{label}``.
+
+    >>> [(rx.pattern, dim) for rx, dim, _ in hint_patterns([{"bases": ["acc"], "dimension": "g", "labels": {"a": "A"}}])]
+    [('^(?P<base>acc)_(?P<label>a)$', 'g')]
+    """
+    out = []
+    for hint in hints or []:
+        labels = hint["labels"]
+        bases = "|".join(re.escape(b) for b in hint["bases"])
+        alts = "|".join(re.escape(k) for k in sorted(labels, key=len, reverse=True))
+        pattern = (
+            re.escape(hint.get("pattern", "{base}_{label}"))
+            .replace(r"\{base\}", "{base}")
+            .replace(r"\{label\}", "{label}")
+        )
+        pattern = pattern.replace("{base}", f"(?P<base>{bases})").replace("{label}", f"(?P<label>{alts})")
+        out.append((re.compile(f"^{pattern}$"), hint["dimension"], labels))
+    return out
+
+
+def classify(names: list[str], hints: list[dict] | None = None) -> dict[str, Cell | None]:
     """``{name: Cell or None}``: ``None`` marks a headline metric.
 
     >>> out = classify(["acc", "acc_robust", "acc_domain_life", "acc_type_single_panel_comic", "parse_rate"])
@@ -56,9 +81,14 @@ def classify(names: list[str]) -> dict[str, Cell | None]:
     (Cell(base='feat', dimension='feat', label='use_of_color'), None)
     """
     known = set(names)
+    compiled = hint_patterns(hints)
     out: dict[str, Cell | None] = {}
     for name in names:
         out[name] = None
+        hit = next(((m, dim) for rx, dim, _ in compiled if (m := rx.match(name))), None)
+        if hit:
+            out[name] = Cell(hit[0]["base"], hit[1], hit[0]["label"])
+            continue
         bases = [b for b in known if b != name and name.startswith(b + "_")]
         if bases:
             base = max(bases, key=len)
@@ -66,20 +96,40 @@ def classify(names: list[str]) -> dict[str, Cell | None]:
             if dim in DIMENSIONS and label:
                 out[name] = Cell(base, dim, label)
             continue
-        head, _, label = name.partition("_")
-        if label and head not in known and sum(n.startswith(head + "_") for n in names) >= MIN_FAMILY:
-            out[name] = Cell(head, head, label)
+        family = _family(name, names, known)
+        if family:
+            out[name] = Cell(family, family, name[len(family) + 1 :])
     return out
 
 
-def category_tables(names: list[str]) -> tuple[list[str], dict[tuple[str, str], list[tuple[str, str]]]]:
+def _family(name: str, names: list[str], known: set[str]) -> str | None:
+    """The longest ``_``-bounded prefix of ``name``, not itself a metric, shared by :data:`MIN_FAMILY` names.
+
+    >>> names = ["primary_profile_rate_a", "primary_profile_rate_b", "primary_profile_rate_c", "feat_x_y"]
+    >>> _family("primary_profile_rate_a", names, set(names)), _family("feat_x_y", names, set(names))
+    ('primary_profile_rate', None)
+    """
+    parts = name.split("_")
+    for cut in range(len(parts) - 1, 0, -1):
+        prefix = "_".join(parts[:cut])
+        if prefix not in known and sum(n.startswith(prefix + "_") for n in names) >= MIN_FAMILY:
+            return prefix
+    return None
+
+
+def category_tables(
+    names: list[str], hints: list[dict] | None = None
+) -> tuple[list[str], dict[tuple[str, str], list[tuple[str, str]]]]:
     """``(headline names, {(base, dimension): [(label, metric name), ...]})``, both in first-seen order.
 
     >>> head, tables = category_tables(["acc", "acc_cat_A", "acc_cat_B", "acc_robust"])
     >>> head, tables
     (['acc', 'acc_robust'], {('acc', 'cat'): [('A', 'acc_cat_A'), ('B', 'acc_cat_B')]})
+    >>> hint = {"bases": ["miou"], "dimension": "culture group", "labels": {"coco": "MS-COCO", "non_wordnet": "non-WN"}}
+    >>> category_tables(["miou", "miou_coco", "miou_non_wordnet"], [hint])
+    (['miou'], {('miou', 'culture group'): [('coco', 'miou_coco'), ('non_wordnet', 'miou_non_wordnet')]})
     """
-    cells = classify(names)
+    cells = classify(names, hints)
     headline, tables = [], {}
     for name in names:
         cell = cells[name]
