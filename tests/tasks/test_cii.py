@@ -227,3 +227,35 @@ def test_malformed_multilabel_is_reported():
     row = {"id": "test-9", "answer": "A", "image": 1, "rhetoric": "{'choices': [", "image_type": "海报(Poster)",
            **{f"option{i}": "x" for i in range(1, 7)}}  # fmt: skip
     assert check_rows([row])[1] == {"malformed_rhetoric": ["test-9"]}
+
+
+def test_ctc_with_a_judge_scores_through_the_evaluator(replay, monkeypatch, tmp_path):
+    import importlib.util
+    import sys
+
+    name = "hanyi_tests_judge_server"
+    if name not in sys.modules:
+        path = os.path.join(os.path.dirname(__file__), "..", "judge_server.py")
+        spec = importlib.util.spec_from_file_location(name, path)
+        sys.modules[name] = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(sys.modules[name])
+    seen = []
+
+    def answer(messages):
+        seen.append(messages)
+        return "[4]\n\nDetailed." if "松" in messages[-1]["content"] else "no rating"
+
+    with sys.modules[name].serve_fake_judge(answer=answer) as judge:
+        monkeypatch.setenv("HANYI_JUDGE_BASE_URL", judge.base_url)
+        monkeypatch.setenv("HANYI_JUDGE_MODEL", "fake-judge")
+        monkeypatch.setenv("HANYI_JUDGE_CACHE_DIR", str(tmp_path / "judge-cache"))
+        records = [{"task": "cii_ctc", "key": {"id": "test-3"}, "response": "画中老人在松下抚琴。"},
+                   {"task": "cii_ctc", "key": {"id": "test-8"}, "response": "梅花。"}]  # fmt: skip
+        res = replay(records, ["cii_ctc"])["results"]["cii_ctc"]
+    assert len(seen) == 2  # judged once for all eight ctc_* metrics
+    system, user = seen[0][0]["content"], seen[0][1]["content"]
+    assert system.startswith("\n# Role\nYou are an impartial judge") and system.endswith('"[ratings]". \n')
+    assert user.startswith("\n    human answer: {") and user.endswith("}\n    ")
+    assert res["ctc_score,none"] == 2.0  # [4] and an unparsable answer scored 0, over 2
+    assert res["ctc_score_difficulty_hard,none"] == 4.0 and res["ctc_score_difficulty_medium,none"] == 0.0
+    assert res["ctc_judge_failures,none"] == 1.0
