@@ -243,7 +243,7 @@ def test_unknown_tasks_and_limit_runs_are_reported_generically(tmp_path):
 def test_report_of_a_replay_run_shows_the_known_accuracy(replay, tmp_path):
     from hanyi.report.lmms_output import save_like_cli
 
-    records = [{"task": "punrebus_matching", "doc_id": i, "response": "C"} for i in range(9)]
+    records = [{"task": "punrebus_matching", "doc_id": i, "response": "C"} for i in range(_punrebus_docs())]
     results = replay(records, ["punrebus_matching"])
     golds = [
         json.loads(s["target"].replace("'", '"')) if isinstance(s["target"], str) else s["target"]
@@ -326,3 +326,11 @@ def test_html_report_renders_in_headless_chromium_with_tables_and_images(llava_r
         check=True,
     )
     assert shot.stat().st_size > 10_000
+
+
+def _punrebus_docs() -> int:
+    import datasets
+
+    from hanyi.data.sources import SAMPLE_DIR
+
+    return len(datasets.load_dataset(os.path.join(SAMPLE_DIR, "punrebus"), "images", split="test"))
