@@ -3,7 +3,8 @@
 Defined in the Pun Rebus spec (ambiguity 4). Unlike a first-character parser, it never reads an English word as a
 letter: "A vase depicting bats" and "Based on the image" are not answers A and B. Steps, first hit wins:
 
-1. Normalise: NFKC (full-width ``Ｂ`` -> ``B``), strip leading whitespace, markdown symbols (``*#>`` and backtick) and quotes.
+1. Normalise: NFKC (full-width ``Ｂ`` -> ``B``), remove markdown emphasis (``*``, backtick), strip leading whitespace,
+   ``#``, ``>`` and quotes.
 2. Leading answer: an optional ``option|answer|choice|选项|答案`` prefix (case-insensitive) with an optional colon,
    an optional ``(`` or ``[``, then an uppercase letter followed by ``.``, ``)``, ``:``, ``：``, ``]``, the end of
    the text, or whitespace plus that option's own text.
@@ -36,7 +37,7 @@ def extract_choice_delimited(response: str | None, options: Sequence[tuple[str, 
     """
     if not isinstance(response, str):
         return None
-    text = _LEAD_STRIP.sub("", unicodedata.normalize("NFKC", response))
+    text = _LEAD_STRIP.sub("", re.sub(r"[*`]", "", unicodedata.normalize("NFKC", response)))
     if not text:
         return None
     for letter, option_text in options:

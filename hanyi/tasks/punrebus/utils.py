@@ -80,8 +80,11 @@ def punrebus_elements_process_results(doc, results):
     gold, pred = list(doc["elements_en"]), el.parse_elements_official(response)
     item = {"gold": gold, "pred": pred, "parsed": pred is not None, "lemmatizer": el.lemmatizer_backend()}
     out = {
-        "element_abs": {**item, "score": el.element_abs(gold, pred) if pred is not None else None},
-        "element_abs_capped": {**item, "score": el.element_abs_capped(gold, pred) if pred is not None else None},
+        "element_abs": {**item, "instance_score": el.element_abs(gold, pred) if pred is not None else None},
+        "element_abs_capped": {
+            **item,
+            "instance_score": el.element_abs_capped(gold, pred) if pred is not None else None,
+        },
         "element_zh_rate": float(el.has_cjk(response)),
         "element_parse_rate": float(pred is not None),
     }
@@ -91,7 +94,7 @@ def punrebus_elements_process_results(doc, results):
 
 
 def punrebus_mean_over_parsed(items):
-    return el.mean_or_zero([it["score"] for it in items if it["parsed"]])
+    return el.mean_or_zero([it["instance_score"] for it in items if it["parsed"]])
 
 
 def punrebus_element_sim(items):

@@ -1,0 +1,51 @@
+"""hanyi.metrics.choice_punrebus and the paper parser of choice.py: official Pun Rebus scorer behaviour."""
+
+import pytest
+
+from hanyi.metrics.choice import accuracy_over_parsed, extract_leading_letter, is_correct_choice
+from hanyi.metrics.choice_punrebus import category_accuracy, extract_first_char_letter, wrong_answer_confusion
+
+
+@pytest.mark.parametrize(
+    "response, image_parser, text_parser",
+    [
+        ("Based on the artwork, E", "B", "B"),  # the documented quirk: first character wins
+        ("A vase with peaches", "A", "A"),
+        ("Option G", "G", None),  # the image scorer takes "Option X", the text scorer does not
+        ("**B**", None, None),
+        (" B", None, None),
+        ("b. happiness", None, None),
+        ("", None, None),
+    ],
+)
+def test_official_first_character_rules(response, image_parser, text_parser):
+    assert extract_leading_letter(response, "ABCDEFG") == image_parser
+    assert extract_first_char_letter(response, "ABCDEFG") == text_parser
+
+
+def test_multi_label_gold_any_label_counts():
+    assert is_correct_choice("D", ["A", "B", "D"])  # 三多 sanduo
+    assert not is_correct_choice("C", ["A", "B", "D"])
+
+
+def _item(pred, gold):
+    return {"parsed": pred is not None, "correct": is_correct_choice(pred, gold), "pred": pred, "gold": gold}
+
+
+ITEMS = [_item("A", ["A", "B"]), _item("D", ["B"]), _item("D", ["F", "G"]), _item(None, ["B"]), _item("B", ["B"])]
+
+
+def test_paper_accuracy_leaves_unparsed_out_of_denominator():
+    assert accuracy_over_parsed(ITEMS) == pytest.approx(2 / 4)
+
+
+@pytest.mark.parametrize("letter, expected", [("A", 1.0), ("B", 1 / 3), ("F", 0.0), ("G", 0.0), ("C", 0.0)])
+def test_per_category_accuracy_uses_chosen_letter_over_parsed_gold_counts(letter, expected):
+    # B: parsed items with B in gold = 3 (A|B, B, B); correct with chosen B = 1
+    assert category_accuracy(ITEMS, letter) == pytest.approx(expected)
+
+
+def test_confusion_counts_each_true_label_of_a_wrong_answer():
+    m = wrong_answer_confusion(ITEMS)
+    assert (m["B"]["D"], m["F"]["D"], m["G"]["D"]) == (1, 1, 1)
+    assert sum(sum(row.values()) for row in m.values()) == 3

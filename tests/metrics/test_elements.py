@@ -1,0 +1,103 @@
+"""hanyi.metrics.elements: the official element scorer's rules, pinned by hand-computed cases (spec §3.1-3.2)."""
+
+import pytest
+
+from hanyi.metrics import elements as el
+
+PARSE_CASES = [
+    # (response, official parse) -- first line only, split on ", ", ".()" removed, lowercased, nouns lemmatised
+    ("Bats, Peaches (桃), coin.", ["bat", "peach 桃", "coin"]),
+    ("Horse, Monkey\nThe horse and monkey make a pun.", ["horse", "monkey"]),
+    ("Bat,Peach", ["bat,peach"]),  # comma without a space does not split
+    ("蝙蝠，桃子", ["蝙蝠，桃子"]),  # Chinese commas do not split
+    ("Fish跃龙门, 瓶子", ["fish跃龙门", "瓶子"]),
+    ("  Lotus ,  Fish", ["lotus", "fish"]),
+    ("\nBat, Peach", None),  # starts with a newline: the official log regex skips the image
+    ("", None),
+    (None, None),
+]
+
+
+@pytest.mark.parametrize("response, expected", PARSE_CASES)
+def test_official_parse_uses_first_line_and_comma_space(response, expected):
+    assert el.parse_elements_official(response) == expected
+
+
+ABS_CASES = [
+    # (gold, pred, uncapped, capped)
+    (["bat", "peach", "coin"], ["bat", "peach 桃", "coin"], 1.0, 1.0),
+    (["official hat", "official hat"], ["official hat"], 1.0, 1.0),  # jiaguan: |G| = 2, both copies hit
+    (["official hat", "official hat"], ["red official hat", "official hat"], 2.0, 1.0),
+    (["fish"], ["goldfish", "fish"], 2.0, 1.0),  # substring double count, uncapped
+    (["shoes"], ["shoe"], 0.0, 0.0),  # plural GT never matches a lemmatised prediction
+    (["cat"], ["catfish"], 1.0, 1.0),  # substring false positive, as in the scorer
+    (["bat", "coin"], [], 0.0, 0.0),
+]
+
+
+@pytest.mark.parametrize("gold, pred, uncapped, capped", ABS_CASES)
+def test_element_abs_is_uncapped_substring_and_capped_variant_is_at_most_one(gold, pred, uncapped, capped):
+    assert el.element_abs(gold, pred) == pytest.approx(uncapped)
+    assert el.element_abs_capped(gold, pred) == pytest.approx(capped)
+
+
+def test_plural_gt_story_scores_zero_even_for_a_verbatim_answer():
+    assert el.element_abs(["shoes"], el.parse_elements_official("Shoes")) == 0.0
+
+
+@pytest.mark.parametrize(
+    "word, lemma",
+    [("bats", "bat"), ("peaches", "peach"), ("butterflies", "butterfly"), ("magpies", "magpie"), ("leaves", "leaf"),
+     ("lotuses", "lotus"), ("lotus", "lotus"), ("cypress", "cypress"), ("narcissus", "narcissus"), ("vases", "vas"),
+     ("boxes", "box"), ("geese", "goose"), ("buddha's", "buddha's"), ("fish", "fish"), ("horses", "horse")],
+)  # fmt: skip
+def test_rule_fallback_matches_wordnet_on_element_vocabulary(word, lemma):
+    # expected values are WordNet 3.0's noun lemmas (checked with benchmarks/punrebus_lemmatizer.py)
+    assert el.singularize_rule(word) == lemma
+
+
+def test_lemmatizer_backend_is_reported():
+    assert el.lemmatizer_backend() in ("wordnet", "rule_fallback")
+
+
+def test_has_cjk_flags_mixed_script():
+    assert [el.has_cjk(t) for t in ["Fish跃龙门", "fish", "", None]] == [True, False, False, False]
+
+
+def test_sbert_resolution_prefers_env_then_packaged_copy(monkeypatch):
+    monkeypatch.setenv(el.SBERT_ENV, "/some/local/model")
+    assert el.resolve_sbert_model() == "/some/local/model"
+    assert el.resolve_sbert_model("explicit") == "explicit"
+    monkeypatch.delenv(el.SBERT_ENV)
+    resolved = el.resolve_sbert_model()
+    assert resolved == el.SBERT_DEFAULT or resolved.endswith("model")
+
+
+def test_unloadable_sbert_returns_none_with_warning(caplog):
+    assert el.load_sbert("/nonexistent/model/dir") is None
+    assert "element_sim is not reported" in caplog.text
+
+
+@pytest.fixture(scope="module")
+def sbert():
+    model = el.load_sbert()
+    if model is None:
+        pytest.skip("all-MiniLM-L6-v2 not available offline")
+    return model
+
+
+def test_batched_sim_equals_official_pairwise_loop(sbert):
+    pairs = [
+        (["bat", "peach", "coin"], ["bat", "peach 桃", "coin"]),
+        (["official hat", "official hat"], ["hat", "bird"]),
+        (["quail", "chrysanthemum"], ["pheasant", "flower", "rock"]),
+        (["fish"], []),
+        (["bat", "coin"], ["coin", "bat"]),
+    ]
+    batched = el.element_sim_scores(pairs, sbert)
+    official = [el.element_sim_official(g, p, sbert) for g, p in pairs]
+    assert batched == pytest.approx(official, abs=1e-6)
+    assert batched[4] == pytest.approx(1.0, abs=1e-5)  # verbatim answer
+    assert 0.9 < batched[0] < 1.0  # "peach 桃" is close to, not equal to, "peach"
+    assert batched[3] == 0.0  # max starts at 0: empty P gives 0
+    assert 0.0 < batched[2] < 1.0

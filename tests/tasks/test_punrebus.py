@@ -1,0 +1,274 @@
+"""Pun Rebus Art tasks: contract, prompt snapshots, end-to-end replay runs, the shared tiny-LLaVA run, prepare."""
+
+import argparse
+import csv
+import io
+import json
+import os
+import zipfile
+
+import pytest
+
+from hanyi.data import punrebus as data
+from hanyi.tasks.punrebus import utils
+from hanyi.tasks.punrebus.constants import FIVE_SHOT_STORIES, LETTERS
+
+ZERO_SHOT = ("punrebus_matching", "punrebus_elements", "punrebus_expression", "punrebus_textonly")
+FIVE_SHOT = ("punrebus_matching_5shot", "punrebus_elements_5shot")
+FIXTURES = os.path.join(os.path.dirname(__file__), "..", "fixtures", "punrebus")
+REAL_CSV = os.path.join(
+    os.path.dirname(__file__), "..", "..", "..", "shared", "data", "pun_rebus", "answer_sheet_w_element.csv"
+)
+
+
+@pytest.fixture(scope="module")
+def docs():
+    import datasets
+
+    root = os.path.join(os.path.dirname(data.__file__), "sample", "punrebus")
+    images = datasets.load_dataset(root, "images", split="test")
+    text = datasets.load_dataset(root, "textonly", split="test")
+    return {d["image_id"]: d for d in images}, list(text)
+
+
+def test_group_holds_only_generate_until_zero_shot_tasks(task_manager):
+    from lmms_eval.tasks import get_task_dict
+
+    tasks = get_task_dict(["punrebus", *FIVE_SHOT], task_manager)
+    leaves = {
+        t.config.task: t for group in tasks.values() for t in (group.values() if isinstance(group, dict) else [group])
+    }
+    assert set(ZERO_SHOT) | set(FIVE_SHOT) <= set(leaves)
+    for name, task in leaves.items():
+        assert task.OUTPUT_TYPE == "generate_until", name
+        assert task.config.metadata["version"] >= 1.0
+
+
+@pytest.mark.parametrize(
+    "prompt, doc_id",
+    [("matching", "mashangfenghou_1.jpg"), ("elements", "jiaguan_1.jpg"), ("expression", "sanduo_1.jpg")],
+)
+@pytest.mark.parametrize("variant", ["paper", "code_exact"])
+def test_prompt_snapshots(docs, snapshot, prompt, doc_id, variant):
+    text = utils.punrebus_doc_to_text(docs[0][doc_id], {"prompt": prompt, "prompt_variant": variant})
+    snapshot(f"punrebus_{prompt}_{variant}__{doc_id.split('.')[0]}", text)
+
+
+@pytest.mark.parametrize("variant", ["paper", "code_exact", "qwen_code_exact"])
+def test_textonly_prompt_snapshots(docs, snapshot, variant):
+    doc = docs[1][0]
+    snapshot(
+        f"punrebus_textonly_{variant}__{doc['story_pinyin']}",
+        utils.punrebus_doc_to_text(doc, {"prompt": "textonly", "prompt_variant": variant}),
+    )
+
+
+def test_code_exact_prompts_are_the_official_strings_byte_for_byte(docs):
+    with open(os.path.join(FIXTURES, "code_exact_prompts.json"), encoding="utf-8") as f:
+        official = json.load(f)
+    image_doc, text_doc = docs[0]["jiaguan_1.jpg"], docs[1][0]
+    for name, expected in official.items():
+        prompt, variant = name.split("_", 1)
+        doc = text_doc if prompt == "textonly" else image_doc
+        expected = expected.replace("{chinese_word}", doc.get("story_zh", ""))
+        assert utils.punrebus_doc_to_text(doc, {"prompt": prompt, "prompt_variant": variant}) == expected, name
+    assert "Pleas answer" in official["elements_code_exact"] and "Happiness,Joy" in official["matching_code_exact"]
+
+
+def test_paper_matching_prompt_has_clean_options(docs):
+    text = utils.punrebus_doc_to_text(docs[0]["jiaguan_1.jpg"], {"prompt": "matching", "prompt_variant": "paper"})
+    assert "meaning:\nA. Longevity and Good Health\nB. Happiness, Joy, Good Luck\n" in text
+    assert "  " not in text and text.endswith("Please do not include your justification in your response.")
+
+
+def test_five_shot_messages_interleave_exemplars_then_query(docs):
+    doc = docs[0]["sanduo_1.jpg"]
+    (message,) = utils.punrebus_5shot_doc_to_messages(doc, {"prompt": "matching", "prompt_variant": "paper"})
+    kinds = [part["type"] for part in message["content"]]
+    assert kinds == ["image", "text"] * 6
+    answers = [p["text"] for p in message["content"][1:10:2]]
+    assert answers == ["Answer: G. Peace and Protection from Evil, Societal Harmony", "Answer: B. Happiness, Joy, Good Luck",
+                       "Answer: C. Prestige, Promotion, and Good Exam Results", "Answer: E. Wealth or Prosperity",
+                       "Answer: F. Moral Integrity, Eremitism"]  # fmt: skip
+    (elements_message,) = utils.punrebus_5shot_doc_to_messages(doc, {"prompt": "elements", "prompt_variant": "paper"})
+    assert elements_message["content"][1]["text"] == "Answer: Quail, Chrysanthemum"
+    assert len(utils.punrebus_5shot_doc_to_visual(doc)) == 6
+
+
+MATCHING = {
+    # image_id: (response, paper parse correct?, robust parse correct?) -- gold from the sample answer sheet
+    "mashangfenghou_1.jpg": ("C. Prestige", True, True),
+    "mashangfenghou_2.jpg": ("Based on the horse and monkey, C.", False, True),  # paper reads B (wrong), robust C
+    "jiqingshuangyu_1.jpg": ("**B**", None, True),  # paper: unparsed; robust: B
+    "fushoushuangquan_1.jpg": ("Option B", True, True),  # multi-label A|B
+    "jiaguan_1.jpg": ("D. Fecundity", False, False),
+    "sanduo_1.jpg": ("D", True, True),  # multi-label A|B|D
+    "tongxie_1.jpg": ("A vase with shoes", False, None),  # paper reads A (wrong); robust unparsed
+    "anjutu_1.jpg": ("", None, None),
+    "fuzaiyanqian_1.jpg": ("G", False, False),
+    "bidingshengguan_1.jpg": ("C", True, True),
+    "dafugui_1.jpg": ("E", True, True),
+    "gaofengliangjie_1.jpg": ("D", False, False),
+}
+
+
+def _records(task, table):
+    return [{"task": task, "key": {"image_id": k}, "response": v[0]} for k, v in table.items()]
+
+
+@pytest.fixture(scope="module")
+def replay_results(replay):
+    elements = {
+        "jiaguan_1.jpg": "Official Hat, Bird",  # G = [official hat, official hat]: 2/2
+        "fushoushuangquan_1.jpg": "Bats, Peaches (桃), coin.",  # 3/3 after lemmatisation
+        "tongxie_1.jpg": "Shoes",  # plural GT: 0 even verbatim
+        "mashangfenghou_1.jpg": "\nHorse, Monkey",  # lmms-eval strips responses first, so this one parses (docs)
+        "mashangfenghou_2.jpg": "马, 猴子",  # Chinese: 0, counted in element_zh_rate
+        "sanduo_1.jpg": "Bat, Pomegranate, Fruit bat",  # bat twice: uncapped 3/2, capped 2/2
+    }
+    records = _records("punrebus_matching", MATCHING) + [
+        {"task": "punrebus_elements", "key": {"image_id": k}, "response": v} for k, v in elements.items()
+    ]
+    records += [{"task": "punrebus_textonly", "key": {"story_pinyin": "sanduo"}, "response": "D. Fecundity"},
+                {"task": "punrebus_textonly", "key": {"story_pinyin": "jiaguan"}, "response": "Option C"}]  # fmt: skip
+    return replay(records, ["punrebus_matching", "punrebus_elements", "punrebus_textonly"], on_missing="empty")
+
+
+def test_matching_paper_and_robust_accuracy(replay_results):
+    r = replay_results["results"]["punrebus_matching"]
+    paper = [v[1] for v in MATCHING.values()]
+    robust = [v[2] for v in MATCHING.values()]
+    parsed = [p for p in paper if p is not None]
+    assert r["accuracy,none"] == pytest.approx(sum(parsed) / len(parsed))  # 5/10: unparsed left out
+    assert r["accuracy_robust,none"] == pytest.approx(sum(bool(x) for x in robust) / len(robust))  # 7/12
+    assert r["parse_rate,none"] == pytest.approx(10 / 12)
+    assert r["parse_rate_robust,none"] == pytest.approx(10 / 12)
+
+
+def test_matching_per_category_and_confusion(replay_results):
+    r = replay_results["results"]["punrebus_matching"]
+    # parsed gold-C docs: mashangfenghou x2, jiaguan, bidingshengguan = 4; correct with chosen C: 2
+    assert r["accuracy_cat_C,none"] == pytest.approx(2 / 4)
+    # parsed gold-D docs: sanduo, tongxie = 2; correct chosen D: sanduo
+    assert r["accuracy_cat_D,none"] == pytest.approx(1 / 2)
+    confusion = r["wrong_answer_confusion,none"]
+    assert confusion["C"]["B"] == 1 and confusion["C"]["D"] == 1 and confusion["D"]["A"] == 1
+    assert confusion["F"]["D"] == 1 and confusion["B"]["G"] == 1
+    assert sum(sum(row.values()) for row in confusion.values()) == 5
+
+
+def test_elements_metrics(replay_results):
+    r = replay_results["results"]["punrebus_elements"]
+    # parsed: the 6 answered docs; the 6 empty answers are unparsed and left out, as in the official scorer
+    abs_scores = [1.0, 1.0, 1.0, 0.0, 0.0, 1.5]  # jiaguan, fushoushuangquan, mashangfenghou x2, tongxie, sanduo
+    capped = [1.0, 1.0, 1.0, 0.0, 0.0, 1.0]
+    assert r["element_abs,none"] == pytest.approx(sum(abs_scores) / 6)
+    assert r["element_abs_capped,none"] == pytest.approx(sum(capped) / 6)
+    assert r["element_parse_rate,none"] == pytest.approx(6 / 12)
+    assert r["element_zh_rate,none"] == pytest.approx(2 / 12)  # "马, 猴子" and "Peaches (桃)"
+    assert 0.0 < r["element_sim,none"] < 1.0
+    sample = next(s for s in replay_results["samples"]["punrebus_elements"] if s["element_abs"]["gold"] == ["shoes"])
+    assert sample["element_abs"]["lemmatizer"] in ("wordnet", "rule_fallback")
+
+
+def test_textonly_counts_unparsed_as_wrong(replay_results):
+    r = replay_results["results"]["punrebus_textonly"]
+    n = replay_results["n-samples"]["punrebus_textonly"]["effective"]
+    assert n == 11
+    assert r["accuracy,none"] == pytest.approx(1 / 11)  # "Option C" is unparsed by the text scorer
+    assert r["accuracy_robust,none"] == pytest.approx(2 / 11)
+
+
+def test_five_shot_excludes_exemplar_stories(replay):
+    results = replay([], list(FIVE_SHOT), on_missing="empty")
+    for task in FIVE_SHOT:
+        assert results["n-samples"][task]["effective"] == 12 - len(FIVE_SHOT_STORIES)
+
+
+def test_expression_judge_not_emitted_without_config_and_aggregates_with_fake(replay, monkeypatch):
+    results = replay(
+        [{"task": "punrebus_expression", "doc_id": 0, "response": "G. Peace. The quail..."}],
+        ["punrebus_expression"],
+        on_missing="empty",
+    )
+    r = results["results"]["punrebus_expression"]
+    assert "judge_score,none" not in r and r["parse_rate,none"] == pytest.approx(1 / 12)
+
+    import hanyi.metrics.judge as judge
+
+    class FakeClient:
+        def judge_many(self, prompts, parse, system=None):
+            return [judge.JudgeResult("h", "Score: 7", parse("7"), None, False) for _ in prompts]
+
+    monkeypatch.setattr(judge, "JudgeConfig", type("C", (), {"from_env": staticmethod(lambda o=None: object())}))
+    monkeypatch.setattr(judge, "get_judge_client", lambda cfg: FakeClient())
+    out = utils.punrebus_expression_process_results({"categories": ["B"], "elements_en": ["fish"], "story_zh": "吉庆双余",
+                                                      "story_pinyin": "jiqingshuangyu", "image_id": "x"}, ["B. fish"])  # fmt: skip
+    assert "Correct option(s): B. Happiness, Joy, Good Luck" in out["judge_score"]["prompt"]
+    assert utils.punrebus_judge_score([out["judge_score"]] * 2) == 7
+
+
+def test_llava_run_scores_every_zero_shot_task(llava_run):
+    for task in ZERO_SHOT:
+        assert task in llava_run["results"], task
+    assert 0.0 <= llava_run["results"]["punrebus_matching"]["accuracy_robust,none"] <= 1.0
+    assert "element_abs,none" in llava_run["results"]["punrebus_elements"]
+
+
+def _zip_of_images(path, names):
+    from hanyi.data.images import synthetic_image
+
+    with zipfile.ZipFile(path, "w") as zf:
+        for name in names:
+            buf = io.BytesIO()
+            synthetic_image(name).save(buf, format="PNG")
+            zf.writestr(f"Pun Chinese Painting/{name}", buf.getvalue() if name != "broken_1.jpg" else b"not an image")
+
+
+def test_prepare_from_local_zip_reports_every_anomaly(tmp_path):
+    sheet = tmp_path / "sheet.csv"
+    sheet.write_text(
+        data.sample_answer_sheet() + "福到,fudao,B,Bat,,,\n福到,fudao,B,Fu,,,\n加官,jiaguan,C,Official Hat,Official Hat,,\n坏行,,Z,,,,\n",
+        encoding="utf-8",
+    )  # fmt: skip
+    names = ["jiaguan_1.jpg", "fudao_1.png", "fudao_2.jpeg", "unknown_1.jpg", "Odd Name.JPG", "broken_1.jpg"]
+    sheet_text = sheet.read_text(encoding="utf-8").replace("坏行,,Z", "broken,broken,B")  # give "broken" a story
+    sheet.write_text(sheet_text, encoding="utf-8")
+    _zip_of_images(tmp_path / "images.zip", names)
+    parser = argparse.ArgumentParser()
+    data.add_prepare_arguments(parser)
+    args = parser.parse_args(["--answer-sheet", str(sheet), "--images", str(tmp_path / "images.zip")])
+    args.out_dir = str(tmp_path / "out")
+    counts = data.run_prepare(args)
+    assert counts["images"] == 3 and counts["stories"] == 13 and counts["textonly_docs"] == 13
+    assert counts["images_with_no_story"] == 1 and counts["odd_file_names"] == 1 and counts["undecodable_images"] == 1
+    assert counts["duplicate_rows"] == 1 and counts["element_conflicts"] == 1
+    import datasets
+
+    ds = datasets.load_dataset(args.out_dir, "images", split="test")
+    by_id = {d["image_id"]: d for d in ds}
+    assert by_id["fudao_1.png"]["elements_en"] == ["fu"]  # last row wins
+    assert by_id["jiaguan_1.jpg"]["elements_en"] == ["official hat", "official hat"]
+    with open(os.path.join(args.out_dir, "hanyi_build.json"), encoding="utf-8") as f:
+        build = json.load(f)
+    assert build["anomalies"]["odd_file_names"] == ["Pun Chinese Painting/Odd Name.JPG"]
+    assert build["answer_sheet_is_pinned_official"] is False
+
+
+@pytest.mark.skipif(not os.path.isfile(REAL_CSV), reason="shared/data answer sheet not present")
+def test_real_answer_sheet_gives_375_stories_and_text_docs():
+    with open(REAL_CSV, "rb") as f:
+        raw = f.read()
+    assert data.sha256_bytes(raw) == data.ANSWER_SHEET_SHA256
+    stories, names, anomalies = data.parse_answer_sheet(raw.decode("utf-8-sig"))
+    assert len(stories) == 375 and len(names) == 375
+    assert stories["jiaguan"]["elements_en"] == ["official hat", "official hat"]
+    # the file lists Bat then Fu, so last-row-wins keeps "fu" (the spec text says "bat"; see docs)
+    assert stories["fudao"]["elements_en"] == ["fu"] and stories["fushoushuangquan"]["categories"] == ["A", "B"]
+    assert sorted(anomalies["element_conflicts"]) == sorted(
+        ["fushoushuangquan", "sangongbaishou", "wufupengshou", "wufuchangqing", "wufuhehe", "fudao"]
+    )
+    assert set(anomalies["names_with_several_pinyins"]) == {"富贵有余"}
+    rows = list(csv.reader(io.StringIO(raw.decode("utf-8-sig"))))[1:]
+    assert sum(len(s["categories"]) for s in stories.values()) == len({(r[1], r[2]) for r in rows})
+    assert set(LETTERS) == {c for s in stories.values() for c in s["categories"]}
