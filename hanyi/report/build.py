@@ -94,6 +94,8 @@ def tasks_by_benchmark(runs: list[Run]) -> dict[str, list[str]]:
         parents = parents_of(run)
         for name, task in run.tasks.items():
             bench = benchmark_of(name, parents)
+            if task.is_group and len(task.subtasks) == 1 and task.subtasks[0] in run.tasks:
+                continue  # a one-task group repeats its task's numbers
             if bench:
                 found.setdefault(bench, set()).add(name)
                 if task.is_group:

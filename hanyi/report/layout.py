@@ -79,6 +79,8 @@ def classify(names: list[str], hints: list[dict] | None = None) -> dict[str, Cel
     >>> fam = classify(["feat_symbolism", "feat_use_of_color", "feat_line_quality", "expert_alignment"])
     >>> fam["feat_use_of_color"], fam["expert_alignment"]
     (Cell(base='feat', dimension='feat', label='use_of_color'), None)
+    >>> classify(["exact_match", "exact_match_strict", "exact_match_lenient"])["exact_match"] is None
+    True
     """
     known = set(names)
     compiled = hint_patterns(hints)
@@ -112,7 +114,11 @@ def _family(name: str, names: list[str], known: set[str]) -> str | None:
     parts = name.split("_")
     for cut in range(len(parts) - 1, 0, -1):
         prefix = "_".join(parts[:cut])
-        if prefix not in known and sum(n.startswith(prefix + "_") for n in names) >= MIN_FAMILY:
+        members = [n for n in names if n.startswith(prefix + "_")]
+        if prefix in known or len(members) < MIN_FAMILY:
+            continue
+        # variants of one metric (exact_match, exact_match_strict) are not categories
+        if not any(o.startswith(m + "_") for m in members for o in names):
             return prefix
     return None
 

@@ -56,13 +56,19 @@ def _ranking(plot: BarPlot):
     ax.set_xlabel(plot.ylabel, fontsize=8)
     ax.set_title(plot.title, fontsize=9)
     ax.spines[["top", "right"]].set_visible(False)
-    fig.tight_layout()
+    longest = max((len(c) for c in plot.categories), default=10)
+    fig.subplots_adjust(
+        left=min(0.5, 0.04 + 0.0125 * longest),
+        right=0.97,
+        top=1 - 0.45 / fig.get_figheight(),
+        bottom=0.5 / fig.get_figheight(),
+    )
     return fig
 
 
 def _grouped(plot: BarPlot):
     n_cat, n_ser = len(plot.categories), len(plot.series)
-    fig = _figure(max(6.0, min(14.0, 1.0 + 0.55 * n_cat * max(1, n_ser) ** 0.5)), 3.6)
+    fig = _figure(max(8.0, min(14.0, 3.0 + 0.55 * n_cat * max(1, n_ser) ** 0.5)), 3.6)
     ax = fig.add_subplot(1, 1, 1)
     width = 0.8 / max(1, n_ser)
     ours_i = paper_i = 0
@@ -81,15 +87,18 @@ def _grouped(plot: BarPlot):
             edgecolor="white",
             linewidth=0.3,
         )
+    flat = [v for _, values, _ in plot.series for v in values if v is not None]
+    low, high = min([0.0, *flat]), max([0.0, *flat])
+    ax.set_ylim(low, high * 1.08 if high > 0 else 1.0)
     ax.set_xticks(range(n_cat))
     ax.set_xticklabels(
         plot.categories, rotation=30 if n_cat > 6 else 0, ha="right" if n_cat > 6 else "center", fontsize=8
     )
     ax.set_ylabel(plot.ylabel, fontsize=8)
     ax.set_title(plot.title, fontsize=9)
-    ax.legend(fontsize=7, frameon=False, ncol=min(3, n_ser), loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    ax.legend(fontsize=7, frameon=False, ncol=1, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     ax.spines[["top", "right"]].set_visible(False)
-    fig.tight_layout()
+    fig.subplots_adjust(left=0.1, right=0.76, top=0.9, bottom=0.28 if n_cat > 6 else 0.14)
     return fig
 
 

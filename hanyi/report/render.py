@@ -4,6 +4,7 @@ data URIs, no external CSS/JS) and ``report.json`` (the same tables, for scripts
 from __future__ import annotations
 
 import base64
+import glob
 import html
 import json
 import os
@@ -89,6 +90,8 @@ def write_report(
 ) -> dict:
     """Write every file; returns ``{"markdown", "html", "json", "plots"}`` paths."""
     os.makedirs(os.path.join(out_dir, "plots"), exist_ok=True)
+    for stale in glob.glob(os.path.join(out_dir, "plots", "*.png")):  # plots of an earlier report in the same dir
+        os.remove(stale)
     plot_files = {}
     for name, data in pngs.items():
         path = os.path.join(out_dir, "plots", slug(name) + ".png")
