@@ -17,6 +17,24 @@ import time
 
 from hanyi import BENCHMARKS
 
+#: Plots per benchmark section by default: the ones beside paper numbers first, in report order.
+DEFAULT_MAX_PLOTS = 8
+
+
+def select_plots(plots: list, limit: int) -> list:
+    """The plots to draw: those with paper rows (rankings, linked category tables) first, then the rest, in order."""
+    with_paper = [p for p in plots if p.kind == "ranking" or any(not ours for _, _, ours in p.series)]
+    rest = [p for p in plots if p not in with_paper]
+    chosen = set(map(id, (with_paper + rest)[: max(0, limit)]))
+    return [p for p in plots if id(p) in chosen]
+
+
+def _render_all(plots: list) -> dict[str, bytes]:
+    # Serial on purpose: on 2 loaded cores a process pool was slower (fork + matplotlib import per worker).
+    from hanyi.report import plots as plot_mod
+
+    return {p.name: plot_mod.render_png(p) for p in plots}
+
 
 def build_parser(prog: str) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog=prog, description=__doc__.splitlines()[0])
@@ -25,10 +43,16 @@ def build_parser(prog: str) -> argparse.ArgumentParser:
     parser.add_argument(
         "--no-plots", dest="plots", action="store_false", help="skip the PNG plots (no matplotlib needed)"
     )
+    parser.add_argument(
+        "--max-plots",
+        type=int,
+        default=DEFAULT_MAX_PLOTS,
+        help=f"plots per benchmark, those beside paper numbers first (default {DEFAULT_MAX_PLOTS}); tables stay complete",
+    )
     return parser
 
 
-def make_report(paths: list[str], out_dir: str, plots: bool = True) -> dict:
+def make_report(paths: list[str], out_dir: str, plots: bool = True, max_plots: int = DEFAULT_MAX_PLOTS) -> dict:
     """Load, build, plot and write; returns the written paths plus ``timings`` (seconds per stage).
 
     Raises :class:`hanyi.report.results.NoResultsError` when a path has no results, and ``LookupError`` when the
@@ -53,9 +77,16 @@ def make_report(paths: list[str], out_dir: str, plots: bool = True) -> dict:
         from hanyi.report import plots as plot_mod
 
         if plot_mod.available():
+            wanted = []
             for section in sections:
-                for plot in section.plots:
-                    pngs[plot.name] = plot_mod.render_png(plot)
+                chosen = select_plots(section.plots, max_plots)
+                wanted += chosen
+                if len(chosen) < len(section.plots):
+                    section.notes.append(
+                        f"{len(section.plots) - len(chosen)} of {len(section.plots)} tables are not plotted "
+                        f"(--max-plots {max_plots}); their numbers are all in the tables."
+                    )
+            pngs = _render_all(wanted)
         else:
             for section in sections:
                 section.notes.append("matplotlib is not installed (pip install 'hanyi[report]'): no plots.")
@@ -75,7 +106,7 @@ def main(argv: list[str] | None = None, prog: str = "hanyi report") -> int:
     first = args.paths[0]
     out_dir = args.out or os.path.join(first if os.path.isdir(first) else os.path.dirname(first) or ".", "hanyi_report")
     try:
-        written = make_report(args.paths, out_dir, plots=args.plots)
+        written = make_report(args.paths, out_dir, plots=args.plots, max_plots=args.max_plots)
     except (NoResultsError, LookupError) as exc:
         print(f"{prog}: {exc}", file=sys.stderr)
         return 2

@@ -12,6 +12,7 @@ from hanyi.report.build import BarPlot
 
 OURS_COLORS = ("#d1495b", "#00798c", "#edae49", "#66a182", "#8d6a9f")
 PAPER_COLORS = ("#5d6d7e", "#85929e", "#aeb6bf", "#d5d8dc")
+DPI = 90
 PAPER_BAR = "#a6acaf"
 
 
@@ -27,7 +28,7 @@ def _figure(width: float, height: float):
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
-    fig = Figure(figsize=(width, height), dpi=100)
+    fig = Figure(figsize=(width, height), dpi=DPI)
     FigureCanvasAgg(fig)
     return fig
 
