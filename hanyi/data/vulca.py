@@ -51,7 +51,11 @@ def slice_boxes(width: int, height: int, window: int = SLICE_WINDOW, stride: flo
     if window > min(width, height):
         return []
     step = int(window * stride)
-    return [(x, y, x + window, y + window) for y in range(0, height - window + 1, step) for x in range(0, width - window + 1, step)]
+    return [
+        (x, y, x + window, y + window)
+        for y in range(0, height - window + 1, step)
+        for x in range(0, width - window + 1, step)
+    ]
 
 
 def _features(slices: bool):
@@ -98,8 +102,12 @@ def build_sample(out_dir: str) -> dict:
 
 
 def add_prepare_arguments(parser) -> None:
-    parser.add_argument("--images", required=True, help="folder with one image per month (Chinese or English month in the name)")
-    parser.add_argument("--slices", action="store_true", help="also write config 'slices' (2560-px windows resized to 640)")
+    parser.add_argument(
+        "--images", required=True, help="folder with one image per month (Chinese or English month in the name)"
+    )
+    parser.add_argument(
+        "--slices", action="store_true", help="also write config 'slices' (2560-px windows resized to 640)"
+    )
 
 
 def run_prepare(args) -> dict:
@@ -125,7 +133,9 @@ def run_prepare(args) -> dict:
             found[doc_id] = name
     missing = [d for d, _, _ in MONTHS if d not in found]
     if missing:
-        raise FileNotFoundError(f"no image for month(s) {', '.join(missing)} in {args.images} (unmatched files: {unmatched})")
+        raise FileNotFoundError(
+            f"no image for month(s) {', '.join(missing)} in {args.images} (unmatched files: {unmatched})"
+        )
     images = {}
     for doc_id, name in found.items():
         try:
@@ -135,4 +145,8 @@ def run_prepare(args) -> dict:
     card = "# VULCA: Twelve Months paintings\n\nImages: National Palace Museum (Taipei) open data, 清院 十二月令圖 (paper: CC BY 4.0)."
     info = {"builder": "hanyi.data.vulca.run_prepare", "files": dict(sorted(found.items()))}
     counts = _write(args.out_dir, images, card, info, slices=bool(getattr(args, "slices", False)))
-    return {"paintings": len(images), "unmatched_files": len(unmatched), **{f"{c}/test": n["test"] for c, n in counts.items()}}
+    return {
+        "paintings": len(images),
+        "unmatched_files": len(unmatched),
+        **{f"{c}/test": n["test"] for c, n in counts.items()},
+    }

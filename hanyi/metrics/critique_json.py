@@ -71,12 +71,18 @@ def split_critique(response: str) -> dict:
         start, json_text = fences[-1].start(), fences[-1].group(1).strip()
     else:
         found = _last_balanced_object(text)
-        start, json_text = (found if found else (len(text), None))
+        start, json_text = found if found else (len(text), None)
     lines = text[:start].rstrip().split("\n")
     if lines and _PART_TWO_HEADING.search(lines[-1]):
         lines = lines[:-1]
     commentary = "\n".join(lines)
-    result = {"commentary": commentary.strip(), "json_text": json_text, "json": None, "json_error": None, "json_valid": False}
+    result = {
+        "commentary": commentary.strip(),
+        "json_text": json_text,
+        "json": None,
+        "json_error": None,
+        "json_valid": False,
+    }
     if json_text is None:
         result["json_error"] = "no JSON object found"
         return result

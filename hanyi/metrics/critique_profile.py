@@ -79,7 +79,12 @@ SPECIALISED_RULES = {
         3,
     ),
 }  # fmt: skip
-GDP_STANCES = ("Objective Description", "Socio-cultural Interpretation", "Aesthetic Appreciation", "Historical Research")
+GDP_STANCES = (
+    "Objective Description",
+    "Socio-cultural Interpretation",
+    "Aesthetic Appreciation",
+    "Historical Research",
+)
 GDP_STANCE_MIN = 0.15
 GDP_POOL = (
     "Cross-cultural Influence", "Historical Context", "Layout and Structure", "Symbolism", "Emotional Expression",
@@ -96,7 +101,9 @@ def _clip(x: float) -> float:
     return max(0.0, min(1.0, x))
 
 
-def stance_contribution(top_label: str, top_score: float, rule: tuple[str, float] | None, rule_max: float = 1.0) -> float:
+def stance_contribution(
+    top_label: str, top_score: float, rule: tuple[str, float] | None, rule_max: float = 1.0
+) -> float:
     """S_C of the released scorer: 1 without a stance rule; 0 on another label or below the minimum; else scaled.
 
     >>> round(stance_contribution("Aesthetic Appreciation", 0.7, ("Aesthetic Appreciation", 0.4)), 6)
@@ -170,7 +177,9 @@ def profile_scores(
         stance_rule, rules, min_pass = SPECIALISED_RULES[key]
         values = [float((features if kind == "feature" else quality).get(label, 0.0)) for label, kind, _ in rules]
         flex = flexible_contribution(values, [lo for _, _, lo in rules], min_pass)
-        out[key] = flex if stance_rule is None else 0.3 * stance_contribution(top_label, top_score, stance_rule) + 0.7 * flex
+        out[key] = (
+            flex if stance_rule is None else 0.3 * stance_contribution(top_label, top_score, stance_rule) + 0.7 * flex
+        )
     out["general_descriptive"] = general_descriptive_score(top_label, top_score, features)
     return out
 
@@ -186,14 +195,21 @@ def primary_profile(scores: Mapping[str, float]) -> str:
     return max(scores, key=lambda k: scores[k])
 
 
-def supplementary_dims(stance_probs: Mapping[str, float], features: Mapping[str, float], quality: Mapping[str, float]) -> dict:
+def supplementary_dims(
+    stance_probs: Mapping[str, float], features: Mapping[str, float], quality: Mapping[str, float]
+) -> dict:
     """The 4 supplementary dims, which the paper names but never defines (our choice, flagged non-paper).
 
     >>> round(supplementary_dims({"Theoretical Construction": 0.2}, {"Style/School": 0.4}, {"Clear Logic": 0.5,
     ...     "Strong Argumentation": 0.7, "Logical Gaps": 0.3})["overall_coherence"], 6)
     0.633333
     """
-    coherence = (quality.get("Clear Logic", 0.0) + quality.get("Strong Argumentation", 0.0) + 1.0 - quality.get("Logical Gaps", 0.0)) / 3
+    coherence = (
+        quality.get("Clear Logic", 0.0)
+        + quality.get("Strong Argumentation", 0.0)
+        + 1.0
+        - quality.get("Logical Gaps", 0.0)
+    ) / 3
     return {
         "stylistic_analysis": float(features.get("Style/School", 0.0)),
         "cross_cultural_comparison": float(features.get("Cross-cultural Influence", 0.0)),
@@ -232,7 +248,9 @@ def cosine(a: Sequence[float], b: Sequence[float]) -> float:
     return sum(x * y for x, y in zip(a, b)) / (na * nb) if na and nb else 0.0
 
 
-def expert_alignment(vector: Sequence[float], centroids: Mapping[str, Sequence[float]]) -> tuple[str | None, float, bool]:
+def expert_alignment(
+    vector: Sequence[float], centroids: Mapping[str, Sequence[float]]
+) -> tuple[str | None, float, bool]:
     """Paper §4.4 / eq. (8): best-matching human profile centroid, its cosine, and ``cosine > 0.7`` (strict).
 
     >>> expert_alignment([1.0, 0.0], {"a": [1.0, 1.0], "b": [0.0, 1.0]})

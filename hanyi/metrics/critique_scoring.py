@@ -20,6 +20,7 @@ from hanyi.metrics.critique_profile import (
     LACKS_FOCUS,
     PROFILE_KEYS,
     QUALITY_LABELS,
+    STANCE_LABELS,
     expert_alignment,
     feature_vector,
     l1_distance,
@@ -28,7 +29,6 @@ from hanyi.metrics.critique_profile import (
     profile_scores,
 )
 from hanyi.metrics.zeroshot_nli import NLIConfig, extract_features, try_logits_fn
-from hanyi.metrics.critique_profile import STANCE_LABELS
 
 
 def slug(label: str) -> str:
@@ -80,7 +80,9 @@ def critique_features(texts: Sequence[str], config: NLIConfig, logits_fn=None) -
             fn = logits_fn or try_logits_fn(config)
             if fn is None:
                 return None
-            for text, feats in zip(todo, extract_features(todo, fn, STANCE_LABELS, FEATURE_LABELS, QUALITY_LABELS, config.template)):
+            for text, feats in zip(
+                todo, extract_features(todo, fn, STANCE_LABELS, FEATURE_LABELS, QUALITY_LABELS, config.template)
+            ):
                 _CACHE[(config, text)] = feats
         return [_CACHE[(config, t)] for t in texts]
 
@@ -92,8 +94,16 @@ def score_critique(feats: Mapping, centroids: Mapping[str, Sequence[float]]) -> 
     """
     label, score = feats["stance_top1"]
     profiles = profile_scores(label, score, feats["features"], feats["quality"])
-    best, cos, matched = expert_alignment(feature_vector({label: score}, feats["features"], feats["quality"]), centroids)
-    return {"profiles": profiles, "primary": primary_profile(profiles), "best_profile": best, "cosine": cos, "matched": matched}
+    best, cos, matched = expert_alignment(
+        feature_vector({label: score}, feats["features"], feats["quality"]), centroids
+    )
+    return {
+        "profiles": profiles,
+        "primary": primary_profile(profiles),
+        "best_profile": best,
+        "cosine": cos,
+        "matched": matched,
+    }
 
 
 def metric_value(metric: str, feats: Sequence[Mapping], reference: Mapping) -> float:
@@ -108,18 +118,22 @@ def metric_value(metric: str, feats: Sequence[Mapping], reference: Mapping) -> f
     if metric in _QUAL:
         return sum(f["quality"][_QUAL[metric]] for f in feats) / len(feats)
     if metric == "feature_profile_l1_to_human":
-        model = mean_profile([f["features"] for f in feats], FEATURE_LABELS) + mean_profile([f["quality"] for f in feats], QUALITY_LABELS)
-        human = [reference["mean_features"][x] for x in FEATURE_LABELS] + [reference["mean_quality"][x] for x in QUALITY_LABELS]
+        model = mean_profile([f["features"] for f in feats], FEATURE_LABELS) + mean_profile(
+            [f["quality"] for f in feats], QUALITY_LABELS
+        )
+        human = [reference["mean_features"][x] for x in FEATURE_LABELS] + [
+            reference["mean_quality"][x] for x in QUALITY_LABELS
+        ]
         return l1_distance(model, human)
     scored = [score_critique(f, reference["profile_centroids_47d"]) for f in feats]
-    if metric.startswith("profile_"):
-        return sum(s["profiles"][metric[len("profile_") :]] for s in scored) / len(scored)
     if metric.startswith("primary_profile_rate_"):
         return sum(s["primary"] == metric[len("primary_profile_rate_") :] for s in scored) / len(scored)
     if metric == "expert_alignment":
         return sum(s["matched"] for s in scored) / len(scored)
     if metric == "profile_cosine_max":
         return sum(s["cosine"] for s in scored) / len(scored)
+    if metric.startswith("profile_"):
+        return sum(s["profiles"][metric[len("profile_") :]] for s in scored) / len(scored)
     raise KeyError(f"unknown VULCA metric {metric!r}")
 
 

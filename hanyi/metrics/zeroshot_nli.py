@@ -20,6 +20,7 @@ import functools
 import logging
 import math
 import os
+import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -147,9 +148,20 @@ class NLIUnavailable(RuntimeError):
     """The configured NLI model cannot be loaded (e.g. hub weights offline). The message says how to fix it."""
 
 
-@functools.lru_cache(maxsize=4)
+_LOAD_LOCK = threading.Lock()
+
+
 def _load(model: str, device: str):
-    """(tokenizer, model, (entail id, contra id)) or the :class:`NLIUnavailable` error; cached either way."""
+    """(tokenizer, model, (entail id, contra id)) or the :class:`NLIUnavailable` error; cached either way.
+
+    lmms-eval runs ``process_results`` in threads; the lock makes the first load happen once.
+    """
+    with _LOAD_LOCK:
+        return _load_unlocked(model, device)
+
+
+@functools.lru_cache(maxsize=4)
+def _load_unlocked(model: str, device: str):
     try:
         from transformers import AutoModelForSequenceClassification, AutoTokenizer
 

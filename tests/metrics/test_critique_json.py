@@ -12,7 +12,11 @@ VALID = json.dumps({k: {} for k in PART_TWO_KEYS}, indent=2)
 @pytest.mark.parametrize(
     "response, valid, error",
     [
-        (f"TEXT:\nA fine scroll.\n**Part Two: Structured Evaluation in JSON Format**\n```json\n{VALID}\n```", True, None),
+        (
+            f"TEXT:\nA fine scroll.\n**Part Two: Structured Evaluation in JSON Format**\n```json\n{VALID}\n```",
+            True,
+            None,
+        ),
         (f"Commentary.\n{VALID}", True, None),  # unfenced: last balanced object
         ('Commentary.\n```json\n{"artwork_identifier": "x",}\n```', False, "invalid JSON"),
         ("Commentary only.", False, "no JSON object found"),
@@ -35,7 +39,17 @@ def test_commentary_drops_the_part_two_heading_and_json():
 def test_released_gemini_transcript_has_valid_part_two():
     import os
 
-    path = os.path.join(os.path.dirname(__file__), "..", "..", "..", "shared", "data", "vulca", "emnlp2025_research_branch", "gemini2.5_April_basic.txt")
+    path = os.path.join(
+        os.path.dirname(__file__),
+        "..",
+        "..",
+        "..",
+        "shared",
+        "data",
+        "vulca",
+        "emnlp2025_research_branch",
+        "gemini2.5_April_basic.txt",
+    )
     if not os.path.isfile(path):
         pytest.skip("released Gemini transcript not present")
     result = split_critique(open(path, encoding="utf-8").read())

@@ -51,7 +51,9 @@ def test_theory_comparison_is_capped_at_one_half_under_released_rules():
     all_ones = {label: 1.0 for label in FEATURE_LABELS}
     # only 3 of its 7 rules can fire (4 labels are never extracted): quantity 0, quality 1 -> 0.5
     assert profile_scores("High Praise", 1.0, all_ones, {})["theory_comparison_focused"] == 0.5
-    assert profile_scores("High Praise", 1.0, all_ones, {})["comprehensive_analyst"] == pytest.approx(0.5 * 7 / 13 + 0.5)
+    assert profile_scores("High Praise", 1.0, all_ones, {})["comprehensive_analyst"] == pytest.approx(
+        0.5 * 7 / 13 + 0.5
+    )
 
 
 @pytest.mark.parametrize(
@@ -90,7 +92,9 @@ def test_feature_vector_layout():
     assert len(vec) == 47 and vec[6] == 0.9 and vec[10] == 0.3 and vec[10 + 17 + 9] == 0.2
 
 
-@pytest.mark.skipif(not os.path.isfile(HUMAN_CSV), reason="released human CSV not present (see hanyi/data/vulca_reference.py)")
+@pytest.mark.skipif(
+    not os.path.isfile(HUMAN_CSV), reason="released human CSV not present (see hanyi/data/vulca_reference.py)"
+)
 def test_released_human_csv_gives_the_released_profile_means_and_distribution():
     from hanyi.data.vulca_reference import derive_reference, read_reference_rows
 

@@ -63,7 +63,9 @@ def test_batched_scores_equal_the_hf_zero_shot_pipeline(tiny_nli):
     from transformers import pipeline
 
     texts = ["The court ladies watch lanterns in the first month. " * 200, "这幅画色彩富丽。"]  # first is truncated
-    ours = extract_features(texts, hf_logits_fn(NLIConfig(model=tiny_nli, batch_size=7)), STANCE_LABELS, FEATURE_LABELS, QUALITY_LABELS)
+    ours = extract_features(
+        texts, hf_logits_fn(NLIConfig(model=tiny_nli, batch_size=7)), STANCE_LABELS, FEATURE_LABELS, QUALITY_LABELS
+    )
     pipe = pipeline("zero-shot-classification", model=tiny_nli, device=-1)
     for text, mine in zip(texts, ours):
         stance = pipe(text, list(STANCE_LABELS), multi_label=False)

@@ -16,20 +16,29 @@ def vulca_doc_to_visual(doc, lmms_eval_specific_kwargs=None):
     if prompt_kwargs(lmms_eval_specific_kwargs, **_PROMPT_DEFAULTS)["images"] == "slices":
         hint = doc_label(doc, "title_zh")
         if not doc.get("image_slices"):
-            raise ImageUnavailableError(f"{hint}: images=slices needs the 'slices' config (hanyi prepare vulca --slices)")
+            raise ImageUnavailableError(
+                f"{hint}: images=slices needs the 'slices' config (hanyi prepare vulca --slices)"
+            )
         return [to_pil(s, doc_hint=hint) for s in doc["image_slices"]]
     return visuals(doc, "image", id_fields=("title_zh",))
 
 
 def vulca_doc_to_text(doc, lmms_eval_specific_kwargs=None):
     kw = prompt_kwargs(lmms_eval_specific_kwargs, **_PROMPT_DEFAULTS)
-    return render("vulca", "vulca_prompt.jinja", persona=kw["persona"], prompt=kw["prompt"], knowledge_base=kw["knowledge_base"])
+    return render(
+        "vulca", "vulca_prompt.jinja", persona=kw["persona"], prompt=kw["prompt"], knowledge_base=kw["knowledge_base"]
+    )
 
 
 def vulca_doc_to_messages(doc, lmms_eval_specific_kwargs=None):
     """One user turn, text first and then the image(s), as the research scripts sent it (spec §3.1)."""
     images = [{"type": "image", "url": img} for img in vulca_doc_to_visual(doc, lmms_eval_specific_kwargs)]
-    return [{"role": "user", "content": [{"type": "text", "text": vulca_doc_to_text(doc, lmms_eval_specific_kwargs)}, *images]}]
+    return [
+        {
+            "role": "user",
+            "content": [{"type": "text", "text": vulca_doc_to_text(doc, lmms_eval_specific_kwargs)}, *images],
+        }
+    ]
 
 
 def vulca_process_results(doc, results):
@@ -38,7 +47,11 @@ def vulca_process_results(doc, results):
     out = {
         "json_valid_rate": float(split["json_valid"]),
         "empty_response_rate": float(not response.strip()),
-        "vulca_evidence": {"doc": doc_label(doc, "title_zh"), "chars": len(response), "json_error": split["json_error"]},
+        "vulca_evidence": {
+            "doc": doc_label(doc, "title_zh"),
+            "chars": len(response),
+            "json_error": split["json_error"],
+        },
     }
     nli = NLIConfig.from_env()
     if try_logits_fn(nli) is None:  # warned once; NLI metrics are not emitted

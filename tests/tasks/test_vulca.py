@@ -1,0 +1,158 @@
+"""VULCA tasks: contract, prompt composition and snapshots, data builder, end-to-end runs through lmms-eval."""
+
+import argparse
+import math
+import os
+import re
+import sys
+
+import pytest
+
+from hanyi import TASKS_DIR
+from hanyi.metrics.critique_scoring import NLI_METRICS
+from hanyi.tasks._common import render
+from hanyi.tasks.vulca.constants import ABLATION_TASKS, GROUP_TASKS, MONTHS, PERSONA_IDS
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "fixtures", "vulca"))
+from tiny_nli import build_tiny_nli  # noqa: E402
+
+TEMPLATES = os.path.join(TASKS_DIR, "vulca", "templates")
+ALL_TASKS = GROUP_TASKS + ABLATION_TASKS
+
+
+def _file(*parts):
+    with open(os.path.join(TEMPLATES, *parts), encoding="utf-8") as f:
+        return f.read().strip()
+
+
+def test_group_is_baseline_plus_eight_persona_kb_and_all_generate_until(task_manager):
+    from lmms_eval.tasks import get_task_dict
+
+    tasks = get_task_dict(["vulca"], task_manager)
+    names = (
+        sorted(t for group in tasks.values() for t in group) if all(isinstance(v, dict) for v in tasks.values()) else []
+    )
+    assert names == sorted(GROUP_TASKS) and len(GROUP_TASKS) == 9
+    for group in tasks.values():
+        for task in group.values():
+            assert task.OUTPUT_TYPE == "generate_until" and task.config.metadata["version"] is not None
+            assert [m["metric"] for m in task.config.metric_list] == [
+                "json_valid_rate",
+                "empty_response_rate",
+                *NLI_METRICS,
+            ]
+
+
+@pytest.mark.parametrize(
+    "persona, kb, parts",
+    [("", False, ["core_prompt_en.md"]), ("", True, ["core_prompt_en.md", "knowledge_base.json"]),
+     ("su_shi", True, ["personas/su_shi.md", "core_prompt_en.md", "knowledge_base.json"]),
+     ("guo_xi", False, ["personas/guo_xi.md", "core_prompt_en.md"])],
+)  # fmt: skip
+def test_prompt_is_stripped_parts_joined_by_one_newline(persona, kb, parts):
+    text = render("vulca", "vulca_prompt.jinja", persona=persona, prompt="core_prompt_en.md", knowledge_base=kb)
+    assert text == "\n".join(_file(*p.split("/")) for p in parts)
+
+
+def test_package_texts_are_verbatim():
+    prompt = _file("core_prompt_en.md")
+    assert (
+        prompt.startswith("Hello! Please assume the role of a professional art critic.")
+        and "// You can add more" in prompt
+    )
+    assert prompt.endswith("Your commentary text and this JSON object will be your complete response to this artwork.")
+    assert "fused情景 (emotion/scene)" in _file("knowledge_base.json")
+    for pid in PERSONA_IDS:
+        assert _file("personas", f"{pid}.md").startswith("this is the persona that you should play follow:\n### ")
+    assert "Theological Symbolism Interpretation: 10" in _file("personas", "brother_thomas.md")
+
+
+@pytest.mark.parametrize(
+    "task", ["vulca_baseline", "vulca_baseline_kb", "vulca_persona_kb_mama_zola", "vulca_persona_su_shi"]
+)
+def test_prompt_snapshot(task, task_manager, snapshot):
+    from lmms_eval.tasks import get_task_dict
+
+    obj = get_task_dict([task], task_manager)[task]
+    doc = obj.test_docs()[0]
+    snapshot(f"{task}__{doc['doc_id']}", obj.doc_to_text(doc))
+
+
+def _records(tasks, response):
+    return [
+        {"task": t, "key": {"doc_id": d}, "response": response}
+        for t in tasks
+        for d in ("01", "04", "05", "08", "10", "12")
+    ]
+
+
+GOOD = "TEXT:\nThe lanterns glow.\n**Part Two**\n```json\n" + "{" + ", ".join(f'"{k}": {{}}' for k in (
+    "artwork_identifier", "evaluative_stance", "core_focal_points", "argumentative_quality_impression", "multimodal_input_notes")) + "}\n```"  # fmt: skip
+
+
+def test_without_nli_model_only_json_metrics_are_emitted(replay, monkeypatch):
+    monkeypatch.setenv("HANYI_VULCA_NLI_MODEL", "/nonexistent/vulca-nli")
+    res = replay(_records(["vulca_baseline"], GOOD), ["vulca_baseline"])["results"]["vulca_baseline"]
+    assert res["json_valid_rate,none"] == 1.0 and res["empty_response_rate,none"] == 0.0
+    assert not any(k.startswith(("profile_", "feat_", "expert_alignment")) for k in res)
+
+
+def test_with_tiny_nli_every_metric_is_emitted_and_consistent(replay, monkeypatch, session_tmp):
+    monkeypatch.setenv("HANYI_VULCA_NLI_MODEL", build_tiny_nli(os.path.join(session_tmp, "tiny_nli")))
+    records = _records(["vulca_persona_kb_su_shi"], GOOD)
+    records[1]["response"] = ""  # an empty answer is scored (as the code would) and counted
+    out = replay(records, ["vulca_persona_kb_su_shi"])
+    res = out["results"]["vulca_persona_kb_su_shi"]
+    assert res["json_valid_rate,none"] == pytest.approx(5 / 6) and res["empty_response_rate,none"] == pytest.approx(
+        1 / 6
+    )
+    for metric in NLI_METRICS:
+        assert not math.isnan(res[f"{metric},none"]), metric
+    rates = [res[f"primary_profile_rate_{k},none"] for k in ("comprehensive_analyst", "historically_focused",
+             "technique_style_focused", "theory_comparison_focused", "general_descriptive", "lacks_specific_focus")]  # fmt: skip
+    assert sum(rates) == pytest.approx(1.0)
+    sample = out["samples"]["vulca_persona_kb_su_shi"][0]
+    assert re.fullmatch(r"critique\(doc=01, chars=\d+, sha1=[0-9a-f]{10}\)", str(sample["expert_alignment"]))
+
+
+def test_llava_run_group_completes(llava_run):
+    for task in GROUP_TASKS:
+        assert llava_run["results"][task]["json_valid_rate,none"] == 0.0  # 8 random tokens are never the JSON
+
+
+def _paintings(tmp_path, names):
+    from PIL import Image
+
+    for i, name in enumerate(names):
+        Image.new("RGB", (2600, 2600 + 100 * i), (i * 20, 0, 0)).save(tmp_path / name)
+
+
+def test_prepare_builds_twelve_docs_and_slices(tmp_path):
+    from datasets import load_dataset
+
+    from hanyi.data.vulca import run_prepare
+
+    names = [f"清_清院_十二月令图_{zh}.png" for _, _, zh in MONTHS[:10]] + ["november.png", "12.png", "notes.png"]
+    _paintings(tmp_path, names)
+    out = tmp_path / "out"
+    counts = run_prepare(argparse.Namespace(images=str(tmp_path), out_dir=str(out), slices=True))
+    assert counts == {"paintings": 12, "unmatched_files": 1, "whole/test": 12, "slices/test": 12}
+    ds = load_dataset(str(out), "slices", split="test")
+    assert ds[0]["doc_id"] == "01" and ds[0]["title_zh"] == "清_清院_十二月令图_一月_正月"
+    assert [im.size for im in ds[0]["image_slices"]] == [(640, 640)]
+
+
+def test_prepare_names_missing_months(tmp_path):
+    from hanyi.data.vulca import run_prepare
+
+    _paintings(tmp_path, ["january.png"])
+    with pytest.raises(FileNotFoundError, match="02, 03"):
+        run_prepare(argparse.Namespace(images=str(tmp_path), out_dir=str(tmp_path / "o"), slices=False))
+
+
+def test_missing_image_error_names_the_doc():
+    from hanyi.data.images import ImageUnavailableError
+    from hanyi.tasks.vulca.utils import vulca_doc_to_visual
+
+    with pytest.raises(ImageUnavailableError, match="title_zh=清_清院_十二月令图_四月"):
+        vulca_doc_to_visual({"doc_id": "04", "title_zh": "清_清院_十二月令图_四月", "image": None})
