@@ -235,7 +235,7 @@ def test_unknown_tasks_and_limit_runs_are_reported_generically(tmp_path):
     assert ["vulca_new_thing", "novel_metric ↑", "0.2500", "10"] in head["rows"]
     assert any(r[1].startswith("other,flex") for r in head["rows"])
     notes = rep["sections"][0]["notes"]
-    assert any("--limit 2" in n for n in notes) and any("not mapped" in n for n in notes)
+    assert any("--limit 2" in n for n in notes) and any("is mapped to a paper table" in n for n in notes)
 
 
 # ---- real lmms-eval runs ----------------------------------------------------------------------------------------------

@@ -124,7 +124,7 @@ def _expand(entry: dict, tables: dict) -> list[tuple[str, list[str], str, str | 
 def links_for(benchmark: str, task: str, metric_names, directory: str = ANCHORS_DIR) -> list[Link]:
     """Every anchor link of one of our tasks, given the metric names it reported.
 
-    >>> [(l.metric, l.column, l.cite) for l in links_for("cii", "cii_bench", ["acc", "acc_domain_art"])]
+    >>> [(l.metric, l.column, l.cite) for l in links_for("cii", "cii_none", ["acc", "acc_domain_art"])]
     [('acc', 'Overall', 'Table 1'), ('acc_domain_art', 'Art', 'Table 1')]
     >>> links_for("cii", "mmmu_val", ["acc"])
     []
