@@ -1,0 +1,324 @@
+"""UNPIE tasks: contract, prompt snapshots, doc expansion, images, data builder, and end-to-end runs (replay, tiny LLaVA)."""
+
+import argparse
+import importlib.util
+import json
+import math
+import os
+
+import pytest
+
+from hanyi.data import unpie as data
+from hanyi.data.images import synthetic_image
+from hanyi.data.sources import SAMPLE_DIR
+from hanyi.metrics.mt_overlap import simple_tokenize
+from hanyi.tasks.unpie import utils
+
+GROUPS = {"unpie": 14, "unpie_text": 8, "unpie_sm": 14}
+FIXTURES = os.path.join(os.path.dirname(os.path.dirname(__file__)), "fixtures", "unpie")
+
+
+def _leaf_tasks(task_manager, name):
+    from lmms_eval.tasks import get_task_dict
+
+    out = {}
+
+    def walk(d):
+        for v in d.values():
+            if isinstance(v, dict):
+                walk(v)
+            else:
+                out[v.task_name] = v
+
+    walk(get_task_dict([name], task_manager))
+    return out
+
+
+@pytest.fixture(scope="module")
+def tasks(task_manager):
+    found = {}
+    for group in GROUPS:
+        found.update(_leaf_tasks(task_manager, group))
+    return found
+
+
+def test_groups_hold_only_generate_until_tasks_with_version(tasks, task_manager):
+    for group, n in GROUPS.items():
+        leaves = _leaf_tasks(task_manager, group)
+        assert len(leaves) == n, group
+        for task in leaves.values():
+            assert task.OUTPUT_TYPE == "generate_until"
+            assert task.config.metadata["version"] == 0.1
+            assert task.config.generation_kwargs["max_new_tokens"] == 200
+            assert task.config.generation_kwargs["until"] == []
+
+
+@pytest.mark.parametrize(
+    "task, n_docs",
+    [("unpie_grounding_homo", 3), ("unpie_disambiguation_de_hetero", 6), ("unpie_reconstruction_text_ko_homo", 6)],
+)
+def test_disambiguation_and_reconstruction_expand_two_docs_per_pun(tasks, task, n_docs):
+    docs = list(tasks[task].test_docs())
+    assert len(docs) == n_docs
+    if n_docs == 6:
+        assert [(d["unpie_id"], d["meaning_idx"]) for d in docs[:2]] == [
+            (docs[0]["unpie_id"], 0),
+            (docs[0]["unpie_id"], 1),
+        ]
+
+
+def test_disambiguation_target_is_depicted_meaning_and_distractor_the_other(tasks):
+    d0, d1 = list(tasks["unpie_disambiguation_fr_hetero"].test_docs())[:2]
+    assert (
+        d0["target"]
+        == "J'ai essayé d'enregistrer un album dans un magasin de reptiles, mais il y avait un horrible gecko."
+    )
+    assert d0["distractor"] == d1["target"] and d1["distractor"] == d0["target"]
+    r0 = list(tasks["unpie_reconstruction_de_hetero"].test_docs())[1]
+    assert r0["target"] == "I tried to record an album in a reptile shop, but there was a terrible gecko."
+    assert r0["source_sentence"].endswith("ein schreckliches Echo.")
+
+
+SNAPSHOT_CASES = [
+    ("unpie_grounding_homo", 0),
+    ("unpie_grounding_text_homo", 0),
+    ("unpie_grounding_sm_hetero", 0),
+    ("unpie_disambiguation_de_homo", 1),
+    ("unpie_disambiguation_sm_ko_hetero", 0),
+    ("unpie_reconstruction_fr_hetero", 1),
+    ("unpie_reconstruction_text_de_homo", 0),
+    ("unpie_reconstruction_sm_ko_homo", 0),
+]
+
+
+@pytest.mark.parametrize("task, doc_id", SNAPSHOT_CASES)
+def test_prompt_snapshots(tasks, snapshot, task, doc_id):
+    t = tasks[task]
+    snapshot(f"{task}__{doc_id}", t.doc_to_text(list(t.test_docs())[doc_id]))
+
+
+def test_vlm_prompts_match_the_paper_with_the_image_slot_removed(tasks):
+    t = tasks["unpie_disambiguation_de_homo"]
+    assert t.doc_to_text(list(t.test_docs())[0]) == (
+        "[English]: He and his partner made knives, and they shared a cut.\n"
+        "Translate the given English sentence into German, given the\n"
+        "image as context. Please respond using the format\nbelow:\n[German]:"
+    )
+    t = tasks["unpie_grounding_text_hetero"]
+    assert t.doc_to_text(list(t.test_docs())[2]) == (
+        "[sentence]: How do farmers make crop circles? With a protractor.\n"
+        "This is a pun sentence. Identify the specific word or phrase\nthat creates the pun. Respond with only the "
+        "word or phrase that\nmakes it a pun, without any explanation.\n[answer]:"
+    )
+    doc = list(tasks["unpie_reconstruction_ko_homo"].test_docs())[0]
+    text = utils.unpie_doc_to_text(doc, {"template": "reconstruction_image.jinja", "image_slot": "<image>"})
+    assert '[Korean]: "그와 그의 파트너는' in text and "\n\n[Image Description]: <image>\n" in text
+    kw = {"template": "grounding_image.jinja", "image_slot": "<image>"}
+    assert 'given the image as context "<image>".\n' in utils.unpie_doc_to_text(doc, kw)
+
+
+def test_sm_prompt_pastes_the_caption_inside_quotes_and_missing_caption_names_the_doc(tasks, tmp_path):
+    doc = list(tasks["unpie_disambiguation_sm_de_homo"].test_docs())[1]
+    kw = {"mode": "sm", "template": "disambiguation.jinja"}
+    assert 'image as context "a photo of share of the profits from a business".' in utils.unpie_doc_to_text(doc, kw)
+    empty = tmp_path / "captions.json"
+    empty.write_text("{}")
+    with pytest.raises(KeyError, match="homographic-0-1"):
+        utils.unpie_doc_to_text(doc, {**kw, "captions": str(empty)})
+    assert utils.unpie_doc_to_visual(doc, kw) == []
+
+
+def test_visuals_per_mode_and_unresolvable_disambiguator_image_gives_no_image(tasks):
+    g = list(tasks["unpie_grounding_homo"].test_docs())[0]
+    assert len(utils.unpie_doc_to_visual(g, {"mode": "vlm"})) == 1
+    assert utils.unpie_doc_to_visual(g, {"mode": "text"}) == []
+    docs = list(tasks["unpie_disambiguation_de_hetero"].test_docs())
+    assert [d["image_status"] == data.IMAGE_OK for d in docs] == [True, True, True, True, True, False]
+    assert "example.invalid" in docs[5]["image_status"]
+    assert [len(utils.unpie_doc_to_visual(d, {"mode": "vlm"})) for d in docs] == [1, 1, 1, 1, 1, 0]
+
+
+def test_image_resolution_order_base64_path_root_cache_and_opt_in(tmp_path, monkeypatch):
+    from hanyi.data.images import ImageUnavailableError
+
+    img = synthetic_image("x")
+    uri = data.to_data_uri(img)
+    assert data.load_disamb_image(uri).size == img.size
+    assert data.load_disamb_image(uri.split(",", 1)[1]).size == img.size
+    img.save(tmp_path / "a.png")
+    monkeypatch.setenv(data.IMAGE_ROOT_ENV, str(tmp_path))
+    assert data.load_disamb_image("a.png").size == img.size
+    monkeypatch.setenv(data.IMAGE_CACHE_ENV, str(tmp_path / "cache"))
+    url = "https://example.invalid/x.jpg"
+    with pytest.raises(ImageUnavailableError, match="doc-7.*HANYI_UNPIE_DOWNLOAD_IMAGES"):
+        data.load_disamb_image(url, doc_hint="doc-7")
+    os.makedirs(tmp_path / "cache")
+    img.save(data.url_cache_path(url), format="PNG")
+    assert data.load_disamb_image(url).size == img.size
+
+
+def test_corrupt_rows_are_skipped_with_their_ids(caplog):
+    rows = [
+        {
+            "pun_sentence": "s",
+            "pun_phrase": "p",
+            "translation1": {"de": "a", "fr": "b", "ko": "c"},
+            "translation2": None,
+        }
+    ]
+    docs, skipped = data.expand_rows(rows, "reconstruction", "homographic", "de")
+    assert docs == [] and skipped == ["homographic-0: translation2 missing"]
+
+
+def test_run_prepare_rebuilds_a_hub_format_copy_and_counts_unresolved(tmp_path):
+    parser = argparse.ArgumentParser()
+    data.add_prepare_arguments(parser)
+    args = parser.parse_args(["--source", os.path.join(SAMPLE_DIR, "unpie")])
+    args.out_dir = str(tmp_path / "unpie")
+    counts = data.run_prepare(args)
+    assert counts == {
+        "images_embedded": 11,
+        "images_unresolved": 1,
+        "corrupt_rows": 0,
+        "rows_homographic": 3,
+        "rows_heterographic": 3,
+    }
+    info = json.loads((tmp_path / "unpie" / "hanyi_build.json").read_text())
+    assert info["counts"] == {"default": {"heterographic": 3, "homographic": 3}}
+    assert "example.invalid" in info["unresolved_images"][0]
+
+
+GROUNDING = [
+    ("homographic-0", "[answer]: Cut."),
+    ("homographic-1", "chemistry"),
+    ("homographic-2", "dreams"),
+    ("heterographic-0", "gecko"),
+    ("heterographic-1", "buoys"),
+    ("heterographic-2", ""),
+]
+
+
+def _recon_records(tasks, task, answer):
+    return [
+        {"task": task, "key": {"unpie_id": d["unpie_id"], "meaning_idx": d["meaning_idx"]}, "response": answer(d)}
+        for d in tasks[task].test_docs()
+    ]
+
+
+def _disamb_records(tasks, task, wrong=()):
+    return [
+        {
+            "task": task,
+            "key": {"unpie_id": d["unpie_id"], "meaning_idx": d["meaning_idx"]},
+            "response": d["distractor"] if (d["unpie_id"], d["meaning_idx"]) in wrong else f"[German]: {d['target']}",
+        }
+        for d in tasks[task].test_docs()
+    ]
+
+
+@pytest.fixture(scope="module")
+def replay_run(replay, tasks):
+    records = [
+        {
+            "task": f"unpie_grounding_{'homo' if pid.startswith('homo') else 'hetero'}",
+            "key": {"unpie_id": pid},
+            "response": r,
+        }
+        for pid, r in GROUNDING
+    ]
+    records += _disamb_records(tasks, "unpie_disambiguation_de_homo")
+    records += _disamb_records(tasks, "unpie_disambiguation_de_hetero", wrong={("heterographic-0", 1)})
+    records += _recon_records(tasks, "unpie_reconstruction_de_homo", lambda d: f"[English]: {d['target']}")
+    records += _recon_records(tasks, "unpie_reconstruction_de_hetero", lambda d: "")
+    names = ["unpie_grounding", "unpie_disambiguation_de", "unpie_reconstruction_de"]
+    return replay(records, names)["results"]
+
+
+def test_grounding_end_to_end_and_all_is_mean_of_homo_and_hetero(replay_run):
+    homo, hetero, group = (replay_run[k] for k in ("unpie_grounding_homo", "unpie_grounding_hetero", "unpie_grounding"))
+    assert homo["exact_match,none"] == pytest.approx(2 / 3) and hetero["exact_match,none"] == pytest.approx(1 / 3)
+    assert homo["exact_match_strict,none"] == pytest.approx(1 / 3) and hetero[
+        "exact_match_strict,none"
+    ] == pytest.approx(1 / 3)
+    assert hetero["exact_match_lenient,none"] == pytest.approx(2 / 3) and hetero["answer_rate,none"] == pytest.approx(
+        2 / 3
+    )
+    assert group["exact_match,none"] == pytest.approx(0.5)
+    assert group["exact_match_lenient,none"] == pytest.approx(2 / 3)
+
+
+def test_disambiguation_without_bertscore_weights_reports_chrf_only_and_excludes_unresolved(replay_run):
+    homo, hetero = replay_run["unpie_disambiguation_de_homo"], replay_run["unpie_disambiguation_de_hetero"]
+    assert not any(k.startswith("disamb_acc_bertscore") for r in (homo, hetero) for k in r)
+    assert homo["disamb_acc_chrf,none"] == 1.0
+    assert hetero["disamb_acc_chrf,none"] == pytest.approx(4 / 5)  # 1 wrong of 5 scored; 1 image unresolved
+    assert hetero["image_unresolved,none"] == 1.0 and homo["image_unresolved,none"] == 0.0
+    assert replay_run["unpie_disambiguation_de"]["disamb_acc_chrf,none"] == pytest.approx(0.9)
+
+
+def test_reconstruction_overlap_metrics_and_no_judge_metric_without_judge(replay_run):
+    homo, hetero = replay_run["unpie_reconstruction_de_homo"], replay_run["unpie_reconstruction_de_hetero"]
+    assert "correct,none" not in homo
+    assert homo["bleu4,none"] == pytest.approx(100.0) and hetero["bleu4,none"] == 0.0
+    sentences = [
+        "He and his partner made knives, and they shared a cut.",
+        "The science teachers broke up because there was no chemistry between them.",
+        "Diabetics should not be allowed to have sweet dreams.",
+    ]
+    expected = 100 * sum(1 - 0.5 / len(simple_tokenize(s)) ** 3 for s in sentences) / 3  # one chunk each
+    assert homo["meteor,none"] == pytest.approx(expected)
+    assert homo["pun_word_recovered,none"] == 1.0 and hetero["pun_word_recovered,none"] == 0.0
+    assert replay_run["unpie_reconstruction_de"]["bleu4,none"] == pytest.approx(50.0)
+    assert hetero["answer_rate,none"] == 0.0
+
+
+def test_disambiguation_with_local_bertscore_model_emits_bertscore_only(replay, tasks, tmp_path, monkeypatch):
+    spec = importlib.util.spec_from_file_location("unpie_tiny_bert", os.path.join(FIXTURES, "tiny_bert.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    monkeypatch.setenv("HANYI_UNPIE_BERTSCORE_MODEL", module.build_tiny_bert(str(tmp_path / "bert")))
+    monkeypatch.setenv("HANYI_UNPIE_BERTSCORE_LAYERS", str(module.NUM_LAYERS))
+    records = _disamb_records(tasks, "unpie_disambiguation_de_hetero", wrong={("heterographic-0", 1)})
+    res = replay(records, ["unpie_disambiguation_de_hetero"])["results"]["unpie_disambiguation_de_hetero"]
+    assert "disamb_acc_chrf,none" not in res
+    assert res["disamb_acc_bertscore,none"] == pytest.approx(4 / 5)
+
+
+def test_judge_correct_through_fake_judge_server(replay, tasks, tmp_path, monkeypatch):
+    spec = importlib.util.spec_from_file_location(
+        "unpie_judge_server", os.path.join(os.path.dirname(FIXTURES), "..", "judge_server.py")
+    )
+    server = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(server)
+
+    def answer(messages):
+        text = json.dumps(messages[-1]["content"], ensure_ascii=False)
+        return "No." if "[Sentence B]: nonsense" in text else ("Maybe" if "unsure" in text else "Yes")
+
+    responses = iter(
+        ["[English]: He and his partner made knives, and they shared a cut.", "nonsense", "unsure", "", "x", "y"]
+    )
+    records = _recon_records(tasks, "unpie_reconstruction_text_de_homo", lambda d: next(responses))
+    with server.serve_fake_judge(answer=answer) as judge:
+        monkeypatch.setenv("HANYI_JUDGE_BASE_URL", judge.base_url)
+        monkeypatch.setenv("HANYI_JUDGE_MODEL", "fake")
+        monkeypatch.setenv("HANYI_JUDGE_CACHE_DIR", str(tmp_path / "judge"))
+        res = replay(records, ["unpie_reconstruction_text_de_homo"])["results"]["unpie_reconstruction_text_de_homo"]
+        assert judge.total_requests == 5  # the empty answer is not sent
+    # Yes, No, parse failure (0), empty (0), Yes, Yes -> 3 of 6
+    assert res["correct,none"] == pytest.approx(3 / 6)
+
+
+def test_judged_correct_rate_counts_parse_failures_as_wrong_and_leaves_out_failed_requests():
+    from hanyi.tasks.unpie.scoring import judged_correct_rate
+
+    assert judged_correct_rate([True, None, False, None], [False, False, False, True]) == pytest.approx(1 / 3)
+    assert math.isnan(judged_correct_rate([None], [True]))
+
+
+def test_tiny_llava_runs_the_unpie_group(llava_run):
+    results = llava_run["results"]
+    assert results["unpie_grounding_homo"]["exact_match,none"] >= 0.0
+    assert "unpie_grounding" in results and "unpie_reconstruction_ko" in results
+    assert results["unpie_disambiguation_fr_hetero"]["image_unresolved,none"] == 1.0
+    assert llava_run["n-samples"]["unpie_reconstruction_ko_hetero"]["effective"] == 6
