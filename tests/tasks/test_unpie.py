@@ -322,3 +322,16 @@ def test_tiny_llava_runs_the_unpie_group(llava_run):
     assert "unpie_grounding" in results and "unpie_reconstruction_ko" in results
     assert results["unpie_disambiguation_fr_hetero"]["image_unresolved,none"] == 1.0
     assert llava_run["n-samples"]["unpie_reconstruction_ko_hetero"]["effective"] == 6
+
+
+def test_caption_script_keys_match_what_sm_tasks_read(tmp_path):
+    import datasets
+
+    from hanyi.data.unpie_captions import caption_images, collect_images
+
+    root = os.path.join(SAMPLE_DIR, "unpie")
+    rows = {s: datasets.load_dataset(root, split=s) for s in data.SPLITS}
+    items, unresolved = collect_images(rows)
+    captions = caption_images(items, lambda imgs: [f"{im.size[0]}px picture" for im in imgs])
+    shipped = json.load(open(os.path.join(root, data.CAPTIONS_FILE), encoding="utf-8"))
+    assert len(unresolved) == 1 and set(captions) == set(shipped) - {"heterographic-2-1"}
