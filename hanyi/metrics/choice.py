@@ -1,17 +1,14 @@
 """Option-letter extraction and accuracy for multiple-choice answers.
 
-Two kinds of parser live here, each parameterised by the label set:
-
-* **paper-faithful** ports of official extractors, quirks included, pinned by tests against the official behaviour;
-* :func:`extract_choice_robust`, hanyi's own tolerant parser, reported under separate ``*_robust`` metric names.
-
+The paper-faithful first-letter parser of the Pun Rebus scorer and the accuracy helpers shared by letter-answer
+tasks. Tolerant (``*_robust``) parsers: :mod:`hanyi.metrics.choice_delimited` (a letter must be delimited, so
+"A vase..." is not answer A) and, for CII-Bench's reasoning-style answers, :func:`hanyi.metrics.cii_extract.extract_answer_robust`.
 Every extractor returns the letter or ``None`` (unparsed); none guesses.
 """
 
 from __future__ import annotations
 
 import re
-import unicodedata
 from collections.abc import Iterable, Sequence
 
 _LEADING_LETTER_CACHE: dict[str, re.Pattern] = {}
@@ -46,45 +43,6 @@ def extract_leading_letter(response: str, letters: str = "ABCDEFG") -> str | Non
     if m is None:
         return None
     return m.group(2) or m.group(1)
-
-
-_FULLWIDTH = str.maketrans({chr(0xFF21 + i): chr(0x41 + i) for i in range(26)})
-_ROBUST_PATTERNS = (
-    # "Answer: C", "answer is (C)", "答案：C", "选项C", "选择 C"
-    r"(?:answer|option|choice|答案|选项|选择|正确答案)\s*(?:is|是|为)?\s*[:：]?\s*[\(\[（【]?\s*([{L}])(?![A-Za-z])",
-    # a leading letter, possibly wrapped: "C", "(C)", "**C.**", "[C]", "C：..."
-    r"^[\s\*\#\>\-_`\"'“”]*[\(\[（【]?([{L}])(?:[\)\]）】\.\:：、,，\s\*]|$)",
-)
-
-
-def extract_choice_robust(response: str, letters: str = "ABCDEFG") -> str | None:
-    """hanyi's tolerant letter parser (not paper-faithful; reported as ``*_robust``).
-
-    Normalises full-width letters and markdown, then looks for an explicit "answer is X" statement, then a leading
-    standalone letter (``(C)``, ``**C.**``, ``C：``), then a sole standalone letter anywhere. A leading English word
-    such as "Based" is never read as a letter. Returns ``None`` when nothing or more than one candidate is found.
-
-    >>> extract_choice_robust("**(C)** Prestige")
-    'C'
-    >>> extract_choice_robust("Based on the image, the answer is E.")
-    'E'
-    >>> extract_choice_robust("答案：Ｄ")
-    'D'
-    >>> extract_choice_robust("Based on the bats") is None
-    True
-    """
-    if not isinstance(response, str) or not response.strip():
-        return None
-    text = unicodedata.normalize("NFKC", response.translate(_FULLWIDTH)).strip()
-    cls = re.escape(letters)
-    for pat in _ROBUST_PATTERNS:
-        m = re.search(pat.replace("{L}", cls), text, flags=re.IGNORECASE if "answer" in pat else 0)
-        if m and m.group(1).upper() in letters:
-            return m.group(1).upper()
-    standalone = set(re.findall(rf"(?<![A-Za-z])([{cls}])(?![A-Za-z])", text))
-    if len(standalone) == 1:
-        return standalone.pop()
-    return None
 
 
 def is_correct_choice(parsed: str | None, gold: Iterable[str]) -> bool:

@@ -19,7 +19,8 @@ def parse_ctc_score(text) -> int | None:
     """Official score parser: the first ``\\d+`` in the judge's answer, as an int; ``None`` when there is none.
 
     The official notebook then stores 0 for ``None`` (and for a failed request); :func:`ctc_scores` does the same.
-    No range check is applied (the official one applies none).
+    No range check is applied (the official one applies none). A digit run too long for ``int`` (over 4,300 digits
+    in Python >= 3.11) is unparsed rather than an exception.
 
     >>> parse_ctc_score("[3]\\n\\nThe description is comprehensive ...")
     3
@@ -29,7 +30,12 @@ def parse_ctc_score(text) -> int | None:
     if not isinstance(text, str):
         return None
     m = _FIRST_INT.search(text)
-    return int(m.group(0)) if m else None
+    if m is None:
+        return None
+    try:
+        return int(m.group(0))
+    except ValueError:
+        return None
 
 
 def ctc_scores(values: Iterable[int | None]) -> list[int]:

@@ -55,7 +55,7 @@ def extract_option_labels(text, options: Sequence[str] | None = None) -> str | N
         options: the six option texts, A first.
 
     Returns:
-        A letter (possibly G or H), ``"error"``, or ``None`` when nothing is extracted.
+        A letter (possibly G or H), ``"error"``, or ``None`` when nothing is extracted (or ``text`` is not a string).
 
     >>> extract_option_labels("分析：这张图\\n答案：D，而不是B")
     'B'
@@ -68,6 +68,8 @@ def extract_option_labels(text, options: Sequence[str] | None = None) -> str | N
     """
     if isinstance(text, dict):
         return "error"
+    if not isinstance(text, str):  # not reachable from lmms-eval (always text); defined rather than a crash
+        return None
     text = text.strip()
     if len(text) == 1 and text in OFFICIAL_SCAN_LETTERS:
         return text

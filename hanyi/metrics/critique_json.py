@@ -65,7 +65,7 @@ def split_critique(response: str) -> dict:
     >>> split_critique("no json here")["json_error"]
     'no JSON object found'
     """
-    text = response or ""
+    text = response if isinstance(response, str) else ""
     fences = list(_FENCE.finditer(text))
     if fences:
         start, json_text = fences[-1].start(), fences[-1].group(1).strip()

@@ -18,11 +18,59 @@ def _letter_or_none(letters):
     return lambda r: r is None or (isinstance(r, str) and r in letters)
 
 
-# (module, function, kwargs, predicate on the result)
+def _is(*types):
+    return lambda r: isinstance(r, types)
+
+
+def _box_or_none(r):
+    return r is None or (isinstance(r, tuple) and len(r) == 4 and all(isinstance(v, float) for v in r))
+
+
+def _score_or_none(low, high):
+    return lambda r: r is None or (isinstance(r, int) and low <= r <= high)
+
+
+PUNREBUS_OPTIONS = [(c, f"option {c}") for c in "ABCDEFG"]
+CII_OPTIONS = ["勤劳致富", "百年好合", "年年有余", "马到成功", "步步高升", "五福临门"]
+
+# (module, function, kwargs, predicate on the result): every answer parser in hanyi.metrics.
 PARSERS = [
     ("hanyi.metrics.choice", "extract_leading_letter", {"letters": "ABCDEFG"}, _letter_or_none("ABCDEFG")),
-    ("hanyi.metrics.choice", "extract_choice_robust", {"letters": "ABCDEFG"}, _letter_or_none("ABCDEFG")),
-    ("hanyi.metrics.choice", "extract_choice_robust", {"letters": "ABCDEF"}, _letter_or_none("ABCDEF")),
+    (
+        "hanyi.metrics.choice_delimited",
+        "extract_choice_delimited",
+        {"options": PUNREBUS_OPTIONS},
+        _letter_or_none("ABCDEFG"),
+    ),
+    ("hanyi.metrics.choice_punrebus", "extract_first_char_letter", {}, _letter_or_none("ABCDEFG")),
+    # official port: may return G/H (its scan range) and "error" for a dict (an API error object)
+    (
+        "hanyi.metrics.cii_extract",
+        "extract_option_labels",
+        {"options": CII_OPTIONS},
+        lambda r: r == "error" or _letter_or_none("ABCDEFGH")(r),
+    ),
+    (
+        "hanyi.metrics.cii_extract",
+        "extract_option_labels",
+        {},
+        lambda r: r == "error" or _letter_or_none("ABCDEFGH")(r),
+    ),
+    ("hanyi.metrics.cii_extract", "extract_answer_robust", {"options": CII_OPTIONS}, _letter_or_none("ABCDEF")),
+    ("hanyi.metrics.cii_ctc", "parse_ctc_score", {}, lambda r: r is None or (isinstance(r, int) and r >= 0)),
+    (
+        "hanyi.metrics.elements",
+        "parse_elements_official",
+        {},
+        lambda r: r is None or (isinstance(r, list) and all(isinstance(e, str) for e in r)),
+    ),
+    ("hanyi.metrics.free_text", "extract_labelled_answer", {}, _is(str)),
+    ("hanyi.metrics.bbox", "parse_box", {}, _box_or_none),
+    ("hanyi.metrics.ranking", "parse_loglikelihood", {}, lambda r: r is None or (isinstance(r, tuple) and len(r) == 2)),
+    ("hanyi.metrics.short_answer_zh", "clean_answer", {}, _is(str)),
+    ("hanyi.metrics.critique_json", "split_critique", {}, _is(dict)),
+    ("hanyi.metrics.judge", "parse_integer_score", {"low": 1, "high": 5}, _score_or_none(1, 5)),
+    ("hanyi.metrics.judge", "parse_yes_no", {}, lambda r: r is None or isinstance(r, bool)),
 ]
 
 
@@ -48,12 +96,16 @@ TEXT = st.one_of(
     st.text(alphabet=st.one_of(FULLWIDTH, PUNCT), max_size=200),
     MARKDOWN,
     st.lists(st.one_of(MARKDOWN, st.text(alphabet=CJK, max_size=20)), max_size=8).map(" ".join),
-    st.sampled_from(["", " ", "\n", "\u3000", "\x00", "None", "null", "A" * 100_000, "选" * 50_000]),
+    st.sampled_from(
+        ["", " ", "\n", "\u3000", "\x00", "None", "null", "A" * 100_000, "选" * 50_000, "9" * 5_000, "[" * 10_000]
+    ),
 )
 
 
 @pytest.mark.parametrize(
-    ("module", "name", "kwargs", "ok"), PARSERS, ids=[f"{m.rsplit('.', 1)[-1]}.{n}" for m, n, _, _ in PARSERS]
+    ("module", "name", "kwargs", "ok"),
+    PARSERS,
+    ids=[f"{m.rsplit('.', 1)[-1]}.{n}-{i}" for i, (m, n, _, _) in enumerate(PARSERS)],
 )
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(text=TEXT)
@@ -63,7 +115,9 @@ def test_parser_returns_a_defined_result_for_any_text(module, name, kwargs, ok, 
 
 
 @pytest.mark.parametrize(
-    ("module", "name", "kwargs", "ok"), PARSERS, ids=[f"{m.rsplit('.', 1)[-1]}.{n}" for m, n, _, _ in PARSERS]
+    ("module", "name", "kwargs", "ok"),
+    PARSERS,
+    ids=[f"{m.rsplit('.', 1)[-1]}.{n}-{i}" for i, (m, n, _, _) in enumerate(PARSERS)],
 )
 @pytest.mark.parametrize("value", [None, 3, b"A", ["A"], {"a": 1}])
 def test_parser_tolerates_non_strings(module, name, kwargs, ok, value):
