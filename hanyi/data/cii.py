@@ -113,23 +113,17 @@ def check_rows(rows: list[dict]) -> tuple[list[dict], dict]:
 
 
 def write_cii_dataset(out_dir: str, splits: dict, card: str, info: dict | None = None) -> dict:
-    """Write ``{split: rows}`` in the hub layout ``data/<split>-00000-of-00001.parquet``; returns ``{split: n}``."""
+    """Write ``{split: rows}`` in the hub's single-config layout (``data/<split>-<hash>.parquet``); returns ``{split: n}``."""
     import datasets
 
-    os.makedirs(os.path.join(out_dir, "data"), exist_ok=True)
-    counts, lines = {}, ["---", "configs:", "- config_name: default", "  data_files:"]
+    from hanyi.data.hubformat import write_hub_dataset
+
+    tables = {}
     for split in SPLITS:
         rows = sorted(splits.get(split, []), key=lambda r: _id_key(r["id"]))
-        ds = datasets.Dataset.from_list([{c: r.get(c) for c in COLUMNS} for r in rows], features=_features())
-        ds.to_parquet(os.path.join(out_dir, "data", f"{split}-00000-of-00001.parquet"))
-        lines += [f"  - split: {split}", f"    path: data/{split}-*"]
-        counts[split] = len(ds)
-    with open(os.path.join(out_dir, "README.md"), "w", encoding="utf-8") as f:
-        f.write("\n".join(lines + ["---"]) + "\n\n" + card.strip() + "\n")
-    with open(os.path.join(out_dir, "hanyi_build.json"), "w", encoding="utf-8") as f:
-        json.dump({"counts": counts, **(info or {})}, f, ensure_ascii=False, indent=1, sort_keys=True)
-        f.write("\n")
-    return counts
+        tables[split] = datasets.Dataset.from_list([{c: r.get(c) for c in COLUMNS} for r in rows], features=_features())
+    counts = write_hub_dataset(out_dir, {"default": tables}, card, info, config_dirs={"default": "data"})
+    return counts["default"]
 
 
 def _id_key(rid: str):
