@@ -17,8 +17,22 @@ import sys
 from hanyi import BENCHMARKS, TASKS_DIR, __version__
 
 
+def _load_yaml(path: str, loader) -> dict:
+    """A task YAML with its ``include`` chain merged (included first, the file's own keys win), like lmms-eval."""
+    import yaml
+
+    with open(path, encoding="utf-8") as f:
+        cfg = yaml.load(f, Loader=loader) or {}
+    includes = cfg.pop("include", None)
+    merged: dict = {}
+    for inc in [includes] if isinstance(includes, str) else includes or []:
+        merged.update(_load_yaml(inc if os.path.isabs(inc) else os.path.join(os.path.dirname(path), inc), loader))
+    merged.update(cfg)
+    return merged
+
+
 def _task_index():
-    """``{name: {"type", "yaml_path"}}`` for hanyi's tasks, from YAML alone (no lmms-eval import, no data)."""
+    """``{name: {"type", "yaml_path", ...}}`` for hanyi's tasks, from YAML alone (no lmms-eval import, no data)."""
     import yaml
 
     class _Loader(yaml.SafeLoader):
@@ -32,13 +46,7 @@ def _task_index():
             if not name.endswith(".yaml"):
                 continue
             path = os.path.join(root, name)
-            with open(path, encoding="utf-8") as f:
-                cfg = yaml.load(f, Loader=_Loader) or {}
-            merged = {}
-            for inc in [cfg.get("include")] if isinstance(cfg.get("include"), str) else cfg.get("include") or []:
-                with open(os.path.join(root, inc), encoding="utf-8") as f:
-                    merged.update(yaml.load(f, Loader=_Loader) or {})
-            merged.update(cfg)
+            merged = _load_yaml(path, _Loader)
             if isinstance(merged.get("task"), list) and merged.get("group"):
                 index[merged["group"]] = {"type": "group", "tasks": merged["task"], "yaml_path": path}
             elif isinstance(merged.get("task"), str):
@@ -50,20 +58,50 @@ def _benchmark_of(yaml_path: str) -> str:
     return os.path.relpath(yaml_path, TASKS_DIR).split(os.sep)[0]
 
 
-def _doc_count(config: dict, source: str) -> str:
+def _resolve_function(ref: str, yaml_dir: str):
+    """A ``!function mod.fn`` reference resolved as lmms-eval does: ``<yaml_dir>/mod.py`` first, then an import."""
+    import importlib.util
+
+    module_name, _, fn = ref.removeprefix("!function ").strip().rpartition(".")
+    path = os.path.join(yaml_dir, *module_name.split(".")) + ".py"
+    if os.path.isfile(path):
+        spec = importlib.util.spec_from_file_location(module_name, path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+    else:
+        module = importlib.import_module(module_name)
+    return getattr(module, fn)
+
+
+def _doc_count(entry: dict, source: str) -> str:
+    """Docs the task evaluates: its split loaded like lmms-eval loads it, after ``process_docs``."""
     if not os.path.isdir(source):
         return "?"
+    config = entry["config"]
     try:
         import datasets
 
-        ds = datasets.load_dataset(source, name=config.get("dataset_name"), split=config.get("test_split") or "test")
+        kwargs = {k: v for k, v in (config.get("dataset_kwargs") or {}).items() if k in ("data_files", "data_dir")}
+        split = config.get("test_split") or config.get("validation_split") or "test"
+        ds = datasets.load_dataset(source, name=config.get("dataset_name"), split=split, **kwargs)
+        if isinstance(config.get("process_docs"), str):
+            ds = _resolve_function(config["process_docs"], os.path.dirname(entry["yaml_path"]))(ds)
         return str(len(ds))
     except Exception as exc:  # a count is informative only
         return f"? ({type(exc).__name__})"
 
 
 def cmd_tasks(args) -> int:
+    import logging
+
     from hanyi.data import sources
+
+    if args.count:
+        import datasets
+
+        datasets.disable_progress_bars()
+        datasets.logging.set_verbosity_error()
+        logging.getLogger("hanyi").setLevel(logging.ERROR)
 
     index = _task_index()
     rows = []
@@ -76,7 +114,7 @@ def cmd_tasks(args) -> int:
             rows.append((name, "group", str(len(entry["tasks"])) + " tasks", ", ".join(map(str, entry["tasks"]))))
             continue
         source = sources.describe(bench) if bench in sources.SOURCES else "?"
-        count = _doc_count(entry["config"], source) if args.count else "-"
+        count = _doc_count(entry, source) if args.count else "-"
         config = entry["config"].get("dataset_name") or "default"
         rows.append((name, "task", count, f"{source} [{config}]"))
     if args.json:

@@ -12,7 +12,8 @@ from hanyi.cli import main
 def test_tasks_lists_tasks_with_counts_and_source(capsys):
     assert main(["tasks", "--json"]) == 0
     rows = {r["name"]: r for r in json.loads(capsys.readouterr().out)}
-    assert rows["punrebus_matching"]["docs"] == "9"
+    assert rows["punrebus_matching"]["docs"] == "12"
+    assert rows["punrebus_matching_5shot"]["docs"] == "7"  # process_docs drops the five exemplar stories' images
     assert rows["punrebus_matching"]["source"].endswith("sample/punrebus [images]")
     groups = [r for r in rows.values() if r["type"] == "group"]
     assert all(r["docs"].endswith("tasks") for r in groups)
