@@ -526,3 +526,16 @@ def test_parsers_reject_non_text_input():
     assert parse_integer_score(None, 1, 5) is None
     assert parse_integer_score("Score: 3", 5, 1) is None
     assert parse_yes_no(None) is None
+
+
+def test_top_p_is_sent_and_keyed_only_when_set():
+    from hanyi.metrics.judge.cache import request_fingerprint, request_key
+
+    msgs = [{"role": "user", "content": "score?"}]
+    unset = request_fingerprint("m", msgs, 0.0, 16)
+    assert "top_p" not in unset  # caches written before top_p existed keep their keys
+    assert request_key(request_fingerprint("m", msgs, 0.0, 16, 0.95)) != request_key(unset)
+    cfg = JudgeConfig(base_url="http://127.0.0.1:9/v1", model="m", top_p=0.95)
+    client = JudgeClient(cfg)
+    assert client._payload(request_fingerprint("m", msgs, 0.0, 16, 0.95))["top_p"] == 0.95
+    assert "top_p" not in JudgeClient(JudgeConfig(base_url="http://127.0.0.1:9/v1", model="m"))._payload(unset)

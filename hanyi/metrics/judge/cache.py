@@ -19,15 +19,23 @@ from typing import Any
 CACHE_FORMAT_VERSION = 1
 
 
-def request_fingerprint(model: str, messages: list[dict], temperature: float, max_tokens: int) -> dict[str, Any]:
-    """The part of a request that determines the judge's answer (and so the cache key); no URL, no key."""
-    return {
+def request_fingerprint(
+    model: str, messages: list[dict], temperature: float, max_tokens: int, top_p: float | None = None
+) -> dict[str, Any]:
+    """The part of a request that determines the judge's answer (and so the cache key); no URL, no key.
+
+    ``top_p`` enters the fingerprint only when set, so entries cached without it keep their keys.
+    """
+    fingerprint = {
         "v": CACHE_FORMAT_VERSION,
         "model": model,
         "messages": messages,
         "temperature": float(temperature),
         "max_tokens": int(max_tokens),
     }
+    if top_p is not None:
+        fingerprint["top_p"] = float(top_p)
+    return fingerprint
 
 
 def request_key(fingerprint: dict[str, Any]) -> str:

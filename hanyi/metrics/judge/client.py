@@ -105,7 +105,9 @@ class JudgeClient:
         """
         conversations = [_messages_for(p, system) for p in prompts]
         fingerprints = [
-            request_fingerprint(self.config.model, m, self.config.temperature, self.config.max_tokens)
+            request_fingerprint(
+                self.config.model, m, self.config.temperature, self.config.max_tokens, self.config.top_p
+            )
             for m in conversations
         ]
         keys = [request_key(fp) for fp in fingerprints]
@@ -178,12 +180,15 @@ class JudgeClient:
     # --- HTTP ----------------------------------------------------------------------------------------------------
 
     def _payload(self, fingerprint: dict) -> dict:
-        return {
+        payload = {
             "model": self.config.model,
             "messages": fingerprint["messages"],
             "temperature": self.config.temperature,
             "max_tokens": self.config.max_tokens,
         }
+        if self.config.top_p is not None:
+            payload["top_p"] = self.config.top_p
+        return payload
 
     def _http_client(self):
         import httpx

@@ -22,6 +22,7 @@ ENV_VARS: dict[str, tuple[str, type]] = {
     "api_key_env": ("HANYI_JUDGE_API_KEY_ENV", str),
     "temperature": ("HANYI_JUDGE_TEMPERATURE", float),
     "max_tokens": ("HANYI_JUDGE_MAX_TOKENS", int),
+    "top_p": ("HANYI_JUDGE_TOP_P", float),
     "concurrency": ("HANYI_JUDGE_CONCURRENCY", int),
     "timeout_s": ("HANYI_JUDGE_TIMEOUT", float),
     "max_retries": ("HANYI_JUDGE_MAX_RETRIES", int),
@@ -96,6 +97,7 @@ class JudgeConfig:
     api_key_env: str = "OPENAI_API_KEY"
     temperature: float = 0.0
     max_tokens: int = 512
+    top_p: float | None = None
     concurrency: int = 8
     timeout_s: float = 60.0
     max_retries: int = 5

@@ -22,6 +22,10 @@ def _batch_key(items) -> str:
     return h.hexdigest()
 
 
+#: ``top_p`` of the official CTC judge requests (``CTC_Evaluation.ipynb``).
+OFFICIAL_JUDGE_TOP_P = 0.95
+
+
 def judge_batch(items: list[dict], system: str, client=None) -> dict:
     """``{"scores": [official per-item scores], "raw": [...], "failures": n}`` for ``items`` (memoised).
 
@@ -33,9 +37,16 @@ def judge_batch(items: list[dict], system: str, client=None) -> dict:
         if key in _MEMO:
             return _MEMO[key]
     if client is None:
+        import dataclasses
+
         from hanyi.metrics.judge import JudgeConfig, get_judge_client
 
-        client = get_judge_client(JudgeConfig.from_env())
+        config = JudgeConfig.from_env()
+        if (
+            config is not None and config.top_p is None
+        ):  # the official notebook sends top_p=0.95; HANYI_JUDGE_TOP_P overrides
+            config = dataclasses.replace(config, top_p=OFFICIAL_JUDGE_TOP_P)
+        client = get_judge_client(config)
     results = client.judge_many([it["judge_user"] for it in items], parse=parse_ctc_score, system=system)
     out = {
         "scores": ctc_scores(r.value for r in results),
