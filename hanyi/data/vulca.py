@@ -92,13 +92,24 @@ def _write(out_dir: str, images: dict, card: str, info: dict, slices: bool) -> d
     return write_hub_dataset(out_dir, configs, card=card, info=info)
 
 
-def build_sample(out_dir: str) -> dict:
-    """The bundled sample: six months with synthetic images (the real schema, no real paintings)."""
+def build_synthetic(out_dir: str, doc_ids=SAMPLE_MONTHS, builder: str = "hanyi.data.vulca.build_sample") -> dict:
+    """A dataset of the given months (real doc ids and titles) with synthetic 64-px images, config ``whole``.
+
+    Used for the bundled sample and to re-score released critiques (``benchmarks/vulca_rescore_released.py``).
+    """
     from hanyi.data.images import synthetic_image
 
-    images = {d: synthetic_image(f"vulca-{d}", size=64) for d in SAMPLE_MONTHS}
+    unknown = sorted(set(doc_ids) - {d for d, _, _ in MONTHS})
+    if unknown:
+        raise ValueError(f"unknown VULCA doc ids {unknown}; expected 01..12")
+    images = {d: synthetic_image(f"vulca-{d}", size=64) for d in doc_ids}
     card = "# VULCA sample\n\nSynthetic images only (no real paintings); schema of `hanyi prepare vulca`. See docs/vulca.md."
-    return _write(out_dir, images, card, {"builder": "hanyi.data.vulca.build_sample", "synthetic": True}, slices=False)
+    return _write(out_dir, images, card, {"builder": builder, "synthetic": True}, slices=False)
+
+
+def build_sample(out_dir: str) -> dict:
+    """The bundled sample: six months with synthetic images (the real schema, no real paintings)."""
+    return build_synthetic(out_dir, SAMPLE_MONTHS)
 
 
 def add_prepare_arguments(parser) -> None:

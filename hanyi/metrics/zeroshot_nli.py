@@ -175,11 +175,31 @@ def _load_unlocked(model: str, device: str):
     return tokenizer, net, label_ids(net.config.id2label)
 
 
+_REGISTERED: dict[str, LogitsFn] = {}
+
+
+def register_logits_fn(name: str, fn: LogitsFn | None) -> None:
+    """Serve ``HANYI_VULCA_NLI_MODEL=<name>`` from an in-process scorer ``fn`` instead of loading weights (``None``
+    removes it). Used by tests (a deterministic fake through the real evaluator) and for custom scorers.
+
+    >>> register_logits_fn("const-nli", lambda premises, hyps: [[0.0, 0.0]] * len(premises))
+    >>> hf_logits_fn(NLIConfig(model="const-nli"))(["p"], ["h"])
+    [[0.0, 0.0]]
+    >>> register_logits_fn("const-nli", None)
+    """
+    if fn is None:
+        _REGISTERED.pop(name, None)
+    else:
+        _REGISTERED[name] = fn
+
+
 def hf_logits_fn(config: NLIConfig) -> LogitsFn:
     """A batched ``logits_fn`` over a transformers sequence classifier (loaded once per process).
 
     Raises :class:`NLIUnavailable` when the model cannot be loaded.
     """
+    if config.model in _REGISTERED:
+        return _REGISTERED[config.model]
     loaded = _load(config.model, config.device)
     if isinstance(loaded, NLIUnavailable):
         raise loaded
