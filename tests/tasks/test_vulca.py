@@ -9,6 +9,7 @@ import sys
 import pytest
 
 from hanyi import TASKS_DIR
+from hanyi.metrics.critique_rubric import RUBRIC_METRICS
 from hanyi.metrics.critique_scoring import NLI_METRICS
 from hanyi.tasks._common import render
 from hanyi.tasks.vulca.constants import ABLATION_TASKS, GROUP_TASKS, MONTHS, PERSONA_IDS
@@ -40,6 +41,7 @@ def test_group_is_baseline_plus_eight_persona_kb_and_all_generate_until(task_man
                 "json_valid_rate",
                 "empty_response_rate",
                 *NLI_METRICS,
+                *RUBRIC_METRICS,
             ]
 
 

@@ -5,6 +5,16 @@ import os
 from hanyi.data.images import ImageUnavailableError, to_pil
 from hanyi.data.vulca_reference import load_reference
 from hanyi.metrics.critique_json import split_critique
+from hanyi.metrics.critique_rubric import (
+    RUBRIC_METRICS,
+    RUBRICS,
+    UNSCORED,
+    RubricItem,
+    judge_rubric,
+    rubric_template_vars,
+    rubric_value,
+    unscored_count,
+)
 from hanyi.metrics.critique_scoring import NLI_METRICS, CritiqueItem, aggregate_critique_metric
 from hanyi.metrics.zeroshot_nli import NLIConfig, try_logits_fn
 from hanyi.tasks._common import doc_label, prompt_kwargs, render, visuals
@@ -53,6 +63,7 @@ def vulca_process_results(doc, results):
             "json_error": split["json_error"],
         },
     }
+    out.update(_rubric_items(doc, response))
     nli = NLIConfig.from_env()
     if try_logits_fn(nli) is None:  # warned once; NLI metrics are not emitted
         return out
@@ -63,3 +74,32 @@ def vulca_process_results(doc, results):
 
 def vulca_aggregate(items):
     return aggregate_critique_metric(items, load_reference())
+
+
+def _rubric_items(doc, response):
+    """Optional rubric-judge items (judged in batch at aggregation); none, after one warning, without a judge."""
+    from hanyi.metrics.judge import JudgeConfig, warn_judge_disabled
+
+    if JudgeConfig.from_env() is None:
+        warn_judge_disabled(list(RUBRIC_METRICS))
+        return {}
+    title = doc.get("title_zh") or str(doc["doc_id"])
+    return {m: RubricItem(m, str(doc["doc_id"]), title, response.strip()) for m in RUBRIC_METRICS}
+
+
+def _rubric_summary(metric, items):
+    from hanyi.metrics.judge import JudgeConfig
+
+    prompts = [
+        render("vulca", "rubric_judge.jinja", title=it.title, critique=it.critique, **rubric_template_vars(metric))
+        for it in items
+    ]
+    return judge_rubric(metric, prompts, JudgeConfig.from_env())
+
+
+def vulca_rubric_aggregate(items):
+    """Mean judge level of one rubric (all items share the metric), or the unscored count over all three rubrics."""
+    metric = items[0].metric
+    if metric == UNSCORED:
+        return unscored_count([_rubric_summary(m, items) for m in RUBRICS])
+    return rubric_value(_rubric_summary(metric, items))

@@ -1,0 +1,69 @@
+"""VULCA optional rubric judge: not emitted without a judge; through the real evaluator against the fake judge server."""
+
+import importlib.util
+import os
+import sys
+
+import pytest
+
+from hanyi.metrics.critique_rubric import RUBRIC_METRICS
+
+CRITIQUES = {
+    "01": "Lanterns glow in the first month; the court watches.",
+    "04": "Willows and a pavilion.",
+    "05": "Boats.",
+}
+
+
+def _judge_server():
+    name = "hanyi_tests_judge_server"
+    if name not in sys.modules:
+        path = os.path.join(os.path.dirname(__file__), "..", "judge_server.py")
+        spec = importlib.util.spec_from_file_location(name, path)
+        sys.modules[name] = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(sys.modules[name])
+    return sys.modules[name]
+
+
+def _records(task):
+    return [{"task": task, "key": {"doc_id": d}, "response": t} for d, t in CRITIQUES.items()]
+
+
+def test_without_a_judge_no_rubric_metric(replay, monkeypatch):
+    monkeypatch.setenv("HANYI_VULCA_NLI_MODEL", "/nonexistent/vulca-nli")
+    res = replay(_records("vulca_baseline"), ["vulca_baseline"], on_missing="empty")["results"]["vulca_baseline"]
+    assert not any(k.startswith("rubric_") for k in res) and "json_valid_rate,none" in res
+
+
+def test_rubric_scores_through_the_evaluator(replay, monkeypatch, tmp_path):
+    seen = []
+
+    def answer(messages):
+        prompt = messages[-1]["content"]
+        seen.append(prompt)
+        if "Boats." in prompt:
+            return "I cannot rate this."  # unparseable: unscored, counted, not a zero
+        level = 3 if "Lanterns" in prompt else 5
+        if "(7-point scale)" in prompt:
+            level += 2
+        return f"Score: {level}"
+
+    monkeypatch.setenv("HANYI_VULCA_NLI_MODEL", "/nonexistent/vulca-nli")
+    with _judge_server().serve_fake_judge(answer=answer) as judge:
+        monkeypatch.setenv("HANYI_JUDGE_BASE_URL", judge.base_url)
+        monkeypatch.setenv("HANYI_JUDGE_MODEL", "fake-judge")
+        monkeypatch.setenv("HANYI_JUDGE_CACHE_DIR", str(tmp_path / "judge-cache"))
+        out = replay(_records("vulca_baseline"), ["vulca_baseline"], on_missing="empty")
+    res = out["results"]["vulca_baseline"]
+    docs = len(out["samples"]["vulca_baseline"])  # 6 sample docs, 3 answered, 3 empty answers
+    # one request per (doc, rubric), sent once for the four rubric metrics
+    assert len(seen) == 3 * docs
+    # empty answers are judged too (the judge says level 5 for them here): (3 + 5 * 4) / 5 scored docs
+    assert res["rubric_painting_elements_1_5,none"] == pytest.approx((3 + 5 * (docs - 2)) / (docs - 1))
+    assert res["rubric_cn_painting_understanding_1_7,none"] == pytest.approx((5 + 7 * (docs - 2)) / (docs - 1))
+    assert res["rubric_judge_unscored,none"] == 3.0  # "Boats." on each of the three rubrics
+    lantern = next(p for p in seen if "Lanterns" in p and "Chinese Language Usage" in p)
+    assert 'the painting "清_清院_十二月令图_一月_正月"' in lantern
+    assert "Level 5: Expert-level language usage with precise terminology" in lantern
+    assert lantern.rstrip().endswith('in the form "Score: N".')
+    assert set(RUBRIC_METRICS) <= {k.split(",")[0] for k in res}
