@@ -34,17 +34,16 @@ $(TINY)/hanyi_tiny.json: | install
 	$(BIN)/python -m hanyi.models.tiny_llava $(TINY)
 
 # The main job: all five benchmarks end to end on the bundled sample data with a tiny random LLaVA (lmms-eval's
-# own llava_hf). Answers are noise, so scores are near 0: this shows the pipeline, not a model.
+# own llava_hf). Answers are noise, so scores are near 0: this shows the pipeline, not a model. Not in the demo:
+# cvlue_ranking (likelihood ranking), because lmms-eval 0.7.3's llava_hf loglikelihood fails under transformers 5
+# (docs/upstream/0003-*.patch); the text-only tasks answer "" with llava_hf for the same reason (no image).
 demo: install $(TINY)/hanyi_tiny.json
 	@mkdir -p $(DEMO_OUT)
-	@echo "lmms-eval --tasks punrebus,cvlue,cii,unpie,vulca (log: $(DEMO_OUT)/lmms-eval.log)"
+	@echo "lmms-eval --model llava_hf (tiny, random) --tasks punrebus,cvlue,cii,unpie,vulca  [log: $(DEMO_OUT)/lmms-eval.log]"
 	@HANYI_DATA_ROOT=sample $(OFFLINE) $(BIN)/lmms-eval $(DEMO_MODEL) --tasks punrebus,cvlue,cii,unpie,vulca \
 	  --gen_kwargs max_new_tokens=16 --output_path $(DEMO_OUT) --log_samples --verbosity DEBUG \
-	  2> $(DEMO_OUT)/lmms-eval.log || { tail -40 $(DEMO_OUT)/lmms-eval.log; exit 1; }
-	@echo "lmms-eval --tasks cvlue_ranking --force_simple (likelihood ranking needs a simple backend)"
-	@HANYI_DATA_ROOT=sample $(OFFLINE) $(BIN)/lmms-eval $(DEMO_MODEL) --force_simple --tasks cvlue_ranking \
-	  --output_path $(DEMO_OUT) --log_samples --verbosity DEBUG \
-	  2> $(DEMO_OUT)/lmms-eval-ranking.log || { tail -40 $(DEMO_OUT)/lmms-eval-ranking.log; exit 1; }
+	  > $(DEMO_OUT)/lmms-eval.log 2>&1 || { tail -40 $(DEMO_OUT)/lmms-eval.log; exit 1; }
+	@grep -E '^\|' $(DEMO_OUT)/lmms-eval.log
 	@$(BIN)/hanyi report $(DEMO_OUT) --out $(DEMO_OUT)/report && echo "report: $(DEMO_OUT)/report/report.html"
 
 samples: install

@@ -334,3 +334,13 @@ def _punrebus_docs() -> int:
     from hanyi.data.sources import SAMPLE_DIR
 
     return len(datasets.load_dataset(os.path.join(SAMPLE_DIR, "punrebus"), "images", split="test"))
+
+
+def test_results_under_a_hidden_model_folder_are_found(tmp_path):
+    """lmms-eval names the model folder after the model path: a model at ".cache/tiny" writes to ".cache__tiny/"."""
+    from hanyi.report.results import find_results_files
+
+    hidden = tmp_path / ".cache__tiny"
+    hidden.mkdir()
+    (hidden / "20261122_000000_results.json").write_text("{}")
+    assert find_results_files(str(tmp_path)) == [str(hidden / "20261122_000000_results.json")]

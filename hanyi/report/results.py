@@ -8,7 +8,6 @@ one run; for a task present in more than one file the newest file wins.
 
 from __future__ import annotations
 
-import glob
 import json
 import math
 import os
@@ -139,7 +138,14 @@ def find_results_files(path: str) -> list[str]:
         return [path]
     if not os.path.isdir(path):
         raise NoResultsError(f"{path}: no such file or directory")
-    files = sorted(glob.glob(os.path.join(path, "**", "*_results.json"), recursive=True))
+    # os.walk, not glob: lmms-eval names the model folder after the model path, so a model under ".cache/x"
+    # writes to a hidden "<out>/.cache__x/", which glob's "**" skips.
+    files = sorted(
+        os.path.join(root, name)
+        for root, _dirs, names in os.walk(path)
+        for name in names
+        if name.endswith("_results.json")
+    )
     if not files:
         raise NoResultsError(f"{path}: no lmms-eval results file (*_results.json) in it or below it")
     return files

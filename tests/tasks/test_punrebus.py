@@ -151,7 +151,7 @@ def test_matching_per_category_and_confusion(replay_results):
     assert r["accuracy_cat_C,none"] == pytest.approx(2 / 4)
     # parsed gold-D docs: sanduo, tongxie = 2; correct chosen D: sanduo
     assert r["accuracy_cat_D,none"] == pytest.approx(1 / 2)
-    confusion = r["wrong_answer_confusion,none"]
+    confusion = {c: r[f"wrong_answer_confusion_{c},none"] for c in "ABCDEFG"}  # one row per true category
     assert confusion["C"]["B"] == 1 and confusion["C"]["D"] == 1 and confusion["D"]["A"] == 1
     assert confusion["F"]["D"] == 1 and confusion["B"]["G"] == 1
     assert sum(sum(row.values()) for row in confusion.values()) == 5

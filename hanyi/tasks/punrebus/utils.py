@@ -38,7 +38,7 @@ def _choice_items(doc, response, paper_parser):
         "gold": gold,
     }
     out = {"accuracy": item, "accuracy_robust": robust_item, "parse_rate": float(item["parsed"])}
-    out.update({f"accuracy_cat_{c}": item for c in LETTERS}, wrong_answer_confusion=item)
+    out.update({f"accuracy_cat_{c}": item for c in LETTERS}, **{f"wrong_answer_confusion_{c}": item for c in LETTERS})
     return out | {"parse_rate_robust": float(robust_item["parsed"])}
 
 
@@ -110,8 +110,18 @@ def punrebus_accuracy_over_all(items):
     return accuracy_over_all(items)
 
 
-def punrebus_confusion(items):
-    return cp.wrong_answer_confusion(items, LETTERS)
+def _confusion_row(items, letter):
+    """Row ``letter`` (true category) of the wrong-answer confusion matrix: one short dict per table row."""
+    return cp.wrong_answer_confusion(items, LETTERS)[letter]
+
+
+punrebus_confusion_A = functools.partial(_confusion_row, letter="A")
+punrebus_confusion_B = functools.partial(_confusion_row, letter="B")
+punrebus_confusion_C = functools.partial(_confusion_row, letter="C")
+punrebus_confusion_D = functools.partial(_confusion_row, letter="D")
+punrebus_confusion_E = functools.partial(_confusion_row, letter="E")
+punrebus_confusion_F = functools.partial(_confusion_row, letter="F")
+punrebus_confusion_G = functools.partial(_confusion_row, letter="G")
 
 
 punrebus_cat_A = functools.partial(cp.category_accuracy, letter="A")
