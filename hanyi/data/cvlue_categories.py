@@ -55,6 +55,15 @@ NON_WORDNET_INFERRED = frozenset(("15-baozi", "51-staff", "59-spatula", "86-pipa
 NON_WORDNET = NON_WORDNET_CERTAIN | NON_WORDNET_INFERRED
 CULTURE_GROUPS = ("non_wordnet", "moderate", "coco")
 UNKNOWN = "unknown"
+#: Table 3's 15 semantic fields (metric-key slugs), each with its number of categories, in Table 3 / id order.
+FIELD_SIZES = (
+    ("animal", 10), ("food", 5), ("beverages", 6), ("clothing", 5), ("plant", 10), ("fruit", 5), ("vegetable", 5),
+    ("agriculture", 5), ("tool", 8), ("furniture", 5), ("sport", 5), ("celebrations", 6), ("education", 6),
+    ("instruments", 5), ("arts", 6),
+)  # fmt: skip
+FIELDS = tuple(name for name, _ in FIELD_SIZES)
+#: slug -> semantic field, from the id order of :data:`CATEGORIES` and :data:`FIELD_SIZES`.
+FIELD_OF = dict(zip(SLUGS, (name for name, size in FIELD_SIZES for _ in range(size)), strict=True))
 
 
 def culture_group(slug: str) -> str:
@@ -68,6 +77,15 @@ def culture_group(slug: str) -> str:
     if slug in COCO:
         return "coco"
     return "moderate" if slug in SLUGS else UNKNOWN
+
+
+def semantic_field(slug: str) -> str:
+    """The Table 3 semantic field of a category slug (``unknown`` for a slug outside Table 3).
+
+    >>> semantic_field("84-suona"), semantic_field("15-baozi"), semantic_field("92-ceramic"), semantic_field("x")
+    ('instruments', 'food', 'arts', 'unknown')
+    """
+    return FIELD_OF.get(slug, UNKNOWN)
 
 
 def category_of(image_path: str) -> str:

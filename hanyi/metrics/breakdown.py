@@ -1,14 +1,14 @@
 """Per-category and per-group breakdowns of per-item scores (micro and macro).
 
-CVLUE reports results by object category and by three culture groups (paper §"Analysis", Figures 4-6); whether the
-paper's group averages are pooled over items (micro) or averaged over categories (macro) is not stated (spec §3), so
-both are computed here.
+CVLUE reports results by object category and by three culture groups (paper §"Analysis", Figures 4-6; the categories
+are organised in 15 semantic fields, Table 3); whether the paper's group averages are pooled over items (micro) or
+averaged over categories (macro) is not stated (spec §3), so both are computed here.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 
 
 def mean_by(items: Iterable[Mapping], value: str, key: str) -> dict[str, float]:
@@ -47,3 +47,28 @@ def group_scores(items: Iterable[Mapping], value: str, group: str, category: str
             "n_categories": len(per_cat),
         }
     return out
+
+
+def subset_mean(items: Iterable[Mapping], value: str, key: str, label: str) -> float:
+    """Mean of ``item[value]`` over the items whose ``item[key] == label``; NaN when there are none (not a zero).
+
+    >>> subset_mean([{"v": 1.0, "f": "a"}, {"v": 0.0, "f": "a"}, {"v": 1.0, "f": "b"}], "v", "f", "a")
+    0.5
+    >>> subset_mean([{"v": 1.0, "f": "b"}], "v", "f", "a")
+    nan
+    """
+    rows = [float(item[value]) for item in items if item[key] == label]
+    return sum(rows) / len(rows) if rows else float("nan")
+
+
+def breakdown_table(items: Iterable[Mapping], value: str, keys: Sequence[str]) -> list[dict]:
+    """One row per distinct combination of ``keys`` (sorted): the key values, ``n`` and the ``mean`` of ``value``.
+
+    >>> breakdown_table([{"v": 1, "c": "x", "g": "G"}, {"v": 0, "c": "x", "g": "G"}, {"v": 1, "c": "y", "g": "H"}],
+    ...                 "v", ["g", "c"])
+    [{'g': 'G', 'c': 'x', 'n': 2, 'mean': 0.5}, {'g': 'H', 'c': 'y', 'n': 1, 'mean': 1.0}]
+    """
+    cells: dict[tuple, list[float]] = defaultdict(list)
+    for item in items:
+        cells[tuple(str(item[k]) for k in keys)].append(float(item[value]))
+    return [{**dict(zip(keys, combo)), "n": len(v), "mean": sum(v) / len(v)} for combo, v in sorted(cells.items())]

@@ -10,8 +10,9 @@ WangYuxuan93/CVLUE @ 47e34aa). Definitions, ranks 1-based:
 
 Loglikelihood values: lmms-eval 0.7.3 stringifies ``(value, is_greedy)`` before ``process_results``
 (:func:`parse_loglikelihood` undoes it). lmms-eval's ``llava``, ``llava_hf``, ``qwen_vl`` ... return the *mean token
-NLL* (a loss, lower is better), so :func:`score_from_loglikelihood` needs ``kind="nll"`` for them and
-``kind="logprob"`` for a backend that returns a true log-probability.
+NLL* (a loss, lower is better, >= 0); a backend returning a true log-probability gives values <= 0. Both measure
+the distance of the probability from 1 in log space, so :func:`score_from_loglikelihood`'s default ``kind="auto"``
+scores ``-|value|``, right for either convention without knowing the backend (``nll`` / ``logprob`` force one).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
 
-LOGLIK_KINDS = ("nll", "logprob")
+LOGLIK_KINDS = ("auto", "nll", "logprob")
 _TUPLE_TEXT = re.compile(r"^\(\s*([^,]+?)\s*,\s*(True|False)\s*\)$")
 
 
@@ -62,10 +63,15 @@ def parse_loglikelihood(value) -> tuple[float, bool] | None:
     return number, bool(value[1])
 
 
-def score_from_loglikelihood(value, kind: str = "nll") -> float | None:
+def score_from_loglikelihood(value, kind: str = "auto") -> float | None:
     """Higher-is-better score of one candidate: ``-value`` for a loss (``nll``), ``value`` for a log-prob.
 
+    ``auto`` (default) scores ``-|value|``: a loss is never negative and a log-probability never positive, so this
+    equals ``nll`` on a loss backend and ``logprob`` on a log-prob backend; no per-model setting (or state) needed.
+
     >>> score_from_loglikelihood("(2.5, False)", "nll"), score_from_loglikelihood("(-2.5, False)", "logprob")
+    (-2.5, -2.5)
+    >>> score_from_loglikelihood("(2.5, False)"), score_from_loglikelihood("(-2.5, False)")
     (-2.5, -2.5)
     >>> score_from_loglikelihood("oops") is None
     True
@@ -75,6 +81,8 @@ def score_from_loglikelihood(value, kind: str = "nll") -> float | None:
     parsed = parse_loglikelihood(value)
     if parsed is None:
         return None
+    if kind == "auto":
+        return -abs(parsed[0])
     return -parsed[0] if kind == "nll" else parsed[0]
 
 

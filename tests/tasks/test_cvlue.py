@@ -2,8 +2,10 @@
 
 import argparse
 import json
+import math
 import os
 import shutil
+import subprocess
 
 import pytest
 
@@ -11,12 +13,13 @@ from hanyi.data import cvlue as cvlue_data
 from hanyi.data.cvlue_sample import write_synthetic_release
 from hanyi.data.cvlue_submit import itr_submission, predictions_from_samples, vd_submission, vqa_submission
 from hanyi.metrics.bbox import iou_official
-from hanyi.metrics.ranking import vd_recall_official
+from hanyi.metrics.ranking import parse_loglikelihood, vd_recall_official
 
 SHARED = os.path.join(os.path.dirname(__file__), "..", "..", "..", "shared", "data", "cvlue")
-GENERATE_TASKS = ("cvlue_vqa", "cvlue_vg")
+GENERATE_TASKS = ("cvlue_vqa", "cvlue_vg", "cvlue_vg_qwen", "cvlue_vg_qwen_chat")
 ALL_TASKS = (
-    "cvlue_vqa", "cvlue_vqa_val", "cvlue_vqa_lite", "cvlue_vg", "cvlue_vg_val", "cvlue_vg_lite",
+    "cvlue_vqa", "cvlue_vqa_val", "cvlue_vqa_lite", "cvlue_vg", "cvlue_vg_val", "cvlue_vg_lite", "cvlue_vg_qwen",
+    "cvlue_vg_qwen_chat",
     "cvlue_vd", "cvlue_vd_val", "cvlue_vd_lite", "cvlue_tr_rerank", "cvlue_ir_rerank", "cvlue_tr_mc10", "cvlue_ir_mc10",
 )  # fmt: skip
 
@@ -35,7 +38,7 @@ def tasks(task_manager):
 def test_every_task_is_registered_versioned_and_groups_hold_the_right_output_types(task_manager, tasks):
     assert set(ALL_TASKS) <= set(task_manager.all_tasks)
     for name in ALL_TASKS:
-        assert tasks[name].config.metadata["version"] == 0.1
+        assert tasks[name].config.metadata["version"] == 0.2
     for name in GENERATE_TASKS:
         assert tasks[name].config.output_type == "generate_until"
     assert tasks["cvlue_vd"].config.output_type == "multiple_choice"
@@ -44,7 +47,9 @@ def test_every_task_is_registered_versioned_and_groups_hold_the_right_output_typ
 
 
 @pytest.mark.parametrize(
-    ("task", "doc_id"), [("cvlue_vqa", 0), ("cvlue_vg", 0), ("cvlue_vd", 1), ("cvlue_tr_rerank", 0)]
+    ("task", "doc_id"),
+    [("cvlue_vqa", 0), ("cvlue_vg", 0), ("cvlue_vg_qwen", 0), ("cvlue_vg_qwen_chat", 0), ("cvlue_vd", 1)]
+    + [("cvlue_tr_rerank", 0)],
 )
 def test_prompt_snapshots(tasks, snapshot, task, doc_id):
     t = tasks[task]
@@ -62,8 +67,7 @@ def test_per_model_templates_come_from_kwargs(tasks, template, field, expected):
     from hanyi.tasks.cvlue import utils
 
     doc = tasks["cvlue_vqa" if field == "question" else "cvlue_vg"].test_docs()[0]
-    assert utils.cvlue_doc_to_text(doc, {"template": template, "coord_format": "qwen1000"}) == expected
-    utils.cvlue_doc_to_text(doc, {"template": template, "coord_format": "norm1"})  # restore the process default
+    assert utils.cvlue_doc_to_text(doc, {"template": template}) == expected
 
 
 def test_vqa_end_to_end_official_strict_robust_and_groups(replay):
@@ -75,6 +79,10 @@ def test_vqa_end_to_end_official_strict_robust_and_groups(replay):
     assert r["accuracy_robust"] == pytest.approx(5 / 6)
     assert (r["accuracy_non_wordnet"], r["accuracy_coco"], r["accuracy_moderate"]) == (1.0, 0.5, 0.5)
     assert r["empty_rate"] == 0.0
+    # Table 3 semantic fields: suona -> instruments (docs 0-1); cow and panda -> animal (docs 2-5: 2 of 4 right)
+    assert (r["accuracy_field_instruments"], r["accuracy_field_animal"]) == (1.0, 0.5)
+    assert math.isnan(r["accuracy_field_food"])  # no item of that field: NaN, not a zero
+    assert sum(k.startswith("accuracy_field_") and "stderr" not in k for k in r) == 15
 
 
 def test_vg_end_to_end_miou_parse_failures_and_no_gold_peeking(replay):
@@ -95,6 +103,27 @@ def test_vg_end_to_end_miou_parse_failures_and_no_gold_peeking(replay):
     assert r["miou"] == pytest.approx((1.0 + whole + corner) / 6)
     assert r["acc_iou_0_5"] == pytest.approx(1 / 6)
     assert r["parse_failure_rate"] == pytest.approx(2 / 6)
+    assert r["off_scale_rate"] == pytest.approx(1 / 6)  # the Qwen-style ints: flagged as the wrong convention
+
+
+def test_two_box_conventions_score_side_by_side_in_one_run(replay):
+    """cvlue_vg (norm1) and cvlue_vg_qwen (qwen1000) in one evaluator call, scored by lmms-eval's worker threads:
+    the convention is part of each task, so neither can leak into the other (the old process-wide record did)."""
+    same_box = {"cvlue_vg": "[0.125, 0.25, 0.5, 0.75]", "cvlue_vg_qwen": "<box>(125,250),(500,750)</box>"}
+    swapped = {"cvlue_vg": same_box["cvlue_vg_qwen"], "cvlue_vg_qwen": same_box["cvlue_vg"]}
+    records = [
+        {"task": t, "doc_id": i, "response": {2: same_box[t], 3: swapped[t]}.get(i, "")}
+        for t in same_box
+        for i in range(6)
+    ]
+    out = replay(records, list(same_box), process_docs_parallel=4)
+    expected = iou_official([6, 12, 18, 24], [5.0, 4.0, 20.0, 30.0])  # both answers = pixels (6, 12)-(24, 36)
+    for task, fmt in (("cvlue_vg", "norm1"), ("cvlue_vg_qwen", "qwen1000")):
+        r = _res(out, task)
+        assert r["miou"] == pytest.approx(expected / 6)
+        assert {s["miou"]["coord_format"] for s in out["samples"][task]} == {fmt}
+    assert _res(out, "cvlue_vg")["off_scale_rate"] == pytest.approx(1 / 6)
+    assert _res(out, "cvlue_vg_qwen")["off_scale_rate"] == 0.0  # [0, 1] floats read as /1000: tiny box, IoU 0
 
 
 VD_NLL = [
@@ -120,6 +149,7 @@ def test_vd_ranking_end_to_end_with_replay_loglikelihoods(replay):
     assert r["mrr"] == pytest.approx(0.5)
     assert r["mean_rank"] == pytest.approx(3.0)
     assert r["parse_failure_rate"] == 0.0
+    assert (r["r1_moderate"], r["r1_coco"], r["r1_field_animal"], r["r1_field_furniture"]) == (0.5, 0.0, 0.5, 0.0)
     # submission: the logged rankings written in the official format re-score to the same R@1 officially
     preds = predictions_from_samples(out["samples"]["cvlue_vd"], "vd")
     assert preds[0]["answer_sort"][0] == 1  # doc 0: gold answer id 1 ranked first
@@ -134,10 +164,19 @@ def test_vd_ranking_end_to_end_with_replay_loglikelihoods(replay):
     assert missing == 0 and vd_recall_official(sub, golds)["r1"] == 0.25
 
 
-def test_vd_logprob_kind_via_env(replay, monkeypatch):
-    monkeypatch.setenv("HANYI_CVLUE_LOGLIK", "logprob")
+def test_vd_log_probs_rank_the_same_without_any_setting(replay):
+    """A backend returning log-probs (<= 0) needs no flag: the default scores -|value| for losses and log-probs."""
     r = _res(replay(_vd_records(sign=-1.0), ["cvlue_vd"]), "cvlue_vd")
     assert (r["r1"], r["mean_rank"]) == (0.25, 3.0)
+
+
+@pytest.mark.parametrize(
+    ("kind", "sign", "mean_rank"),
+    [("logprob", -1.0, 3.0), ("nll", 1.0, 3.0), ("nll", -1.0, 4.0)],  # forced nll on log-probs: ranks 6, 4, 5, 1
+)
+def test_vd_direction_forced_via_env(replay, monkeypatch, kind, sign, mean_rank):
+    monkeypatch.setenv("HANYI_CVLUE_LOGLIK", kind)
+    assert _res(replay(_vd_records(sign=sign), ["cvlue_vd"]), "cvlue_vd")["mean_rank"] == mean_rank
 
 
 def test_itr_rerank_end_to_end_direction_and_stage1_ceiling(replay, tasks):
@@ -155,6 +194,20 @@ def test_itr_rerank_end_to_end_direction_and_stage1_ceiling(replay, tasks):
     assert len(sub) == 15 and all(len(v) == 2 for v in sub.values())
 
 
+def test_itr_culture_group_and_field_breakdown_per_query(replay, tasks):
+    """The gold wins for suona captions; elsewhere stage-1 order holds (cow 2/5 at rank 1, fish 3/5)."""
+    docs = tasks["cvlue_ir_rerank"].test_docs()
+    value = lambda d: (0.5 if d["is_gold"] else 3.0) if d["category"] == "84-suona" else float(d["stage1_rank"])  # noqa: E731
+    records = [
+        {"task": "cvlue_ir_rerank", "doc_id": i, "loglikelihoods": [[value(d), False]]} for i, d in enumerate(docs)
+    ]
+    r = _res(replay(records, ["cvlue_ir_rerank"]), "cvlue_ir_rerank")
+    assert r["r1"] == pytest.approx(10 / 15)
+    assert (r["r1_non_wordnet"], r["r1_coco"], r["r1_moderate"]) == (1.0, 0.4, 0.6)
+    assert (r["r1_field_instruments"], r["r1_field_animal"]) == (1.0, 0.5)
+    assert math.isnan(r["r1_field_arts"])
+
+
 def test_llava_hf_loglikelihood_is_unusable_with_transformers_5(evaluate, tiny_llava):
     """Documented in docs/cvlue.md: lmms-eval 0.7.3 ``llava_hf.loglikelihood`` tokenises the context through the
     processor without the image, which transformers 5 rejects. If this starts passing, update the docs."""
@@ -166,6 +219,56 @@ def test_llava_hf_loglikelihood_is_unusable_with_transformers_5(evaluate, tiny_l
             device="cpu",
             force_simple=True,
         )
+
+
+def _patched_copy(tmp_path, patch, *rels):
+    """The files ``lmms_eval/<rel>`` of the installed package, copied under tmp_path and patched with
+    docs/upstream/<patch>; returns the first."""
+    import lmms_eval
+
+    for rel in rels:
+        dst = tmp_path / "lmms_eval" / rel
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(os.path.join(os.path.dirname(lmms_eval.__file__), rel), dst)
+    patch_file = os.path.join(os.path.dirname(__file__), "..", "..", "docs", "upstream", patch)
+    subprocess.run(["patch", "-p1", "-s", "-i", os.path.abspath(patch_file)], cwd=tmp_path, check=True)
+    return tmp_path / "lmms_eval" / rels[0]
+
+
+def _load(path, name):
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.slow
+def test_vd_ranking_with_a_real_vlm_once_upstream_patches_0002_0003_land(evaluate, tiny_llava, tmp_path, monkeypatch):
+    """The ranking path end to end with lmms-eval's own llava_hf (tiny random LLaVA): 0002 keeps loglikelihood
+    tuples, 0003 fixes llava_hf.loglikelihood under transformers 5. Both applied to temporary copies only."""
+    import lmms_eval.api.instance
+    import lmms_eval.evaluator
+
+    instance = _load(_patched_copy(tmp_path, "0002-unwrap-loglikelihood-tuples.patch", "api/instance.py"), "_p0002")
+    patch = "0003-llava-hf-text-only-and-loglikelihood.patch"
+    simple = _patched_copy(tmp_path, patch, "models/simple/llava_hf.py", "models/chat/llava_hf.py")
+    for module in (lmms_eval.api.instance, lmms_eval.evaluator):
+        monkeypatch.setattr(module, "unwrap_generation_output", instance.unwrap_generation_output)
+    model = _load(simple, "_p0003_llava_hf").LlavaHf(
+        pretrained=tiny_llava, device="cpu", device_map="cpu", dtype="float32"
+    )
+    out = evaluate(["cvlue_vd_lite"], model)
+    r = _res(out, "cvlue_vd_lite")
+    assert all(math.isfinite(r[k]) for k in ("r1", "r5", "r10", "mrr", "mean_rank"))
+    assert r["parse_failure_rate"] == 0.0
+    samples = out["samples"]["cvlue_vd_lite"]
+    assert len(samples) == 4
+    for s in samples:
+        values = [parse_loglikelihood(v) for v in s["filtered_resps"]]
+        assert len(values) == len(s["doc"]["answer_options"]) == 6
+        assert all(v is not None and math.isfinite(v[0]) and v[0] >= 0 for v in values)  # mean NLL: a loss
 
 
 def test_cvlue_group_runs_in_the_shared_tiny_llava_chat_run(llava_run):

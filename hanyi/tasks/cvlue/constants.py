@@ -1,13 +1,10 @@
 """CVLUE task constants: prompt variants, answer conventions, lite sizes. Categories: hanyi.data.cvlue_categories."""
 
-from hanyi.data.cvlue_categories import CULTURE_GROUPS  # noqa: F401  (re-exported for the task glue)
+from hanyi.data.cvlue_categories import CULTURE_GROUPS, FIELDS  # noqa: F401  (re-exported for the task glue)
 
 #: The answer whose probability ranks ITR pairs (spec §6.1 option 3: P("是" | image, question)).
 ITR_YES = "是"
-#: Default box convention and the loglikelihood value kind when lmms_eval_specific_kwargs name none.
-DEFAULT_COORD_FORMAT = "norm1"
-DEFAULT_LOGLIK = "nll"
-#: Overrides the loglikelihood kind for every ranking task (``nll`` or ``logprob``); read at scoring time.
+#: Forces the loglikelihood direction of every ranking task (``nll`` or ``logprob``; default ``auto`` = -|value|).
 LOGLIK_ENV = "HANYI_CVLUE_LOGLIK"
 #: Docs kept by the ``*_lite`` tasks (first N in file order).
 LITE_DOCS = 100

@@ -1,11 +1,10 @@
 """CVLUE glue: prompts from templates/, scoring from hanyi.metrics. See docs/cvlue.md."""
 
-from hanyi.data.cvlue_categories import CULTURE_GROUPS
+import os
+
 from hanyi.metrics import bbox, ranking, short_answer_zh
-from hanyi.metrics.breakdown import group_scores
 from hanyi.tasks._common import prompt_kwargs, render, visuals
-from hanyi.tasks.cvlue import conventions
-from hanyi.tasks.cvlue.constants import DEFAULT_COORD_FORMAT, DEFAULT_LOGLIK, ITR_YES, LITE_DOCS, RECALL_KS
+from hanyi.tasks.cvlue.constants import CULTURE_GROUPS, FIELDS, ITR_YES, LITE_DOCS, LOGLIK_ENV, RECALL_KS
 
 
 def cvlue_doc_to_visual(doc):
@@ -21,10 +20,7 @@ def cvlue_itr_doc_to_visual(doc):
 
 
 def cvlue_doc_to_text(doc, lmms_eval_specific_kwargs=None):
-    kw = prompt_kwargs(
-        lmms_eval_specific_kwargs, template="vqa.jinja", coord_format=DEFAULT_COORD_FORMAT, loglik=DEFAULT_LOGLIK
-    )
-    conventions.record(kw)
+    kw = prompt_kwargs(lmms_eval_specific_kwargs, template="vqa.jinja")
     history = list(zip(doc.get("history_questions") or [], doc.get("history_answers") or []))
     return render("cvlue", kw["template"], history=history, **doc)
 
@@ -39,6 +35,17 @@ def cvlue_lite_docs(dataset):
 
 def _tags(doc, value, **evidence):
     return {"v": float(value), "category": doc["category"], "culture_group": doc["culture_group"], **evidence}
+
+
+def _breakdown(base, item, macro=True):
+    """The per-culture-group (micro, optionally macro) and per-semantic-field keys of one headline metric."""
+    keys = [f"{base}_{g}" for g in CULTURE_GROUPS] + [f"{base}_field_{f}" for f in FIELDS]
+    return {k: item for k in keys + ([f"{base}_{g}_macro" for g in CULTURE_GROUPS] if macro else [])}
+
+
+def _loglik_kind():
+    """``auto`` (-|value|, right for losses and log-probs alike) unless HANYI_CVLUE_LOGLIK forces nll/logprob."""
+    return os.environ.get(LOGLIK_ENV, "").strip() or "auto"
 
 
 def cvlue_vqa_process_results(doc, results):
@@ -56,12 +63,21 @@ def cvlue_vqa_process_results(doc, results):
         "english_rate": _tags(doc, short_answer_zh.is_english_only(raw)),
         "empty_rate": _tags(doc, not cleaned),
     }
-    return out | {f"accuracy_{g}": item for g in CULTURE_GROUPS} | {f"accuracy_{g}_macro": item for g in CULTURE_GROUPS}
+    return out | _breakdown("accuracy", item)
 
 
 def cvlue_vg_process_results(doc, results):
+    """VG under the ``norm1`` convention (the main task's prompt asks for [0, 1] floats)."""
+    return _vg_results(doc, results, "norm1")
+
+
+def cvlue_vg_qwen_process_results(doc, results):
+    """VG under the ``qwen1000`` convention (Qwen-VL prompts: ints in [0, 1000), divided by 1000)."""
+    return _vg_results(doc, results, "qwen1000")
+
+
+def _vg_results(doc, results, fmt):
     raw = results[0] if results else None
-    fmt = conventions.coord_format()
     box = bbox.parse_box(raw)
     pred = bbox.to_pixel_xywh(box, fmt, doc["width"], doc["height"]) if box else []
     iou = bbox.iou_official(pred, list(doc["bbox"])) if doc["bbox"] else 0.0
@@ -76,11 +92,12 @@ def cvlue_vg_process_results(doc, results):
         coord_format=fmt,
     )
     out = {"miou": item, "acc_iou_0_5": _tags(doc, iou > 0.5), "parse_failure_rate": _tags(doc, box is None)}
-    return out | {f"miou_{g}": item for g in CULTURE_GROUPS} | {f"miou_{g}_macro": item for g in CULTURE_GROUPS}
+    out["off_scale_rate"] = _tags(doc, box is not None and max(box) > bbox.COORD_FORMATS[fmt])  # wrong convention?
+    return out | _breakdown("miou", item)
 
 
 def cvlue_vd_process_results(doc, results):
-    scores = [ranking.score_from_loglikelihood(r, conventions.loglik_kind()) for r in results]
+    scores = [ranking.score_from_loglikelihood(r, _loglik_kind()) for r in results]
     order = ranking.order_by_score(scores)
     gold = doc["gold_index"]
     rank = len(scores) if gold < 0 or scores[gold] is None else ranking.rank_of(order, gold)
@@ -91,7 +108,7 @@ def cvlue_vd_process_results(doc, results):
         "dialog_id": doc["dialog_id"],
         "rank": rank,
         "answer_sort": [ids[i] for i in order],
-        "loglik": conventions.loglik_kind(),
+        "loglik": _loglik_kind(),
     }
     out = {f"r{k}": _tags(doc, rank <= k, **ev) for k in RECALL_KS}
     out |= {
@@ -99,73 +116,13 @@ def cvlue_vd_process_results(doc, results):
         "mean_rank": _tags(doc, rank),
         "parse_failure_rate": _tags(doc, None in scores),
     }
-    return out | {f"r1_{g}": out["r1"] for g in CULTURE_GROUPS}
+    return out | _breakdown("r1", out["r1"], macro=False)
 
 
 def cvlue_itr_process_results(doc, results):
-    score = ranking.score_from_loglikelihood(results[0] if results else None, conventions.loglik_kind())
-    keep = ("query", "image_path", "caption", "stage1_rank", "is_gold", "protocol")
-    item = {**{k: doc[k] for k in keep}, "score": score, "loglik": conventions.loglik_kind()}
-    return {k: item for k in ("r1", "r5", "r10", "stage1_ceiling", "parse_failure_rate")}
-
-
-# ---- aggregations -------------------------------------------------------------------------------------------------
-def cvlue_mean(items):
-    return sum(i["v"] for i in items) / len(items) if items else 0.0
-
-
-def _group(items, group, kind):
-    scores = group_scores(items, "v", "culture_group")
-    return scores[group][kind] if group in scores else float("nan")
-
-
-def cvlue_non_wordnet(items):
-    return _group(items, "non_wordnet", "micro")
-
-
-def cvlue_moderate(items):
-    return _group(items, "moderate", "micro")
-
-
-def cvlue_coco(items):
-    return _group(items, "coco", "micro")
-
-
-def cvlue_non_wordnet_macro(items):
-    return _group(items, "non_wordnet", "macro")
-
-
-def cvlue_moderate_macro(items):
-    return _group(items, "moderate", "macro")
-
-
-def cvlue_coco_macro(items):
-    return _group(items, "coco", "macro")
-
-
-def _itr(items):
-    queries = {}
-    for it in items:
-        queries.setdefault(it["query"], []).append(it)
-    return [ranking.rerank_query(rows) for _, rows in sorted(queries.items())]
-
-
-def cvlue_itr_r1(items):
-    return ranking.ranking_metrics([q["rank"] for q in _itr(items)], RECALL_KS)["r1"]
-
-
-def cvlue_itr_r5(items):
-    return ranking.ranking_metrics([q["rank"] for q in _itr(items)], RECALL_KS)["r5"]
-
-
-def cvlue_itr_r10(items):
-    return ranking.ranking_metrics([q["rank"] for q in _itr(items)], RECALL_KS)["r10"]
-
-
-def cvlue_itr_stage1_ceiling(items):
-    queries = _itr(items)
-    return sum(q["in_shortlist"] for q in queries) / len(queries) if queries else 0.0
-
-
-def cvlue_itr_parse_failure_rate(items):
-    return sum(it["score"] is None for it in items) / len(items) if items else 0.0
+    score = ranking.score_from_loglikelihood(results[0] if results else None, _loglik_kind())
+    keep = ("query", "image_path", "caption", "stage1_rank", "is_gold", "protocol", "category", "culture_group")
+    item = {**{k: doc[k] for k in keep}, "score": score, "loglik": _loglik_kind()}
+    return {k: item for k in ("r1", "r5", "r10", "stage1_ceiling", "parse_failure_rate")} | _breakdown(
+        "r1", item, False
+    )

@@ -1,0 +1,116 @@
+"""CVLUE aggregation hooks named in the task YAMLs: means, culture groups, semantic fields, ITR re-ranking.
+
+An item is one doc's record from ``utils`` (``v`` plus ``category``/``culture_group``), or for ITR one (query,
+candidate) pair; ITR aggregations first re-rank each query's shortlist and score R@1 per query (:func:`units`).
+"""
+
+from hanyi.data.cvlue_categories import semantic_field
+from hanyi.metrics import ranking
+from hanyi.metrics.breakdown import group_scores, subset_mean
+from hanyi.tasks.cvlue.constants import RECALL_KS
+
+
+def itr_queries(items):
+    """One re-ranked row per ITR query (sorted by query): ``rank``, ``in_shortlist``, ``category``, ``culture_group``."""
+    queries = {}
+    for it in items:
+        queries.setdefault(it["query"], []).append(it)
+    return [
+        {**ranking.rerank_query(rows), "category": rows[0]["category"], "culture_group": rows[0]["culture_group"]}
+        for _, rows in sorted(queries.items())
+    ]
+
+
+def units(items):
+    """Scored units: the items themselves, or for ITR pairs one unit per query with ``v`` = R@1 hit."""
+    if not items or "query" not in items[0]:
+        return items
+    return [
+        {"v": q["rank"] == 1, "category": q["category"], "culture_group": q["culture_group"]}
+        for q in itr_queries(items)
+    ]
+
+
+def cvlue_mean(items):
+    return sum(i["v"] for i in items) / len(items) if items else 0.0
+
+
+def _group(items, group, kind):
+    scores = group_scores(units(items), "v", "culture_group")
+    return scores[group][kind] if group in scores else float("nan")
+
+
+def cvlue_non_wordnet(items):
+    return _group(items, "non_wordnet", "micro")
+
+
+def cvlue_moderate(items):
+    return _group(items, "moderate", "micro")
+
+
+def cvlue_coco(items):
+    return _group(items, "coco", "micro")
+
+
+def cvlue_non_wordnet_macro(items):
+    return _group(items, "non_wordnet", "macro")
+
+
+def cvlue_moderate_macro(items):
+    return _group(items, "moderate", "macro")
+
+
+def cvlue_coco_macro(items):
+    return _group(items, "coco", "macro")
+
+
+def _field(name):
+    def aggregate(items):
+        rows = [{**u, "field": semantic_field(u["category"])} for u in units(items)]
+        return subset_mean(rows, "v", "field", name)
+
+    aggregate.__name__ = f"cvlue_field_{name}"
+    aggregate.__doc__ = f"Mean over the items of Table 3's semantic field {name!r} (NaN when it has none)."
+    return aggregate
+
+
+cvlue_field_animal = _field("animal")
+cvlue_field_food = _field("food")
+cvlue_field_beverages = _field("beverages")
+cvlue_field_clothing = _field("clothing")
+cvlue_field_plant = _field("plant")
+cvlue_field_fruit = _field("fruit")
+cvlue_field_vegetable = _field("vegetable")
+cvlue_field_agriculture = _field("agriculture")
+cvlue_field_tool = _field("tool")
+cvlue_field_furniture = _field("furniture")
+cvlue_field_sport = _field("sport")
+cvlue_field_celebrations = _field("celebrations")
+cvlue_field_education = _field("education")
+cvlue_field_instruments = _field("instruments")
+cvlue_field_arts = _field("arts")
+
+
+def _itr_recall(items):
+    return ranking.ranking_metrics([q["rank"] for q in itr_queries(items)], RECALL_KS)
+
+
+def cvlue_itr_r1(items):
+    return _itr_recall(items)["r1"]
+
+
+def cvlue_itr_r5(items):
+    return _itr_recall(items)["r5"]
+
+
+def cvlue_itr_r10(items):
+    return _itr_recall(items)["r10"]
+
+
+def cvlue_itr_stage1_ceiling(items):
+    queries = itr_queries(items)
+    return sum(q["in_shortlist"] for q in queries) / len(queries) if queries else 0.0
+
+
+def cvlue_itr_parse_failure_rate(items):
+    return sum(it["score"] is None for it in items) / len(items) if items else 0.0
