@@ -9,6 +9,7 @@ import sys
 import pytest
 
 from hanyi import TASKS_DIR
+from hanyi.metrics.critique_embed import EMBED_METRICS
 from hanyi.metrics.critique_rubric import RUBRIC_METRICS
 from hanyi.metrics.critique_scoring import NLI_METRICS
 from hanyi.tasks._common import render
@@ -42,6 +43,7 @@ def test_group_is_baseline_plus_eight_persona_kb_and_all_generate_until(task_man
                 "empty_response_rate",
                 *NLI_METRICS,
                 *RUBRIC_METRICS,
+                *EMBED_METRICS,
             ]
 
 

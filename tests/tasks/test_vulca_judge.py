@@ -67,3 +67,45 @@ def test_rubric_scores_through_the_evaluator(replay, monkeypatch, tmp_path):
     assert "Level 5: Expert-level language usage with precise terminology" in lantern
     assert lantern.rstrip().endswith('in the form "Score: N".')
     assert set(RUBRIC_METRICS) <= {k.split(",")[0] for k in res}
+
+
+def _embed_run(replay, monkeypatch, model):
+    monkeypatch.setenv("HANYI_VULCA_NLI_MODEL", "/nonexistent/vulca-nli")
+    monkeypatch.setenv("HANYI_VULCA_EMBED_MODEL", model)
+    records = _records("vulca_baseline_kb")
+    return replay(records, ["vulca_baseline_kb"], on_missing="empty")["results"]["vulca_baseline_kb"]
+
+
+def test_embedding_metrics_with_the_shipped_reference_embedder(replay, monkeypatch):
+    from sentence_transformers import SentenceTransformer
+
+    from hanyi.data.vulca_embed_reference import load_embed_reference
+    from hanyi.metrics.critique_embed import EmbedConfig, decode_vectors
+
+    res = _embed_run(replay, monkeypatch, "sentence-transformers/all-MiniLM-L6-v2")
+    # by hand: the 6 sample docs (3 critiques + 3 empty answers), embedded directly, vs the shipped vectors
+    texts = [CRITIQUES.get(d, "") for d in ("01", "04", "05", "08", "10", "12")]
+    emb = SentenceTransformer(EmbedConfig.from_env().path).encode(texts, normalize_embeddings=True)
+    ref = load_embed_reference()
+    humans = decode_vectors(ref["vectors_b64"], ref["n"], ref["dim"])
+    sims = [[sum(a * b for a, b in zip(e, h)) for h in humans] for e in emb]
+    assert res["sem_sim_mean,none"] == pytest.approx(sum(sum(r) / len(r) for r in sims) / 6, abs=1e-5)
+    assert res["sem_sim_max,none"] == pytest.approx(sum(max(r) for r in sims) / 6, abs=1e-5)
+    assert res["sem_mean_pairwise_cosdist,none"] == pytest.approx(1 - res["sem_sim_mean,none"])
+    assert 0 < res["sem_diversity,none"] < 1 and 0 < res["sem_coherence,none"] <= 1
+
+
+def test_embedder_other_than_the_reference_disables_reference_metrics(replay, monkeypatch, caplog):
+    from hanyi.metrics.critique_embed import EmbedConfig
+
+    monkeypatch.setenv("HANYI_VULCA_EMBED_MODEL", "all-MiniLM-L6-v2")
+    local = EmbedConfig.from_env().path  # the same weights under a local path: its id is the folder name
+    res = _embed_run(replay, monkeypatch, local)
+    assert "sem_diversity,none" in res and "sem_coherence,none" in res
+    assert not any(k.startswith(("sem_sim", "sem_mean_pairwise")) for k in res)
+    assert "differs from the shipped human reference" in caplog.text
+
+
+def test_embedder_unavailable_emits_no_sem_metric(replay, monkeypatch):
+    res = _embed_run(replay, monkeypatch, "BAAI/bge-large-zh-v1.5")  # the paper's default; not downloadable offline
+    assert not any(k.startswith("sem_") for k in res) and "json_valid_rate,none" in res

@@ -3,7 +3,18 @@
 import os
 
 from hanyi.data.images import ImageUnavailableError, to_pil
+from hanyi.data.vulca_embed_reference import load_embed_reference
 from hanyi.data.vulca_reference import load_reference
+from hanyi.metrics.critique_embed import (
+    EMBED_METRICS,
+    REFERENCE_METRICS,
+    EmbedConfig,
+    EmbedItem,
+    aggregate_embed_metric,
+    load_embedder,
+    reference_mismatch,
+    warn_once,
+)
 from hanyi.metrics.critique_json import split_critique
 from hanyi.metrics.critique_rubric import (
     RUBRIC_METRICS,
@@ -64,6 +75,7 @@ def vulca_process_results(doc, results):
         },
     }
     out.update(_rubric_items(doc, response))
+    out.update(_embed_items(doc, response))
     nli = NLIConfig.from_env()
     if try_logits_fn(nli) is None:  # warned once; NLI metrics are not emitted
         return out
@@ -103,3 +115,21 @@ def vulca_rubric_aggregate(items):
     if metric == UNSCORED:
         return unscored_count([_rubric_summary(m, items) for m in RUBRICS])
     return rubric_value(_rubric_summary(metric, items))
+
+
+def _embed_items(doc, response):
+    """Optional sem_* items: none when the embedder does not load; no human-reference metrics when the configured
+    embedder differs from the shipped reference's (one warning each)."""
+    config = EmbedConfig.from_env()
+    if load_embedder(config) is None:
+        return {}
+    metrics = EMBED_METRICS
+    why = reference_mismatch(config, load_embed_reference())
+    if why:
+        warn_once(f"hanyi vulca: {', '.join(REFERENCE_METRICS)} not emitted: {why}.")
+        metrics = [m for m in EMBED_METRICS if m not in REFERENCE_METRICS]
+    return {m: EmbedItem(m, str(doc["doc_id"]), response.strip(), config) for m in metrics}
+
+
+def vulca_embed_aggregate(items):
+    return aggregate_embed_metric(items, load_embed_reference())
