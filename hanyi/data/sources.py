@@ -119,7 +119,15 @@ def describe(benchmark: str) -> str:
 
 
 def __getattr__(name: str) -> str:
-    """``hanyi.data.sources.<benchmark>`` -> :func:`resolve` (used by ``dataset_path: !function ...``)."""
+    """``hanyi.data.sources.<benchmark>`` -> :func:`resolve` (used by ``dataset_path: !function ...``).
+
+    lmms-eval re-raises any error here as "Failed to import function '<benchmark>'", with ours only in the chained
+    traceback, so the message is also logged on its own line first.
+    """
     if name in SOURCES:
-        return resolve(name)
+        try:
+            return resolve(name)
+        except DataNotFoundError as exc:
+            log.error("hanyi: %s", exc)
+            raise
     raise AttributeError(name)
