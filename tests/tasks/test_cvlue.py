@@ -10,6 +10,8 @@ import subprocess
 import pytest
 
 from hanyi.data import cvlue as cvlue_data
+from hanyi.data.cvlue_breakdown import category_rows
+from hanyi.data.cvlue_breakdown import main as breakdown_main
 from hanyi.data.cvlue_sample import write_synthetic_release
 from hanyi.data.cvlue_submit import itr_submission, predictions_from_samples, vd_submission, vqa_submission
 from hanyi.metrics.bbox import iou_official
@@ -73,7 +75,8 @@ def test_per_model_templates_come_from_kwargs(tasks, template, field, expected):
 def test_vqa_end_to_end_official_strict_robust_and_groups(replay):
     responses = ["2个", "是的", "躺着", "3", "不是", "答案：地上\n因为"]
     records = [{"task": "cvlue_vqa", "doc_id": i, "response": r} for i, r in enumerate(responses)]
-    r = _res(replay(records, ["cvlue_vqa"]), "cvlue_vqa")
+    out = replay(records, ["cvlue_vqa"])
+    r = _res(out, "cvlue_vqa")
     assert r["accuracy"] == pytest.approx(4 / 6)
     assert r["accuracy_strict"] == pytest.approx(2 / 6)
     assert r["accuracy_robust"] == pytest.approx(5 / 6)
@@ -83,6 +86,10 @@ def test_vqa_end_to_end_official_strict_robust_and_groups(replay):
     assert (r["accuracy_field_instruments"], r["accuracy_field_animal"]) == (1.0, 0.5)
     assert math.isnan(r["accuracy_field_food"])  # no item of that field: NaN, not a zero
     assert sum(k.startswith("accuracy_field_") and "stderr" not in k for k in r) == 15
+    rows = category_rows(out["samples"]["cvlue_vqa"])  # the 92-category view, from the sample log (Table 3 order)
+    assert [(x["category"], x["n"], x["mean"]) for x in rows] == [("1-panda", 2, 0.5), ("2-cow", 2, 0.5)] + [
+        ("84-suona", 2, 1.0)
+    ]
 
 
 def test_vg_end_to_end_miou_parse_failures_and_no_gold_peeking(replay):
@@ -194,18 +201,26 @@ def test_itr_rerank_end_to_end_direction_and_stage1_ceiling(replay, tasks):
     assert len(sub) == 15 and all(len(v) == 2 for v in sub.values())
 
 
-def test_itr_culture_group_and_field_breakdown_per_query(replay, tasks):
+def test_itr_culture_group_and_field_breakdown_per_query(replay, tasks, tmp_path):
     """The gold wins for suona captions; elsewhere stage-1 order holds (cow 2/5 at rank 1, fish 3/5)."""
     docs = tasks["cvlue_ir_rerank"].test_docs()
     value = lambda d: (0.5 if d["is_gold"] else 3.0) if d["category"] == "84-suona" else float(d["stage1_rank"])  # noqa: E731
     records = [
         {"task": "cvlue_ir_rerank", "doc_id": i, "loglikelihoods": [[value(d), False]]} for i, d in enumerate(docs)
     ]
-    r = _res(replay(records, ["cvlue_ir_rerank"]), "cvlue_ir_rerank")
+    out = replay(records, ["cvlue_ir_rerank"])
+    r = _res(out, "cvlue_ir_rerank")
     assert r["r1"] == pytest.approx(10 / 15)
     assert (r["r1_non_wordnet"], r["r1_coco"], r["r1_moderate"]) == (1.0, 0.4, 0.6)
     assert (r["r1_field_instruments"], r["r1_field_animal"]) == (1.0, 0.5)
     assert math.isnan(r["r1_field_arts"])
+    path = tmp_path / "samples_cvlue_ir_rerank.jsonl"
+    path.write_text("".join(json.dumps(x, ensure_ascii=False) + "\n" for x in out["samples"]["cvlue_ir_rerank"]))
+    assert breakdown_main([str(path), "--json", str(tmp_path / "cat.json")]) == 0
+    rows = json.loads((tmp_path / "cat.json").read_text(encoding="utf-8"))
+    assert [(x["category"], x["n"], x["mean"]) for x in rows] == [("2-cow", 5, 0.4), ("3-fish", 5, 0.6)] + [
+        ("84-suona", 5, 1.0)
+    ]
 
 
 def test_llava_hf_loglikelihood_is_unusable_with_transformers_5(evaluate, tiny_llava):
