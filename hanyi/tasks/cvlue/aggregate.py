@@ -37,7 +37,7 @@ def cvlue_mean(items):
 
 def _group(items, group, kind):
     scores = group_scores(units(items), "v", "culture_group")
-    return scores[group][kind] if group in scores else float("nan")
+    return scores[group][kind] if group in scores else None  # no item in this group: N/A (JSON null), not 0
 
 
 def cvlue_non_wordnet(items):
@@ -67,10 +67,11 @@ def cvlue_coco_macro(items):
 def _field(name):
     def aggregate(items):
         rows = [{**u, "field": semantic_field(u["category"])} for u in units(items)]
-        return subset_mean(rows, "v", "field", name)
+        value = subset_mean(rows, "v", "field", name)
+        return None if value != value else value  # NaN (no item in the field) -> N/A (JSON null), not 0
 
     aggregate.__name__ = f"cvlue_field_{name}"
-    aggregate.__doc__ = f"Mean over the items of Table 3's semantic field {name!r} (NaN when it has none)."
+    aggregate.__doc__ = f"Mean over the items of Table 3's semantic field {name!r} (None when it has none)."
     return aggregate
 
 
