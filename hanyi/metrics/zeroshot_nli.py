@@ -175,6 +175,25 @@ def _load_unlocked(model: str, device: str):
     return tokenizer, net, label_ids(net.config.id2label)
 
 
+def pair_layout(tokenizer) -> tuple | None:
+    """How ``tokenizer`` wraps a (premise, hypothesis) pair in special tokens, read off the tokenizer itself:
+    ``(prefix ids, middle ids, suffix ids, (prefix types, A type, middle types, B type, suffix types))``, or ``None``
+    when its pair encoding is not ``prefix + A + middle + B + suffix`` (then the tokenizer is called per batch).
+    """
+    a = tokenizer("painting", add_special_tokens=False)["input_ids"]
+    b = tokenizer("example", add_special_tokens=False)["input_ids"]
+    enc = tokenizer("painting", "example", return_token_type_ids=True)
+    ids, tt = list(enc["input_ids"]), list(enc.get("token_type_ids") or [0] * len(enc["input_ids"]))
+    for i in range(len(ids) - len(a) + 1):
+        if ids[i : i + len(a)] != a:
+            continue
+        for j in range(i + len(a), len(ids) - len(b) + 1):
+            if ids[j : j + len(b)] == b:
+                k = j + len(b)
+                return ids[:i], ids[i + len(a) : j], ids[k:], (tt[:i], tt[i], tt[i + len(a) : j], tt[j], tt[k:])
+    return None
+
+
 _REGISTERED: dict[str, LogitsFn] = {}
 
 
@@ -208,35 +227,81 @@ def hf_logits_fn(config: NLIConfig) -> LogitsFn:
     if max_length is None or max_length > 100_000:  # tokenizers without a limit report a huge sentinel
         max_length = 512
 
-    margin = 32
+    layout = pair_layout(tokenizer)
+    pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
+    with_types = "token_type_ids" in getattr(tokenizer, "model_input_names", ())
+    checked = [layout is None]  # the first batch is checked against the tokenizer's own pair encoding
 
-    def cut(text: str) -> str:
-        """The premise's first ``max_length + margin`` tokens as text: the rest would be truncated anyway, and
-        tokenizing it 38 times per critique is the bulk of the cost. The margin keeps the kept tokens unchanged."""
-        offsets = tokenizer(text, add_special_tokens=False, return_offsets_mapping=True)["offset_mapping"]
-        return text if len(offsets) <= max_length + margin else text[: offsets[max_length + margin][1]]
+    def encode_ids(premises, hypotheses):
+        """Input rows built from ids: each premise and hypothesis tokenized once (not once per pair), then cut
+        ``only_first`` to ``max_length`` and wrapped in the tokenizer's own special tokens."""
+        prem = {t: tokenizer(t, add_special_tokens=False)["input_ids"] for t in dict.fromkeys(premises)}
+        hyp = {h: tokenizer(h, add_special_tokens=False)["input_ids"] for h in dict.fromkeys(hypotheses)}
+        prefix, middle, suffix, types = layout
+        n_special = len(prefix) + len(middle) + len(suffix)
+        rows = []
+        for p, h in zip(premises, hypotheses):
+            keep = max_length - n_special - len(hyp[h])
+            if keep < 1:
+                raise ValueError(f"hypothesis {h!r} leaves no room for the premise at max_length {max_length}")
+            a, b = prem[p][:keep], hyp[h]
+            ids = [*prefix, *a, *middle, *b, *suffix]
+            tt = [*types[0], *[types[1]] * len(a), *types[2], *[types[3]] * len(b), *types[4]]
+            rows.append((ids, tt))
+        return rows
 
-    def run(premises, hypotheses):
+    def batch_tensors(rows):
         import torch
 
-        short = {t: cut(t) for t in set(premises)}
-        order = sorted(range(len(premises)), key=lambda i: len(short[premises[i]]))  # input order restored below
-        rows = []
+        width = max(len(ids) for ids, _ in rows)
+        left = getattr(tokenizer, "padding_side", "right") == "left"
+
+        def pad(seq, value):
+            fill = [value] * (width - len(seq))
+            return fill + seq if left else seq + fill
+
+        enc = {
+            "input_ids": torch.tensor([pad(ids, pad_id) for ids, _ in rows]),
+            "attention_mask": torch.tensor([pad([1] * len(ids), 0) for ids, _ in rows]),
+        }
+        if with_types:
+            enc["token_type_ids"] = torch.tensor([pad(tt, 0) for _, tt in rows])
+        return enc
+
+    def reference_batch(premises, hypotheses):
+        return tokenizer(
+            list(premises), list(hypotheses), truncation="only_first", max_length=max_length, padding=True,
+            return_tensors="pt",
+        )  # fmt: skip
+
+    def run(premises, hypotheses):
+        nonlocal layout
+        import torch
+
+        rows = encode_ids(premises, hypotheses) if layout is not None else None
+        if rows is None:  # the tokenizer's own pair encoding, one call per batch (slower)
+            order = sorted(range(len(premises)), key=lambda i: len(premises[i]))
+        else:  # sort by token length, so each batch pads to its own longest row
+            order = sorted(range(len(premises)), key=lambda i: len(rows[i][0]))
+        out = []
         for start in range(0, len(order), config.batch_size):
             idx = order[start : start + config.batch_size]
-            enc = tokenizer(
-                [short[premises[i]] for i in idx],
-                [hypotheses[i] for i in idx],
-                truncation="only_first",
-                max_length=max_length,
-                padding=True,
-                return_tensors="pt",
-            ).to(config.device)
+            if rows is None:
+                enc = reference_batch([premises[i] for i in idx], [hypotheses[i] for i in idx])
+            else:
+                enc = batch_tensors([rows[i] for i in idx])
+                if not checked[0]:
+                    checked[0] = True
+                    ref = reference_batch([premises[i] for i in idx], [hypotheses[i] for i in idx])
+                    if set(ref) != set(enc) or any(not torch.equal(ref[k], v) for k, v in enc.items()):
+                        log.info("hanyi vulca: id-level pair encoding differs from %s; using its own", config.model)
+                        layout, rows = None, None
+                        return run(premises, hypotheses)
             with torch.inference_mode():
-                logits = net(**enc).logits.float().cpu()
-            rows.extend(zip(idx, logits[:, [entail, contra]].tolist()))
-        rows.sort(key=lambda r: r[0])
-        return [r[1] for r in rows]
+                logits = net(**{k: v.to(config.device) for k, v in enc.items()}).logits.float().cpu()
+            out.extend(zip(idx, logits[:, [entail, contra]].tolist()))
+        out.sort(key=lambda r: r[0])
+        return [r[1] for r in out]
 
     return run
 

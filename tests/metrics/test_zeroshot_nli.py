@@ -87,3 +87,17 @@ def test_unavailable_model_warns_once_and_returns_none(caplog):
     with caplog.at_level("WARNING"):
         assert try_logits_fn(cfg) is None and try_logits_fn(cfg) is None
     assert sum("cannot be loaded" in r.message for r in caplog.records) == 1
+
+
+def test_id_level_pair_encoding_equals_the_tokenizer_and_is_used(tiny_nli, caplog):
+    from transformers import AutoTokenizer
+
+    from hanyi.metrics.zeroshot_nli import pair_layout
+
+    tok = AutoTokenizer.from_pretrained(tiny_nli)
+    cls, sep = tok.convert_tokens_to_ids(["[CLS]", "[SEP]"])
+    assert pair_layout(tok) == ([cls], [sep], [sep], ([0], 0, [0], 1, [1]))  # [CLS] A [SEP] B [SEP]
+    fn = hf_logits_fn(NLIConfig(model=tiny_nli, batch_size=3))
+    with caplog.at_level("INFO", logger="hanyi.metrics.zeroshot_nli"):
+        fn(["lanterns " * 700, "short", "willows and pavilions " * 90], ["This example is Genre."] * 3)
+    assert "id-level pair encoding differs" not in caplog.text  # the checked fast path stayed on
