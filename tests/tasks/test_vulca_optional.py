@@ -1,4 +1,4 @@
-"""VULCA optional rubric judge: not emitted without a judge; through the real evaluator against the fake judge server."""
+"""VULCA optional metrics: rubric judge (fake judge server) and embedding similarity, through the real evaluator."""
 
 import importlib.util
 import os
