@@ -95,6 +95,20 @@ def replay(evaluate, session_tmp):
 
 
 @pytest.fixture(scope="session")
+def fake_judge():
+    """``serve_fake_judge(**opts)`` from tests/judge_server.py: a local OpenAI-compatible judge on 127.0.0.1."""
+    import importlib.util
+    import sys
+
+    name = "hanyi_tests_judge_server"  # the same module object tests/metrics/test_judge.py loads
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(name, os.path.join(os.path.dirname(__file__), "judge_server.py"))
+        sys.modules[name] = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(sys.modules[name])
+    return sys.modules[name].serve_fake_judge
+
+
+@pytest.fixture(scope="session")
 def llava_run(evaluate, task_manager, tiny_llava):
     """One tiny-LLaVA run (lmms-eval's own ``llava_hf``, chat path) of every benchmark group that exists."""
     groups = [g for g in DEMO_GROUPS if g in task_manager.all_tasks]

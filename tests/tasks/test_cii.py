@@ -229,23 +229,14 @@ def test_malformed_multilabel_is_reported():
     assert check_rows([row])[1] == {"malformed_rhetoric": ["test-9"]}
 
 
-def test_ctc_with_a_judge_scores_through_the_evaluator(replay, monkeypatch, tmp_path):
-    import importlib.util
-    import sys
-
-    name = "hanyi_tests_judge_server"
-    if name not in sys.modules:
-        path = os.path.join(os.path.dirname(__file__), "..", "judge_server.py")
-        spec = importlib.util.spec_from_file_location(name, path)
-        sys.modules[name] = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(sys.modules[name])
+def test_ctc_with_a_judge_scores_through_the_evaluator(replay, monkeypatch, tmp_path, fake_judge):
     seen = []
 
     def answer(messages):
         seen.append(messages)
         return "[4]\n\nDetailed." if "松" in messages[-1]["content"] else "no rating"
 
-    with sys.modules[name].serve_fake_judge(answer=answer) as judge:
+    with fake_judge(answer=answer) as judge:
         monkeypatch.setenv("HANYI_JUDGE_BASE_URL", judge.base_url)
         monkeypatch.setenv("HANYI_JUDGE_MODEL", "fake-judge")
         monkeypatch.setenv("HANYI_JUDGE_CACHE_DIR", str(tmp_path / "judge-cache"))

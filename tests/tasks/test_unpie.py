@@ -284,12 +284,7 @@ def test_disambiguation_with_local_bertscore_model_emits_bertscore_only(replay, 
     assert res["disamb_acc_bertscore,none"] == pytest.approx(4 / 5)
 
 
-def test_judge_correct_through_fake_judge_server(replay, tasks, tmp_path, monkeypatch):
-    spec = importlib.util.spec_from_file_location(
-        "unpie_judge_server", os.path.join(os.path.dirname(FIXTURES), "..", "judge_server.py")
-    )
-    server = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(server)
+def test_judge_correct_through_fake_judge_server(replay, tasks, tmp_path, monkeypatch, fake_judge):
 
     def answer(messages):
         text = json.dumps(messages[-1]["content"], ensure_ascii=False)
@@ -299,7 +294,7 @@ def test_judge_correct_through_fake_judge_server(replay, tasks, tmp_path, monkey
         ["[English]: He and his partner made knives, and they shared a cut.", "nonsense", "unsure", "", "x", "y"]
     )
     records = _recon_records(tasks, "unpie_reconstruction_text_de_homo", lambda d: next(responses))
-    with server.serve_fake_judge(answer=answer) as judge:
+    with fake_judge(answer=answer) as judge:
         monkeypatch.setenv("HANYI_JUDGE_BASE_URL", judge.base_url)
         monkeypatch.setenv("HANYI_JUDGE_MODEL", "fake")
         monkeypatch.setenv("HANYI_JUDGE_CACHE_DIR", str(tmp_path / "judge"))

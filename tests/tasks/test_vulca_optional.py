@@ -1,9 +1,5 @@
 """VULCA optional metrics: rubric judge (fake judge server) and embedding similarity, through the real evaluator."""
 
-import importlib.util
-import os
-import sys
-
 import pytest
 
 from hanyi.metrics.critique_rubric import RUBRIC_METRICS
@@ -13,16 +9,6 @@ CRITIQUES = {
     "04": "Willows and a pavilion.",
     "05": "Boats.",
 }
-
-
-def _judge_server():
-    name = "hanyi_tests_judge_server"
-    if name not in sys.modules:
-        path = os.path.join(os.path.dirname(__file__), "..", "judge_server.py")
-        spec = importlib.util.spec_from_file_location(name, path)
-        sys.modules[name] = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(sys.modules[name])
-    return sys.modules[name]
 
 
 def _records(task):
@@ -35,7 +21,7 @@ def test_without_a_judge_no_rubric_metric(replay, monkeypatch):
     assert not any(k.startswith("rubric_") for k in res) and "json_valid_rate,none" in res
 
 
-def test_rubric_scores_through_the_evaluator(replay, monkeypatch, tmp_path):
+def test_rubric_scores_through_the_evaluator(replay, monkeypatch, tmp_path, fake_judge):
     seen = []
 
     def answer(messages):
@@ -49,7 +35,7 @@ def test_rubric_scores_through_the_evaluator(replay, monkeypatch, tmp_path):
         return f"Score: {level}"
 
     monkeypatch.setenv("HANYI_VULCA_NLI_MODEL", "/nonexistent/vulca-nli")
-    with _judge_server().serve_fake_judge(answer=answer) as judge:
+    with fake_judge(answer=answer) as judge:
         monkeypatch.setenv("HANYI_JUDGE_BASE_URL", judge.base_url)
         monkeypatch.setenv("HANYI_JUDGE_MODEL", "fake-judge")
         monkeypatch.setenv("HANYI_JUDGE_CACHE_DIR", str(tmp_path / "judge-cache"))
