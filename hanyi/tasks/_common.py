@@ -61,3 +61,30 @@ def visuals(doc: dict, *columns: str, id_fields: tuple[str, ...] = ()) -> list:
 
     hint = doc_label(doc, *id_fields)
     return [to_pil(doc.get(col), doc_hint=hint) for col in columns]
+
+
+def require_images(dataset, column: str, id_field: str, fix: str, fallback=None):
+    """Fail at load time, before any model call, if docs of ``dataset`` have no image in ``column``.
+
+    A missing image found during generation would stop lmms-eval's run at that doc and lose everything computed so
+    far; found here, the error costs nothing and lists the docs. Nulls are read in Arrow format, so no image is
+    decoded. ``fallback(row_id) -> bool`` says whether a doc without an embedded image can still be served (e.g.
+    from a local clone). Raises :class:`hanyi.data.images.ImageUnavailableError` naming up to 10 doc ids and ``fix``.
+    """
+    import pyarrow.compute as pc
+
+    from hanyi.data.images import ImageUnavailableError
+
+    table = dataset.select_columns([column, id_field]).with_format("arrow")[:]
+    images = table.column(column)
+    missing = pc.is_null(images)
+    if images.type.num_fields if hasattr(images.type, "num_fields") else False:
+        flat = images.combine_chunks()
+        missing = pc.or_(missing, pc.and_(pc.is_null(flat.field("bytes")), pc.is_null(flat.field("path"))))
+    ids = [rid for rid, gone in zip(table.column(id_field).to_pylist(), missing.to_pylist()) if gone]
+    if fallback is not None:
+        ids = [rid for rid in ids if not fallback(rid)]
+    if ids:
+        shown = ", ".join(map(str, ids[:10])) + (f" and {len(ids) - 10} more" if len(ids) > 10 else "")
+        raise ImageUnavailableError(f"{len(ids)} doc(s) have no image ({id_field}: {shown}). {fix}")
+    return dataset

@@ -205,6 +205,17 @@ def test_prepare_from_github_writes_hub_layout_and_reports(tmp_path, task_manage
     ds = datasets.load_dataset(args.out_dir, split="test")
     assert ds["id"] == ["test-1", "test-2"]
     assert ds["rhetoric"] == ["隐喻", "{'choices': ['隐喻', '象征']}"]
+    dev = datasets.load_dataset(args.out_dir, split="dev")
+    from hanyi.data.images import ImageUnavailableError
+    from hanyi.tasks.cii import utils
+
+    monkeypatch.delenv("HANYI_CII_IMAGE_ROOT", raising=False)
+    with pytest.raises(ImageUnavailableError, match=r"id: dev-1\)"):  # reported by prepare, refused before inference
+        utils.cii_process_docs(dev)
+    missing = tmp_path / "clone" / dev[0]["local_path"]
+    missing.parent.mkdir(parents=True, exist_ok=True)
+    missing.write_bytes(b"jpg")
+    monkeypatch.setenv("HANYI_CII_IMAGE_ROOT", str(tmp_path / "clone"))  # the clone now serves it
     monkeypatch.setenv("HANYI_CII_DATA", args.out_dir)
     task = get_task_dict(["cii_rhetoric"], task_manager)["cii_rhetoric"]
     assert [d["id"] for d in task.test_docs()] == ["test-1", "test-2", "dev-1"]
@@ -250,3 +261,34 @@ def test_ctc_with_a_judge_scores_through_the_evaluator(replay, monkeypatch, tmp_
     assert res["ctc_score,none"] == 2.0  # [4] and an unparsable answer scored 0, over 2
     assert res["ctc_score_difficulty_hard,none"] == 4.0 and res["ctc_score_difficulty_medium,none"] == 0.0
     assert res["ctc_judge_failures,none"] == 1.0
+
+
+def test_missing_images_fail_at_load_time_naming_the_docs(tmp_path, monkeypatch):
+    """A doc without its picture stops the task before any model call, listing the ids and the fix."""
+    import datasets
+
+    from hanyi.data.images import ImageUnavailableError
+    from hanyi.data.sources import SAMPLE_DIR
+    from hanyi.tasks.cii import utils
+
+    monkeypatch.delenv("HANYI_CII_IMAGE_ROOT", raising=False)
+    ds = datasets.load_dataset(os.path.join(SAMPLE_DIR, "cii"), split="test", cache_dir=str(tmp_path / "c"))
+    assert len(utils.cii_process_docs(ds)) == len(ds)  # the sample has every image
+    broken = (
+        ds.cast_column("image", datasets.Image(decode=False))
+        .map(lambda row, i: {"image": None if i in (1, 3) else row["image"]}, with_indices=True)
+        .cast_column("image", datasets.Image())
+    )
+    gone = [ds[1]["id"], ds[3]["id"]]
+    with pytest.raises(
+        ImageUnavailableError, match=rf"2 doc\(s\) have no image \(id: {gone[0]}, {gone[1]}\).*HANYI_CII_IMAGE_ROOT"
+    ):
+        utils.cii_process_docs(broken)
+    assert len(utils.cii_textonly_process_docs(broken)) == len(ds)  # text-only needs no image
+    monkeypatch.setenv("HANYI_CII_IMAGE_ROOT", str(tmp_path / "imgs"))
+    with pytest.raises(ImageUnavailableError):  # a clone that lacks them does not help
+        utils.cii_process_docs(broken)
+    for i in (1, 3):  # the sample rows carry the GitHub clone's local_path, as the hub rows do
+        (tmp_path / "imgs" / broken[i]["local_path"]).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / "imgs" / broken[i]["local_path"]).write_bytes(b"x")
+    assert len(utils.cii_process_docs(broken)) == len(ds)  # served from the local clone instead

@@ -6,7 +6,7 @@ import os
 from hanyi.data.cii import check_rows, hint_text, label_zh, parse_multilabel
 from hanyi.metrics.cii_ctc import ctc_group_mean, ctc_human_answer, ctc_mean
 from hanyi.metrics.cii_extract import accuracy_percent, category_accuracy, score_response
-from hanyi.tasks._common import prompt_kwargs, render
+from hanyi.tasks._common import prompt_kwargs, render, require_images
 from hanyi.tasks.cii import ctc, fewshot
 from hanyi.tasks.cii.constants import CATEGORY_METRICS, CTC_DOMAIN, CTC_METRICS, LETTERS, OPTION_FIELDS
 
@@ -25,12 +25,30 @@ def _checked(dataset):
     return dataset.filter(lambda rid: rid not in dropped, input_columns="id") if dropped else dataset
 
 
+_IMAGE_FIX = (
+    "Set HANYI_CII_IMAGE_ROOT to a clone of github.com/MING-ZCH/CII-Bench, or run "
+    "`hanyi prepare cii --source github --github-root <clone>`"
+)
+
+
+def _with_images(dataset):
+    """Image tasks: every doc must have its picture (embedded, or under $HANYI_CII_IMAGE_ROOT), checked before inference."""
+    root = os.environ.get("HANYI_CII_IMAGE_ROOT")
+    paths = dict(zip(dataset["id"], dataset["local_path"])) if root and "local_path" in dataset.column_names else {}
+    fallback = (lambda rid: bool(paths.get(rid)) and os.path.isfile(os.path.join(root, paths[rid]))) if root else None
+    return require_images(dataset, "image", "id", _IMAGE_FIX, fallback)
+
+
 def cii_process_docs(dataset):
+    return _with_images(_checked(dataset))
+
+
+def cii_textonly_process_docs(dataset):
     return _checked(dataset)
 
 
 def cii_fewshot_process_docs(dataset):
-    return fewshot.split_exemplars(_checked(dataset))
+    return fewshot.split_exemplars(_with_images(_checked(dataset)))
 
 
 def cii_ctc_process_docs(dataset):
@@ -40,7 +58,7 @@ def cii_ctc_process_docs(dataset):
         if domain == CTC_DOMAIN and expl not in seen:
             seen.add(expl)
             keep.append(i)
-    return dataset.select(keep)
+    return _with_images(dataset.select(keep))
 
 
 def cii_doc_to_visual(doc):
@@ -51,10 +69,7 @@ def cii_doc_to_visual(doc):
     try:
         return [to_pil(value, doc_hint=f"CII-Bench id={doc.get('id')}", base_dir=root)]
     except ImageUnavailableError as exc:
-        raise ImageUnavailableError(
-            f"{exc}. Set HANYI_CII_IMAGE_ROOT to a clone of github.com/MING-ZCH/CII-Bench, or run "
-            "`hanyi prepare cii --source github --github-root <clone>`"
-        ) from None
+        raise ImageUnavailableError(f"{exc}. {_IMAGE_FIX}") from None
 
 
 def cii_doc_to_visual_none(doc):
