@@ -111,7 +111,8 @@ def cmd_tasks(args) -> int:
         if args.benchmark and bench not in args.benchmark:
             continue
         if entry["type"] == "group":
-            rows.append((name, "group", str(len(entry["tasks"])) + " tasks", ", ".join(map(str, entry["tasks"]))))
+            n = len(entry["tasks"])
+            rows.append((name, "group", f"{n} task" + ("s" if n != 1 else ""), ", ".join(map(str, entry["tasks"]))))
             continue
         source = sources.describe(bench) if bench in sources.SOURCES else "?"
         count = _doc_count(entry, source) if args.count else "-"

@@ -154,3 +154,18 @@ def test_upstream_patch_applies_finds_our_tasks_and_makes_the_hook_stand_down(tm
     assert patch_lmms_eval_tasks_module(patched) is False
     main_src = (work / "__main__.py").read_text()
     assert main_src.index('os.environ.get("LMMS_EVAL_PLUGINS"') < main_src.index("task_manager = TaskManager(")
+
+
+@pytest.mark.slow
+def test_hanyi_eval_registers_the_tasks_itself(tmp_path):
+    """``hanyi eval`` (explicit route) works with the start-up hook off and passes lmms-eval's flags through."""
+    replay_file = tmp_path / "replay.jsonl"
+    replay_file.write_text("\n".join(json.dumps(r) for r in REPLAY) + "\n", encoding="utf-8")
+    hanyi_cli = os.path.join(os.path.dirname(sys.executable), "hanyi")
+    cmd = [hanyi_cli, "eval", "--model", "replay", "--model_args", f"path={replay_file},on_missing=empty",
+           "--tasks", "punrebus_matching", "--output_path", str(tmp_path / "out"), "--verbosity", "DEBUG"]  # fmt: skip
+    env = {**os.environ, _autohook.OPT_OUT_ENV: "1"}
+    proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    (results,) = list((tmp_path / "out").rglob("*_results.json"))
+    assert json.loads(results.read_text())["results"]["punrebus_matching"]["accuracy,none"] == pytest.approx(0.5)
