@@ -63,6 +63,19 @@ def visuals(doc: dict, *columns: str, id_fields: tuple[str, ...] = ()) -> list:
     return [to_pil(doc.get(col), doc_hint=hint) for col in columns]
 
 
+def missing_image_ids(dataset, column: str, id_field: str) -> list:
+    """Ids of docs whose ``column`` holds no image (null, or neither bytes nor path), read without decoding."""
+    import pyarrow.compute as pc
+
+    table = dataset.select_columns([column, id_field]).with_format("arrow")[:]
+    images = table.column(column)
+    missing = pc.is_null(images)
+    if getattr(images.type, "num_fields", 0):
+        flat = images.combine_chunks()
+        missing = pc.or_(missing, pc.and_(pc.is_null(flat.field("bytes")), pc.is_null(flat.field("path"))))
+    return [rid for rid, gone in zip(table.column(id_field).to_pylist(), missing.to_pylist()) if gone]
+
+
 def require_images(dataset, column: str, id_field: str, fix: str, fallback=None):
     """Fail at load time, before any model call, if docs of ``dataset`` have no image in ``column``.
 
@@ -71,17 +84,9 @@ def require_images(dataset, column: str, id_field: str, fix: str, fallback=None)
     decoded. ``fallback(row_id) -> bool`` says whether a doc without an embedded image can still be served (e.g.
     from a local clone). Raises :class:`hanyi.data.images.ImageUnavailableError` naming up to 10 doc ids and ``fix``.
     """
-    import pyarrow.compute as pc
-
     from hanyi.data.images import ImageUnavailableError
 
-    table = dataset.select_columns([column, id_field]).with_format("arrow")[:]
-    images = table.column(column)
-    missing = pc.is_null(images)
-    if images.type.num_fields if hasattr(images.type, "num_fields") else False:
-        flat = images.combine_chunks()
-        missing = pc.or_(missing, pc.and_(pc.is_null(flat.field("bytes")), pc.is_null(flat.field("path"))))
-    ids = [rid for rid, gone in zip(table.column(id_field).to_pylist(), missing.to_pylist()) if gone]
+    ids = missing_image_ids(dataset, column, id_field)
     if fallback is not None:
         ids = [rid for rid in ids if not fallback(rid)]
     if ids:

@@ -292,3 +292,39 @@ def test_missing_images_fail_at_load_time_naming_the_docs(tmp_path, monkeypatch)
         (tmp_path / "imgs" / broken[i]["local_path"]).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / "imgs" / broken[i]["local_path"]).write_bytes(b"x")
     assert len(utils.cii_process_docs(broken)) == len(ds)  # served from the local clone instead
+
+
+def test_images_missing_from_the_hub_parquet_are_fetched_from_the_repo_by_local_path(tmp_path, monkeypatch):
+    """The hub's dev split may not embed its images; they are fetched from the repo's images/ folder instead."""
+    import datasets
+    import huggingface_hub
+
+    from hanyi.data.images import ImageUnavailableError, synthetic_image
+    from hanyi.data.sources import SAMPLE_DIR
+    from hanyi.tasks.cii import utils
+
+    ds = datasets.load_dataset(os.path.join(SAMPLE_DIR, "cii"), split="dev", cache_dir=str(tmp_path / "c"))
+    no_images = ds.cast_column("image", datasets.Image(decode=False)).map(lambda r: {"image": None})
+    no_images = no_images.cast_column("image", datasets.Image())
+    monkeypatch.delenv("HANYI_CII_IMAGE_ROOT", raising=False)
+    monkeypatch.setenv("HANYI_CII_DATA", "m-a-p/CII-Bench")  # a hub source
+    asked = []
+
+    def fake_download(repo_id, filename, repo_type):
+        asked.append((repo_id, filename, repo_type))
+        path = tmp_path / "hub" / filename
+        path.parent.mkdir(parents=True, exist_ok=True)
+        synthetic_image(filename).save(path, format="PNG")
+        return str(path)
+
+    monkeypatch.setattr(huggingface_hub, "hf_hub_download", fake_download)
+    served = utils.cii_process_docs(no_images)
+    assert [a[1] for a in asked] == list(ds["local_path"]) and {a[2] for a in asked} == {"dataset"}
+    assert served[0]["image"].size == (48, 48)  # decodable, from the fetched file
+
+    def offline(*args, **kwargs):
+        raise OSError("offline")
+
+    monkeypatch.setattr(huggingface_hub, "hf_hub_download", offline)
+    with pytest.raises(ImageUnavailableError, match=rf"{len(ds)} doc\(s\) have no image"):
+        utils.cii_process_docs(no_images)

@@ -6,7 +6,7 @@ import os
 from hanyi.data.cii import check_rows, hint_text, label_zh, parse_multilabel
 from hanyi.metrics.cii_ctc import ctc_group_mean, ctc_human_answer, ctc_mean
 from hanyi.metrics.cii_extract import accuracy_percent, category_accuracy, score_response
-from hanyi.tasks._common import prompt_kwargs, render, require_images
+from hanyi.tasks._common import missing_image_ids, prompt_kwargs, render, require_images
 from hanyi.tasks.cii import ctc, fewshot
 from hanyi.tasks.cii.constants import CATEGORY_METRICS, CTC_DOMAIN, CTC_METRICS, LETTERS, OPTION_FIELDS
 
@@ -32,11 +32,47 @@ _IMAGE_FIX = (
 
 
 def _with_images(dataset):
-    """Image tasks: every doc must have its picture (embedded, or under $HANYI_CII_IMAGE_ROOT), checked before inference."""
+    """Image tasks: every doc must have its picture, checked before inference.
+
+    Sources, in order: the embedded image; ``$HANYI_CII_IMAGE_ROOT/<local_path>`` (a GitHub clone); for a hub
+    source, ``<local_path>`` fetched from the hub dataset repository (whose ``images/`` folder holds the pictures the
+    parquet may lack, e.g. the dev split's) into the hub cache. What none of them serves is an error naming the ids.
+    """
     root = os.environ.get("HANYI_CII_IMAGE_ROOT")
-    paths = dict(zip(dataset["id"], dataset["local_path"])) if root and "local_path" in dataset.column_names else {}
-    fallback = (lambda rid: bool(paths.get(rid)) and os.path.isfile(os.path.join(root, paths[rid]))) if root else None
-    return require_images(dataset, "image", "id", _IMAGE_FIX, fallback)
+    if root:
+        paths = dict(zip(dataset["id"], dataset["local_path"])) if "local_path" in dataset.column_names else {}
+        fallback = lambda rid: bool(paths.get(rid)) and os.path.isfile(os.path.join(root, paths[rid]))  # noqa: E731
+        return require_images(dataset, "image", "id", _IMAGE_FIX, fallback)
+    return require_images(_fill_from_hub(dataset), "image", "id", _IMAGE_FIX)
+
+
+def _fill_from_hub(dataset):
+    """Fill missing images from the hub repository by ``local_path`` (only when the source is a hub id)."""
+    from hanyi.data.sources import resolve
+
+    source = resolve("cii")
+    missing = set(missing_image_ids(dataset, "image", "id"))
+    if not missing or os.path.isdir(source) or "local_path" not in dataset.column_names:
+        return dataset
+    import datasets
+    import huggingface_hub
+
+    fetched = {}
+    for rid, rel in zip(dataset["id"], dataset["local_path"]):
+        if rid in missing and rel:
+            try:
+                fetched[rid] = huggingface_hub.hf_hub_download(source, rel, repo_type="dataset")
+            except Exception as exc:  # offline, or not in the repo: require_images names what is left
+                log.warning("hanyi cii: could not fetch %s from %s: %s", rel, source, exc)
+                break
+    if not fetched:
+        return dataset
+    log.info("hanyi cii: %d image(s) not embedded in %s were fetched by local_path", len(fetched), source)
+    raw = dataset.cast_column("image", datasets.Image(decode=False))
+    raw = raw.map(
+        lambda row: {"image": {"bytes": None, "path": fetched[row["id"]]} if row["id"] in fetched else row["image"]}
+    )
+    return raw.cast_column("image", datasets.Image())
 
 
 def cii_process_docs(dataset):
