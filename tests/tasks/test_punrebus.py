@@ -272,3 +272,21 @@ def test_real_answer_sheet_gives_375_stories_and_text_docs():
     rows = list(csv.reader(io.StringIO(raw.decode("utf-8-sig"))))[1:]
     assert sum(len(s["categories"]) for s in stories.values()) == len({(r[1], r[2]) for r in rows})
     assert set(LETTERS) == {c for s in stories.values() for c in s["categories"]}
+
+
+def test_a_doc_without_its_image_stops_the_task_at_load_time(tmp_path):
+    import datasets
+
+    from hanyi.data.images import ImageUnavailableError
+    from hanyi.data.sources import SAMPLE_DIR
+    from hanyi.tasks.punrebus import utils
+
+    ds = datasets.load_dataset(os.path.join(SAMPLE_DIR, "punrebus"), "images", split="test", cache_dir=str(tmp_path))
+    assert len(utils.punrebus_process_docs(ds)) == len(ds)
+    raw = ds.cast_column("image", datasets.Image(decode=False))
+    broken = raw.map(lambda r, i: {"image": None if i == 2 else r["image"]}, with_indices=True)
+    broken = broken.cast_column("image", datasets.Image())
+    with pytest.raises(ImageUnavailableError, match=rf"image_id: {ds[2]['image_id']}\).*hanyi prepare punrebus"):
+        utils.punrebus_process_docs(broken)
+    with pytest.raises(ImageUnavailableError):  # 5-shot checks before dropping the exemplar stories
+        utils.punrebus_drop_exemplar_stories(broken)

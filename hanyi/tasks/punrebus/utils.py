@@ -7,7 +7,7 @@ from hanyi.metrics import choice_punrebus as cp
 from hanyi.metrics import elements as el
 from hanyi.metrics.choice import accuracy_over_all, accuracy_over_parsed, extract_leading_letter, is_correct_choice
 from hanyi.metrics.choice_delimited import extract_choice_delimited
-from hanyi.tasks._common import prompt_kwargs, render, visuals
+from hanyi.tasks._common import prompt_kwargs, render, require_images, visuals
 from hanyi.tasks.punrebus.constants import FIVE_SHOT_STORIES, JUDGE_METRIC, JUDGE_SCALE, LETTERS, OPTIONS
 
 log = logging.getLogger(__name__)
@@ -133,8 +133,18 @@ punrebus_cat_F = functools.partial(cp.category_accuracy, letter="F")
 punrebus_cat_G = functools.partial(cp.category_accuracy, letter="G")
 
 
+_IMAGE_FIX = "Rebuild the data with `hanyi prepare punrebus`, which checks every image and reports the bad ones."
+
+
+def punrebus_process_docs(dataset):
+    """Image tasks: every doc must have its picture, checked at load time before any model call."""
+    return require_images(dataset, "image", "image_id", _IMAGE_FIX)
+
+
 def punrebus_drop_exemplar_stories(dataset):
-    return dataset.filter(lambda p: p not in FIVE_SHOT_STORIES, input_columns="story_pinyin")
+    """5-shot: the exemplar stories' images are prompts, not test items (their own images are checked too)."""
+    checked = punrebus_process_docs(dataset)
+    return checked.filter(lambda p: p not in FIVE_SHOT_STORIES, input_columns="story_pinyin")
 
 
 def _exemplars():
