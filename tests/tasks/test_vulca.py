@@ -160,3 +160,18 @@ def test_missing_image_error_names_the_doc():
 
     with pytest.raises(ImageUnavailableError, match="title_zh=清_清院_十二月令图_四月"):
         vulca_doc_to_visual({"doc_id": "04", "title_zh": "清_清院_十二月令图_四月", "image": None})
+
+
+def test_a_painting_missing_stops_the_task_at_load_time(tmp_path):
+    import datasets
+
+    from hanyi.data.images import ImageUnavailableError
+    from hanyi.data.sources import SAMPLE_DIR
+    from hanyi.tasks.vulca import utils
+
+    ds = datasets.load_dataset(os.path.join(SAMPLE_DIR, "vulca"), split="test", cache_dir=str(tmp_path))
+    assert len(utils.vulca_process_docs(ds)) == len(ds)
+    raw = ds.cast_column("image", datasets.Image(decode=False))
+    broken = raw.map(lambda r, i: {"image": None if i == 0 else r["image"]}, with_indices=True)
+    with pytest.raises(ImageUnavailableError, match=rf"doc_id: {ds[0]['doc_id']}\).*hanyi prepare vulca"):
+        utils.vulca_process_docs(broken.cast_column("image", datasets.Image()))

@@ -28,9 +28,14 @@ from hanyi.metrics.critique_rubric import (
 )
 from hanyi.metrics.critique_scoring import NLI_METRICS, CritiqueItem, aggregate_critique_metric
 from hanyi.metrics.zeroshot_nli import NLIConfig, try_logits_fn
-from hanyi.tasks._common import doc_label, prompt_kwargs, render, visuals
+from hanyi.tasks._common import doc_label, prompt_kwargs, render, require_images, visuals
 
 _PROMPT_DEFAULTS = {"persona": "", "knowledge_base": True, "prompt": "core_prompt_en.md", "images": "whole"}
+
+
+def vulca_process_docs(dataset):
+    """Every painting present, checked at load time before any model call."""
+    return require_images(dataset, "image", "doc_id", "Rebuild the data with `hanyi prepare vulca --images <dir>`.")
 
 
 def vulca_doc_to_visual(doc, lmms_eval_specific_kwargs=None):
