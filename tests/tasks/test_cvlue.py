@@ -336,3 +336,29 @@ def test_vqa_submission_matches_the_official_example_format():
     sub, missing = vqa_submission(test_items, preds)
     assert missing == 1 and sub[0]["answer"] == ""
     assert sub[1:] == official[1:]
+
+
+def test_missing_images_stop_the_task_at_load_time(tmp_path, monkeypatch):
+    """Embedded images (VQA) and retrieval's image files are both checked before any model call."""
+    import datasets
+
+    from hanyi.data.images import ImageUnavailableError
+    from hanyi.data.sources import SAMPLE_DIR
+    from hanyi.tasks.cvlue import utils
+
+    sample = os.path.join(SAMPLE_DIR, "cvlue")
+    vqa = datasets.load_dataset(sample, "vqa", split="test", cache_dir=str(tmp_path / "c"))
+    assert len(utils.cvlue_process_docs(vqa)) == len(vqa)
+    raw = vqa.cast_column("image", datasets.Image(decode=False))
+    broken = raw.map(lambda r, i: {"image": None if i == 1 else r["image"]}, with_indices=True)
+    with pytest.raises(ImageUnavailableError, match=rf"question_id: {vqa[1]['question_id']}\)"):
+        utils.cvlue_process_docs(broken.cast_column("image", datasets.Image()))
+    itr = datasets.load_dataset(sample, "itr_tr_mc", split="test", cache_dir=str(tmp_path / "c"))
+    monkeypatch.setenv("HANYI_DATA_ROOT", "sample")
+    assert len(utils.cvlue_process_docs(itr)) == len(itr)
+    elsewhere = tmp_path / "elsewhere" / "cvlue"
+    elsewhere.mkdir(parents=True)
+    (elsewhere / "README.md").write_text("---\nconfigs: []\n---\n")
+    monkeypatch.setenv("HANYI_CVLUE_DATA", str(elsewhere))  # a prepared root without the image files
+    with pytest.raises(ImageUnavailableError, match=r"image file\(s\) missing under"):
+        utils.cvlue_process_docs(itr)

@@ -3,7 +3,7 @@
 import os
 
 from hanyi.metrics import bbox, ranking, short_answer_zh
-from hanyi.tasks._common import prompt_kwargs, render, visuals
+from hanyi.tasks._common import prompt_kwargs, render, require_images, visuals
 from hanyi.tasks.cvlue.constants import CULTURE_GROUPS, FIELDS, ITR_YES, LITE_DOCS, LOGLIK_ENV, RECALL_KS
 
 
@@ -29,8 +29,32 @@ def cvlue_itr_target(doc):
     return ITR_YES
 
 
+_IMAGE_FIX = (
+    "Rebuild the data with `hanyi prepare cvlue --root <release dir>`; docs/cvlue.md says what the release holds."
+)
+
+
+def cvlue_process_docs(dataset):
+    """Every image present, checked at load time before any model call: embedded ``image`` (VQA, VG, VD) or the
+    ``image_path`` files under the data root (retrieval)."""
+    if "image" in dataset.column_names:
+        id_field = next(f for f in ("question_id", "ref_id", "image_id", "image_path") if f in dataset.column_names)
+        return require_images(dataset, "image", id_field, _IMAGE_FIX)
+    if "image_path" in dataset.column_names:
+        from hanyi.data.images import ImageUnavailableError
+        from hanyi.data.sources import resolve
+
+        root = resolve("cvlue")
+        gone = sorted({p for p in dataset["image_path"] if not os.path.isfile(os.path.join(root, p))})
+        if gone:
+            raise ImageUnavailableError(
+                f"{len(gone)} image file(s) missing under {root}: {', '.join(gone[:10])}. {_IMAGE_FIX}"
+            )
+    return dataset
+
+
 def cvlue_lite_docs(dataset):
-    return dataset.select(range(min(LITE_DOCS, len(dataset))))
+    return cvlue_process_docs(dataset.select(range(min(LITE_DOCS, len(dataset)))))
 
 
 def _tags(doc, value, **evidence):
