@@ -148,8 +148,18 @@ def test_cache_key_depends_on_model_system_and_max_tokens(fake_judge, tmp_path):
     assert len(cache_files(tmp_path)) == 4
 
 
+def _wait_until_quiet(server, quiet_s: float = 0.3, timeout_s: float = 5.0) -> None:
+    """Return once the server has received no new request for ``quiet_s`` (its delay is 40 ms)."""
+    last, since, deadline = server.total_requests, time.monotonic(), time.monotonic() + timeout_s
+    while time.monotonic() - since < quiet_s and time.monotonic() < deadline:
+        time.sleep(0.02)
+        if server.total_requests != last:
+            last, since = server.total_requests, time.monotonic()
+
+
 def test_kill_midway_then_resume_reuses_every_finished_judgement(tmp_path):
-    n, concurrency = 40, 2
+    # 150 judgements x 40 ms / 2 workers = 3 s of work: a loaded machine still sees 10 finish long before the end
+    n, concurrency = 150, 2
     with judge_server.serve_fake_judge(delay_s=0.04) as server:
         child = spawn_child(server.base_url, tmp_path, n, concurrency)
         deadline = time.monotonic() + 30
@@ -157,6 +167,7 @@ def test_kill_midway_then_resume_reuses_every_finished_judgement(tmp_path):
             time.sleep(0.01)
         child.kill()
         child.communicate()
+        _wait_until_quiet(server)  # requests the child sent just before dying may still be arriving
         finished = len(cache_files(tmp_path))
         calls_before_kill = server.total_requests
         assert 10 <= finished < n, "the child was not killed halfway"
