@@ -20,13 +20,14 @@ from __future__ import annotations
 
 import base64
 import functools
-import hashlib
 import logging
 import math
 import os
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
+
+from hanyi.metrics.critique_json import critique_tag
 
 log = logging.getLogger(__name__)
 
@@ -165,8 +166,7 @@ class EmbedItem:
     config: EmbedConfig
 
     def __str__(self) -> str:
-        digest = hashlib.sha1(self.text.encode("utf-8")).hexdigest()[:10]
-        return f"critique(doc={self.doc}, chars={len(self.text)}, sha1={digest})"
+        return critique_tag(self.doc, self.text)
 
 
 _LOAD_LOCK = threading.Lock()

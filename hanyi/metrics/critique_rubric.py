@@ -10,11 +10,12 @@ No composite score is formed (the paper's is undefined).
 
 from __future__ import annotations
 
-import hashlib
 import math
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
+
+from hanyi.metrics.critique_json import critique_tag
 
 #: metric name -> (rubric name, top of the scale, description, level texts 1..top); texts verbatim from App. C.1.
 RUBRICS = {
@@ -74,8 +75,7 @@ class RubricItem:
     critique: str
 
     def __str__(self) -> str:
-        digest = hashlib.sha1(self.critique.encode("utf-8")).hexdigest()[:10]
-        return f"critique(doc={self.doc}, chars={len(self.critique)}, sha1={digest})"
+        return critique_tag(self.doc, self.critique)
 
 
 _MEMO: dict[tuple, object] = {}

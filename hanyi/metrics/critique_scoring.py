@@ -8,13 +8,13 @@ Definitions: paper §3.2-§3.4, §4.4; rules in :mod:`hanyi.metrics.critique_pro
 
 from __future__ import annotations
 
-import hashlib
 import math
 import re
 import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from hanyi.metrics.critique_json import critique_tag
 from hanyi.metrics.critique_profile import (
     FEATURE_LABELS,
     LACKS_FOCUS,
@@ -64,8 +64,7 @@ class CritiqueItem:
     nli: NLIConfig
 
     def __str__(self) -> str:
-        digest = hashlib.sha1(self.text.encode("utf-8")).hexdigest()[:10]
-        return f"critique(doc={self.doc}, chars={len(self.text)}, sha1={digest})"
+        return critique_tag(self.doc, self.text)
 
 
 _CACHE: dict[tuple[NLIConfig, str], dict] = {}
