@@ -19,7 +19,6 @@ right or wrong. Unparsed answers are wrong and inconsistent. All three are fract
 from __future__ import annotations
 
 import math
-import random
 from collections.abc import Sequence
 
 
@@ -189,9 +188,10 @@ def chi_square(observed: dict, reference: dict) -> tuple[float, int, float | Non
 def bootstrap_spread(correct_by_config: dict[str, dict], iters: int = 1000, seed: int = 0, level: float = 0.95):
     """Min, max and spread (max - min) of accuracy across prompt configurations, with a seeded paired bootstrap CI.
 
-    ``correct_by_config`` maps a configuration to ``{question id: correct (bool)}``. The bootstrap resamples the
-    question ids shared by every configuration (paired: one draw serves all configurations) ``iters`` times with
-    ``random.Random(seed)``, and returns the percentile interval of the spread. Accuracies are fractions.
+    ``correct_by_config`` maps a configuration to ``{question id: correct (bool)}``. Accuracies are fractions over each
+    configuration's own questions. The bootstrap resamples, ``iters`` times with NumPy's ``default_rng(seed)``, the
+    question ids shared by every configuration (paired: one draw serves all configurations) and returns the
+    ``level`` percentile interval of the spread.
 
     >>> r = bootstrap_spread({"a": {1: True, 2: True}, "b": {1: False, 2: True}}, iters=200)
     >>> r["min_config"], r["max_config"], r["spread"], r["n_shared"]
@@ -199,6 +199,8 @@ def bootstrap_spread(correct_by_config: dict[str, dict], iters: int = 1000, seed
     >>> r == bootstrap_spread({"a": {1: True, 2: True}, "b": {1: False, 2: True}}, iters=200)
     True
     """
+    import numpy as np
+
     accs = {c: sum(map(bool, v.values())) / len(v) for c, v in correct_by_config.items() if v}
     if len(accs) < 2:
         raise ValueError("prompt spread needs at least two configurations with scored questions")
@@ -208,13 +210,10 @@ def bootstrap_spread(correct_by_config: dict[str, dict], iters: int = 1000, seed
            "spread": accs[hi_c] - accs[lo_c], "n_shared": len(shared), "ci": None, "iters": iters, "seed": seed}  # fmt: skip
     if not shared or iters <= 0:
         return out
-    rng = random.Random(seed)
-    spreads = []
-    for _ in range(iters):
-        draw = [rng.choice(shared) for _ in shared]
-        values = [sum(bool(v[q]) for q in draw) / len(draw) for v in correct_by_config.values()]
-        spreads.append(max(values) - min(values))
-    spreads.sort()
+    table = np.array([[bool(v[q]) for v in correct_by_config.values()] for q in shared], dtype=float)
+    draws = np.random.default_rng(seed).integers(0, len(shared), size=(iters, len(shared)))
+    means = table[draws].mean(axis=1)  # (iters, configurations)
+    spreads = means.max(axis=1) - means.min(axis=1)
     tail = (1 - level) / 2
-    out["ci"] = (spreads[int(tail * (iters - 1))], spreads[math.ceil((1 - tail) * (iters - 1))])
+    out["ci"] = (float(np.quantile(spreads, tail)), float(np.quantile(spreads, 1 - tail)))
     return out

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 from hanyi import BENCHMARKS
 from hanyi.report import anchors as anchor_mod
+from hanyi.report import bias
 from hanyi.report.layout import category_tables
 from hanyi.report.results import Run, benchmark_of, parents_of
 
@@ -283,6 +284,7 @@ def build_sections(runs: list[Run], anchors_dir: str = anchor_mod.ANCHORS_DIR) -
                 f"None of these tasks/metrics is mapped to a paper table in hanyi/anchors/{bench}.yaml "
                 "(no paper number measures the same thing, or the map needs an update)."
             )
+        bias.add_sections(section, runs, tasks)  # beyond the papers: position bias, prompt sensitivity
         for run in runs:
             if run.limit not in (None, "", 0):
                 section.notes.append(f"{run.label} was run with --limit {run.limit}: not comparable to the paper.")
