@@ -134,3 +134,11 @@ def test_code_exact_prompt_is_refused_with_a_clear_error(circular_tasks):
     doc = _docs(circular_tasks["punrebus_matching_circular"])[0]
     with pytest.raises(ValueError, match="prompt_variant must be 'paper'"):
         punrebus_circular_doc_to_text(doc, {"prompt": "matching", "prompt_variant": "code_exact"})
+
+
+@pytest.mark.parametrize("task", list(TASKS))
+def test_prompt_snapshot_of_rotation_1(circular_tasks, snapshot, task):
+    t = circular_tasks[task]
+    doc = _docs(t)[1]
+    assert doc[ROTATION] == 1
+    snapshot(f"{task}__q0_rot1", t.doc_to_text(doc))
