@@ -104,3 +104,13 @@ def circular_run_docs(task_manager):
     from lmms_eval.tasks import get_task_dict
 
     return len(get_task_dict(["cii_circular"], task_manager)["cii_circular"].test_docs())
+
+
+def test_a_corrupt_samples_file_is_a_note_naming_the_file_not_a_crash(tmp_path):
+    _write(str(tmp_path / "out"), "m", {"cii_none": {"acc,none": 40.0}, "cii_cot": {"acc,none": 47.5}})
+    for task in ("cii_none", "cii_cot"):
+        with open(tmp_path / "out" / f"20250101_000000_samples_{task}.jsonl", "w", encoding="utf-8") as f:
+            f.write('{"acc": {"id": "q1", "correct": true, "pred": "A", "answer": "A"}}\n{not json\n')
+    rep = _report(tmp_path)
+    notes = next(s for s in rep["sections"] if s["benchmark"] == "cii")["notes"]
+    assert any("samples_cii_none.jsonl:2: not valid JSON" in n for n in notes)

@@ -28,9 +28,25 @@ BOOTSTRAP_ITERS = 1000
 BOOTSTRAP_SEED = 0
 
 
+class SamplesFileError(ValueError):
+    """A per-sample log line is not a JSON object."""
+
+
 def read_samples(path: str) -> list[dict]:
+    """The lines of one ``*_samples_<task>.jsonl``; raises :class:`SamplesFileError` naming the file and line."""
+    lines = []
     with open(path, encoding="utf-8") as f:
-        return [json.loads(line) for line in f if line.strip()]
+        for lineno, line in enumerate(f, 1):
+            if not line.strip():
+                continue
+            try:
+                value = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise SamplesFileError(f"{path}:{lineno}: not valid JSON ({exc.msg})") from None
+            if not isinstance(value, dict):
+                raise SamplesFileError(f"{path}:{lineno}: not a JSON object")
+            lines.append(value)
+    return lines
 
 
 def _letters(value) -> list[str] | None:
@@ -170,7 +186,11 @@ def prompt_sensitivity(runs: list) -> tuple | None:
 def add_sections(section, runs: list, tasks: list[str]) -> None:
     """Append position-bias tables (every MCQ task with sample logs) and, for CII, the prompt-sensitivity table."""
     if section.benchmark == "cii":
-        found = prompt_sensitivity(runs)
+        try:
+            found = prompt_sensitivity(runs)
+        except SamplesFileError as exc:
+            found = None
+            section.notes.append(f"Prompt sensitivity skipped: {exc}")
         if found is not None:
             section.tables.append(found[0])
             section.plots.append(found[1])
@@ -184,7 +204,11 @@ def add_sections(section, runs: list, tasks: list[str]) -> None:
             if not t.samples_file:
                 no_samples.append(task)
                 continue
-            bias = position_bias(read_samples(t.samples_file))
+            try:
+                bias = position_bias(read_samples(t.samples_file))
+            except SamplesFileError as exc:
+                section.notes.append(f"Position bias of {task} ({run.label}) skipped: {exc}")
+                continue
             if bias is not None:
                 per_run.append((run.label, bias))
         if per_run:

@@ -5,7 +5,11 @@ Scoring rules live in :mod:`hanyi.metrics.circular`; docs/cii.md and docs/punreb
 
 from __future__ import annotations
 
+import logging
+
 from hanyi.metrics.circular import circular_scores
+
+log = logging.getLogger("hanyi.circular")
 
 #: Column added to every expanded doc: the rotation ``k`` (0 = the original option order).
 ROTATION = "circular_rotation"
@@ -38,7 +42,14 @@ def aggregation(metric: str):
     key = metric.removesuffix("_robust")
 
     def agg(items):
-        return circular_scores(items)[key]
+        scores = circular_scores(items)
+        if scores["n_incomplete"] and metric == "circular_acc":
+            log.warning(
+                "hanyi circular: %d question(s) lack some rotations (--limit?) and are left out; %d scored",
+                scores["n_incomplete"],
+                scores["n_questions"],
+            )
+        return scores[key]
 
     agg.__name__ = agg.__qualname__ = metric
     return agg
