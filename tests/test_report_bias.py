@@ -114,3 +114,13 @@ def test_a_corrupt_samples_file_is_a_note_naming_the_file_not_a_crash(tmp_path):
     rep = _report(tmp_path)
     notes = next(s for s in rep["sections"] if s["benchmark"] == "cii")["notes"]
     assert any("samples_cii_none.jsonl:2: not valid JSON" in n for n in notes)
+
+
+def test_a_task_with_no_parsed_answer_prints_dashes_not_nan():
+    from hanyi.report.bias import bias_table
+
+    b = position_bias([_line(None, ["A"]), _line(None, ["B"])])
+    assert b["tv"] is None and b["chi2"] is None and b["unparsed"] == 2
+    table, _ = bias_table("t", [("run", b)])
+    assert {r[0]: r[2] for r in table.rows}["total variation"] == "-"
+    assert "nan" not in str(table.rows)

@@ -16,6 +16,7 @@ Both read the per-sample logs (``--log_samples``) beside the results files; noth
 from __future__ import annotations
 
 import json
+import math
 import string
 
 from hanyi.metrics.circular import bootstrap_spread, chi_square, letter_distribution, total_variation
@@ -86,8 +87,9 @@ def position_bias(lines: list[dict]) -> dict | None:
     letters = string.ascii_uppercase[: string.ascii_uppercase.index(top) + 1]
     dist = letter_distribution([p for p, _ in pairs], [g for _, g in pairs], letters)
     chi, df, p = chi_square(dist["answered"], dist["gold"])
-    return {**dist, "letters": letters, "n": len(pairs), "tv": total_variation(dist["answered"], dist["gold"]),
-            "chi2": chi, "df": df, "p": p}  # fmt: skip
+    tv = total_variation(dist["answered"], dist["gold"])
+    return {**dist, "letters": letters, "n": len(pairs), "tv": None if math.isnan(tv) else tv,
+            "chi2": None if math.isnan(chi) else chi, "df": df, "p": p}  # fmt: skip
 
 
 def _shares(counts: dict, letters: str) -> list[float | None]:
@@ -96,6 +98,8 @@ def _shares(counts: dict, letters: str) -> list[float | None]:
 
 
 def _chi_cell(b: dict) -> str:
+    if b["chi2"] is None:
+        return "-"
     p = "-" if b["p"] is None else f"{b['p']:.3g}"
     return f"{b['chi2']:.1f} (df {b['df']}, p {p})"
 
