@@ -14,6 +14,9 @@ correctly. hanyi uses all N cyclic rotations of N options (MMBench uses the same
 Per question (items of one ``qid``, one per rotation): ``circular_acc`` = every rotation correct; ``rotation_acc`` =
 share of correct rotations; ``consistency_rate`` = the same original option chosen (and parsed) in every rotation,
 right or wrong. Unparsed answers are wrong and inconsistent. All three are fractions in [0, 1].
+
+Also here, for the report (:mod:`hanyi.report.bias`): answered vs gold letter distributions with total variation and
+chi-square (position bias), and the seeded bootstrap of the accuracy spread across prompt configurations.
 """
 
 from __future__ import annotations

@@ -22,8 +22,9 @@ ROBUST_METRICS = tuple(f"{m}_robust" for m in METRICS)
 def expand_rotations(dataset, n_rotations: int):
     """Each doc ``n_rotations`` times with a ``circular_rotation`` column, question-major and deterministic.
 
-    Order: question 0 rotations 0..N-1, question 1 rotations 0..N-1, ... (so ``--limit`` cuts whole questions
-    first). Image columns are shared, not copied: the rotations are Arrow column concatenations plus one index map.
+    Order: question 0 rotations 0..N-1, question 1 rotations 0..N-1, ... (so ``--limit`` keeps whole questions but
+    possibly the last, which the aggregation leaves out). A filtered dataset is materialised once; the rotations then
+    share its columns (Arrow concatenations plus one index map), so images are not copied N times.
     """
     import datasets
 
