@@ -328,12 +328,12 @@ def test_lm_eval_cli_hf_tiny_lm_with_no_flag(tmp_path, tiny_causal_lm):
            "--output_path", str(tmp_path / "out"), "--log_samples"]  # fmt: skip
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600, cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr[-3000:]
-    (results_file,) = list((tmp_path / "out").rglob("*_results.json"))
+    (results_file,) = list((tmp_path / "out").rglob("results_*.json"))
     res = json.loads(results_file.read_text())["results"]
     assert {"punrebus_textonly_mc", "cii_textonly_mc", "punrebus_textonly", "unpie_grounding_text_homo"} <= set(res)
     assert "accuracy,none" in res["punrebus_textonly"] and "acc,none" not in res["punrebus_textonly_mc"]
     for task, letters, scale in (("punrebus_textonly_mc", "ABCDEFG", 1.0), ("cii_textonly_mc", "ABCDEF", 100.0)):
-        (samples_file,) = list((tmp_path / "out").rglob(f"*_samples_{task}_*.jsonl"))
+        (samples_file,) = list((tmp_path / "out").rglob(f"samples_{task}_*.jsonl"))
         lines = [json.loads(line) for line in samples_file.read_text().splitlines()]
         assert len(lines) == 3
         for s in lines:
