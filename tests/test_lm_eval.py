@@ -289,11 +289,11 @@ def test_same_answers_give_identical_scores_in_both_harnesses(lm_task_manager, l
 
 @pytest.mark.skipif(not os.path.isfile(REAL_CSV), reason="shared/data answer sheet not present")
 def test_real_answer_sheet_same_accuracy_in_both_harnesses(tmp_path, monkeypatch, lm_task_manager, lm_replay, replay):
-    from hanyi.data.punrebus import build_dataset
-
     import io
 
     from PIL import Image
+
+    from hanyi.data.punrebus import build_dataset
 
     png = io.BytesIO()
     Image.new("RGB", (4, 4)).save(png, format="PNG")  # the text-only config needs no image; one keeps the build valid
@@ -353,3 +353,18 @@ def test_lm_eval_ls_tasks_with_include_path_and_the_hook_off(tmp_path):
     assert listed.returncode == 0, listed.stderr[-2000:]
     for name in ("cii_textonly", "unpie_text", "punrebus_textonly", "cii_textonly_mc"):
         assert f"|{name} " in listed.stdout
+
+
+def test_tiny_causal_lm_is_small_idempotent_and_loads(tiny_causal_lm):
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from hanyi.models.tiny_causal_lm import build_tiny_causal_lm
+
+    assert build_tiny_causal_lm(tiny_causal_lm) == tiny_causal_lm
+    size = sum(os.path.getsize(os.path.join(tiny_causal_lm, f)) for f in os.listdir(tiny_causal_lm))
+    assert size < 2_000_000
+    model = AutoModelForCausalLM.from_pretrained(tiny_causal_lm)
+    tok = AutoTokenizer.from_pretrained(tiny_causal_lm)
+    text = "答案：A"
+    assert tok.decode(tok(text, add_special_tokens=False)["input_ids"]) == text
+    assert sum(p.numel() for p in model.parameters()) < 500_000

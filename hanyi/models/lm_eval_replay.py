@@ -19,15 +19,20 @@ Registered by hanyi's start-up hook when lm-eval's task module loads (``hanyi.di
 
 from __future__ import annotations
 
-from lm_eval.api.model import LM
-
 from hanyi.models.replay import ReplayRecordMissing, _norm, load_records
+
+try:
+    from lm_eval.api.model import LM
+except ImportError:  # the lm-eval extra is not installed: importable (docs, doctests), not usable
+    LM = object
 
 
 class ReplayLM(LM):
     """lm-eval model that looks each request up in a replay JSONL file (see the module docstring)."""
 
     def __init__(self, path: str = "", on_missing: str = "error", **_ignored) -> None:
+        if LM is object:
+            raise ImportError("lm_eval is not installed: pip install 'hanyi[lm-eval]'")
         super().__init__()
         if not path:
             raise ValueError("replay needs --model_args path=<responses.jsonl>")
