@@ -18,7 +18,11 @@ import sys
 OPT_OUT_ENV = "HANYI_NO_AUTOHOOK"
 _TARGET = "lmms_eval.tasks"
 #: module -> patch function in hanyi.discovery, called with the freshly executed module.
-_TARGETS = {_TARGET: "patch_lmms_eval_tasks_module", "lm_eval.tasks": "patch_lm_eval_tasks_module"}
+_TARGETS = {
+    _TARGET: "patch_lmms_eval_tasks_module",
+    "lm_eval.tasks": "patch_lm_eval_tasks_module",
+    "lm_eval._cli.harness": "patch_lm_eval_cli",  # `lm_eval --tasks list`, dropped in lm-eval 0.4.13
+}
 
 
 def _opted_out() -> bool:

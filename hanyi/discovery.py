@@ -169,3 +169,47 @@ def patch_lm_eval_tasks_module(tasks_module=None) -> bool:
     if lm_eval_reads_plugins(tasks_module):
         return False
     return patch_lm_eval_task_manager(tasks_module.TaskManager)
+
+
+def tasks_list_argv(argv: list) -> list | None:
+    """lm-eval 0.4.13 dropped ``lm_eval --tasks list`` for ``lm_eval ls tasks``; map the old spelling (else None).
+
+    >>> tasks_list_argv(["--tasks", "list"])
+    ['ls', 'tasks']
+    >>> tasks_list_argv(["--tasks=list", "--include_path", "/mine"])
+    ['ls', 'tasks', '--include_path', '/mine']
+    >>> tasks_list_argv(["--model", "hf", "--tasks", "cii_textonly"]) is None
+    True
+    """
+    args = list(argv)
+    if args[:1] == ["run"]:
+        args = args[1:]
+    if "--tasks=list" in args:
+        i = args.index("--tasks=list")
+        args[i : i + 1] = ["--tasks", "list"]
+    pairs = [(a, b) for a, b in zip(args, args[1:] + [None]) if a.startswith("--")]
+    flags = dict(pairs)
+    if flags.get("--tasks") != "list" or set(flags) - {"--tasks", "--include_path"}:
+        return None
+    return ["ls", "tasks"] + (["--include_path", flags["--include_path"]] if flags.get("--include_path") else [])
+
+
+def patch_lm_eval_cli(harness_module) -> bool:
+    """Let ``lm_eval --tasks list`` work again in 0.4.13 (it fails with "Tasks not found: list"). Idempotent."""
+    import sys
+
+    cls = harness_module.HarnessCLI
+    if getattr(cls, _MARKER, False):
+        return False
+    original = cls.parse_args
+
+    @functools.wraps(original)
+    def parse_args(self):
+        mapped = tasks_list_argv(sys.argv[1:])
+        if mapped is not None:
+            sys.argv[1:] = mapped
+        return original(self)
+
+    cls.parse_args = parse_args
+    setattr(cls, _MARKER, True)
+    return True

@@ -143,7 +143,26 @@ def test_hook_waits_for_both_harnesses():
     code = "import sys; print(sorted(next(f for f in sys.meta_path if type(f).__name__ == '_TaskManagerHook').pending))"
     env = {k: v for k, v in os.environ.items() if k != _autohook.OPT_OUT_ENV}
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "['lm_eval.tasks', 'lmms_eval.tasks']"
+    assert out.stdout.strip() == "['lm_eval._cli.harness', 'lm_eval.tasks', 'lmms_eval.tasks']"
+
+
+def test_old_tasks_list_spelling_becomes_ls_tasks(monkeypatch):
+    from lm_eval._cli.harness import HarnessCLI
+
+    assert getattr(HarnessCLI, "_hanyi_tasks_dir_patched", False)  # patched by the start-up hook
+    monkeypatch.setattr(sys, "argv", ["lm_eval", "--tasks", "list", "--include_path", "/mine"])
+    args = HarnessCLI().parse_args()
+    assert (args.command, args.what, args.include_path) == ("ls", "tasks", "/mine")
+    monkeypatch.setattr(sys, "argv", ["lm_eval", "--model", "hf", "--tasks", "cii_textonly"])
+    assert HarnessCLI().parse_args().command == "run"
+
+
+def test_missing_data_is_a_clear_error_under_lm_eval(monkeypatch, tmp_path, lm_task_manager):
+    from hanyi.data.sources import DataNotFoundError
+
+    monkeypatch.setenv("HANYI_DATA_ROOT", str(tmp_path / "nothing-here"))
+    with pytest.raises(DataNotFoundError, match=r"No punrebus data under .*hanyi prepare punrebus"):
+        lm_task_manager.load(["punrebus_textonly"])
 
 
 def test_upstream_0004_applies_and_makes_the_hook_stand_down(tmp_path):
