@@ -13,7 +13,7 @@ DEMO_MODEL := --model llava_hf --model_args pretrained=$(TINY),device_map=cpu,dt
 $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q torch==2.13.0
-	$(BIN)/pip install -q -c constraints.txt -e ".[test]"
+	$(BIN)/pip install -q -c constraints.txt -e ".[test,lm-eval]"
 	$(BIN)/pip uninstall -y -q torchvision
 	$(BIN)/python -c "import torch, lmms_eval, hanyi; assert torch.__version__.endswith('+cpu') or not torch.cuda.is_available()"
 	touch $(STAMP)

@@ -1,12 +1,15 @@
-"""Start-up hook that lets a plain ``lmms-eval --tasks punrebus`` find hanyi's tasks.
+"""Start-up hook that lets a plain ``lmms-eval --tasks punrebus`` / ``lm_eval --tasks cii_textonly`` find hanyi's tasks.
 
 ``_hanyi_autohook.pth`` (installed at the root of site-packages) imports this module at every interpreter
 start-up. It must stay cheap: standard library only, no file access. It installs a one-shot meta-path finder
 that waits for ``lmms_eval.tasks`` to be imported and then appends :data:`hanyi.TASKS_DIR` to every
-``TaskManager``'s include paths (see :func:`hanyi.discovery.patch_task_manager`). Nothing else is touched.
+``TaskManager``'s include paths (see :func:`hanyi.discovery.patch_task_manager`); likewise, when
+``lm_eval.tasks`` (lm-evaluation-harness) is imported, it adds :data:`hanyi.LM_EVAL_TASKS_DIR` and registers the
+``replay`` model there (:func:`hanyi.discovery.patch_lm_eval_tasks_module`). Nothing else is touched.
 
-Set ``HANYI_NO_AUTOHOOK=1`` to turn it off. ``docs/discovery.md`` explains why it exists (lmms-eval 0.7.3 builds its
-task index before it reads ``LMMS_EVAL_PLUGINS``) and when it stands down by itself.
+Set ``HANYI_NO_AUTOHOOK=1`` to turn it off (both harnesses). ``docs/discovery.md`` explains why it exists (lmms-eval
+0.7.3 builds its task index before it reads ``LMMS_EVAL_PLUGINS``; lm-eval 0.4.13 has no plugin route at all) and
+when it stands down by itself.
 """
 
 import os
@@ -14,6 +17,12 @@ import sys
 
 OPT_OUT_ENV = "HANYI_NO_AUTOHOOK"
 _TARGET = "lmms_eval.tasks"
+#: module -> patch function in hanyi.discovery, called with the freshly executed module.
+_TARGETS = {
+    _TARGET: "patch_lmms_eval_tasks_module",
+    "lm_eval.tasks": "patch_lm_eval_tasks_module",
+    "lm_eval._cli.harness": "patch_lm_eval_cli",  # `lm_eval --tasks list`, dropped in lm-eval 0.4.13
+}
 
 
 def _opted_out() -> bool:
@@ -21,15 +30,20 @@ def _opted_out() -> bool:
 
 
 class _TaskManagerHook:
-    """Meta-path finder that answers only for ``lmms_eval.tasks``, once, then removes itself."""
+    """Meta-path finder that answers only for the modules in ``_TARGETS``, once each, then removes itself."""
+
+    def __init__(self, targets=None):
+        self.pending = dict(_TARGETS if targets is None else targets)
 
     def find_spec(self, fullname, path=None, target=None):
-        if fullname != _TARGET:
+        if fullname not in self.pending:
             return None
-        try:
-            sys.meta_path.remove(self)
-        except ValueError:
-            pass
+        patch_name = self.pending.pop(fullname)  # popped first: the find_spec call below does not come back here
+        if not self.pending:
+            try:
+                sys.meta_path.remove(self)
+            except ValueError:
+                pass
         import importlib.util
 
         spec = importlib.util.find_spec(fullname)
@@ -40,10 +54,10 @@ class _TaskManagerHook:
         def exec_module(module):
             original_exec(module)
             try:
-                from hanyi.discovery import patch_lmms_eval_tasks_module
+                from hanyi import discovery
 
-                patch_lmms_eval_tasks_module(module)
-            except Exception as exc:  # never break lmms-eval because of us
+                getattr(discovery, patch_name)(module)
+            except Exception as exc:  # never break lmms-eval / lm-eval because of us
                 sys.stderr.write(f"hanyi: task discovery hook failed ({exc!r}); use --include_path instead\n")
 
         spec.loader.exec_module = exec_module
@@ -51,12 +65,13 @@ class _TaskManagerHook:
 
 
 def install() -> bool:
-    """Install the hook unless opted out or lmms-eval's task module is already imported. Returns True if installed."""
-    if _opted_out() or _TARGET in sys.modules:
+    """Install the hook for the task modules not imported yet, unless opted out. Returns True if installed."""
+    pending = {name: fn for name, fn in _TARGETS.items() if name not in sys.modules}
+    if _opted_out() or not pending:
         return False
     if any(isinstance(f, _TaskManagerHook) for f in sys.meta_path):
         return False
-    sys.meta_path.insert(0, _TaskManagerHook())
+    sys.meta_path.insert(0, _TaskManagerHook(pending))
     return True
 
 

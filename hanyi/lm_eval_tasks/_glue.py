@@ -1,0 +1,110 @@
+"""Adapters that let lm-eval call the lmms-eval glue of ``hanyi/tasks/<benchmark>/utils.py`` unchanged.
+
+Two host differences are bridged here, and nothing else:
+
+* lm-eval calls ``doc_to_text(doc)``; the lmms-eval glue takes ``lmms_eval_specific_kwargs``. :func:`doc_to_text`
+  binds the ``default`` block *read from the lmms-eval task YAML itself*, so both harnesses render the same prompt
+  from the same template with the same settings (nothing is copied into the lm-eval YAMLs).
+* lmms-eval strips every generated answer before ``process_results`` (``api/task.py``: ``res.strip()``); lm-eval
+  does not. :func:`stripped` applies the same strip, so the same recorded answers give the same scores.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+import os
+
+import yaml
+
+from hanyi import TASKS_DIR
+
+
+class _Loader(yaml.SafeLoader):
+    """Reads a task YAML, keeping each ``!function`` reference as a :class:`FunctionRef` (resolved on demand)."""
+
+
+class FunctionRef(str):
+    """The text of a ``!function`` tag, e.g. ``utils.cii_acc``."""
+
+
+_Loader.add_constructor("!function", lambda loader, node: FunctionRef(loader.construct_scalar(node)))
+
+
+def _read(path: str) -> dict:
+    with open(path, encoding="utf-8") as f:
+        cfg = yaml.load(f, Loader=_Loader) or {}  # noqa: S506 (a SafeLoader subclass)
+    merged: dict = {}
+    includes = cfg.pop("include", None)
+    for inc in [includes] if isinstance(includes, str) else includes or []:
+        merged.update(_read(os.path.join(os.path.dirname(path), inc)))
+    merged.update(cfg)
+    return merged
+
+
+@functools.cache
+def lmms_task_kwargs(benchmark: str, task: str) -> dict:
+    """The ``lmms_eval_specific_kwargs.default`` block of ``hanyi/tasks/<benchmark>/<task>.yaml`` (includes merged).
+
+    >>> lmms_task_kwargs("punrebus", "punrebus_textonly")
+    {'prompt': 'textonly', 'prompt_variant': 'paper'}
+    """
+    path = os.path.join(TASKS_DIR, benchmark, f"{task}.yaml")
+    if not os.path.isfile(path):
+        raise FileNotFoundError(f"hanyi lm-eval glue: no lmms-eval task YAML {path} to take the prompt settings from")
+    block = _read(path).get("lmms_eval_specific_kwargs") or {}
+    return dict(block.get("default") or {})
+
+
+def _resolve(benchmark: str, ref: str):
+    """``utils.x`` (next to the lmms-eval YAML) -> ``hanyi.tasks.<benchmark>.utils.x``; dotted paths import as is."""
+    module, _, name = ref.rpartition(".")
+    if os.path.isfile(os.path.join(TASKS_DIR, benchmark, *module.split(".")) + ".py"):
+        module = f"hanyi.tasks.{benchmark}.{module}"
+    return getattr(importlib.import_module(module), name)
+
+
+def metric_list(benchmark: str, task: str) -> list[dict]:
+    """The lmms-eval task's ``metric_list``, its aggregation functions imported: the same objects in both harnesses.
+
+    >>> [m["metric"] for m in metric_list("punrebus", "punrebus_textonly")][:2]
+    ['accuracy', 'accuracy_robust']
+    """
+    out = []
+    for entry in _read(os.path.join(TASKS_DIR, benchmark, f"{task}.yaml")).get("metric_list") or []:
+        entry = dict(entry)
+        if isinstance(entry.get("aggregation"), FunctionRef):
+            entry["aggregation"] = _resolve(benchmark, entry["aggregation"])
+        out.append(entry)
+    if not out:
+        raise ValueError(f"hanyi lm-eval glue: {benchmark}/{task}.yaml declares no metric_list")
+    return out
+
+
+def doc_to_text(benchmark: str, task: str, fn):
+    """``fn(doc, lmms_eval_specific_kwargs=<task's default block>)`` as a one-argument lm-eval ``doc_to_text``."""
+
+    @functools.wraps(fn)
+    def call(doc):
+        return fn(doc, lmms_eval_specific_kwargs=lmms_task_kwargs(benchmark, task))
+
+    return call
+
+
+def strip_responses(results) -> list:
+    """lmms-eval's treatment of generated answers: ``None`` -> ``""``, every string stripped.
+
+    >>> strip_responses(["  B. Happiness \\n", None])
+    ['B. Happiness', '']
+    """
+    return ["" if r is None else r.strip() if isinstance(r, str) else r for r in results]
+
+
+def stripped(process_results):
+    """``process_results`` that first strips the answers as lmms-eval does (see :func:`strip_responses`)."""
+
+    @functools.wraps(process_results)
+    def call(doc, results):
+        return process_results(doc, strip_responses(results))
+
+    return call

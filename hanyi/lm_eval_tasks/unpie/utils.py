@@ -1,0 +1,19 @@
+"""lm-eval glue for UNPIE's LM setting: the lmms-eval glue (hanyi/tasks/unpie/utils.py), adapted."""
+
+from hanyi.lm_eval_tasks import _glue
+from hanyi.tasks.unpie import utils as lmms
+
+# Every *_text_* task of a kind renders the same template with the same settings; read them from one lmms-eval YAML.
+unpie_grounding_text_doc_to_text = _glue.doc_to_text("unpie", "unpie_grounding_text_homo", lmms.unpie_doc_to_text)
+unpie_reconstruction_text_doc_to_text = _glue.doc_to_text(
+    "unpie", "unpie_reconstruction_text_de_homo", lmms.unpie_doc_to_text
+)
+unpie_grounding_process_results = _glue.stripped(lmms.unpie_grounding_process_results)
+unpie_reconstruction_process_results = _glue.stripped(lmms.unpie_reconstruction_process_results)
+
+
+def __getattr__(name):
+    """``<lmms-eval task>_metric_list``: that task's metric_list (see ``_glue.metric_list``)."""
+    if name.endswith("_metric_list"):
+        return _glue.metric_list("unpie", name[: -len("_metric_list")])
+    raise AttributeError(name)
