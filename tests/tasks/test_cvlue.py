@@ -382,8 +382,7 @@ def test_prepare_refuses_blind_splits_without_gold(tmp_path):
     assert len(result["refused"]) == 3 and all(r in result["anomalies"] for r in result["refused"])
     assert any("VQA test" in r and "blind" in r for r in result["refused"])
     shutil.rmtree(tmp_path / "out")
-    for split in ("val",):
-        _blind(tmp_path / "rel" / "VQA" / f"{split}.json", "answer", "")
+    _blind(tmp_path / "rel" / "VQA" / "val.json", "answer", "")  # now no split has gold: the task is an error
     with pytest.raises(cvlue_data.CvlueReleaseError, match="task VQA: no split with gold"):
         cvlue_data.convert_release(str(tmp_path / "rel"), str(tmp_path / "out"), tasks=("VQA",))
 
