@@ -48,7 +48,7 @@ def test_groups_hold_only_generate_until_tasks_with_version(tasks, task_manager)
         assert len(leaves) == n, group
         for task in leaves.values():
             assert task.OUTPUT_TYPE == "generate_until"
-            assert task.config.metadata["version"] == 0.1
+            assert task.config.metadata["version"] == 0.2
             assert task.config.generation_kwargs["max_new_tokens"] == 200
             assert task.config.generation_kwargs["until"] == []
 
