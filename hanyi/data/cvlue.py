@@ -75,8 +75,8 @@ def _load(path: str):
 
 def _has_gold(task: str, items) -> bool:
     """Whether every item of a VQA / VG / IC list carries its gold (answer, 4-number box, captions)."""
-    if not isinstance(items, list) or not items:
-        return False
+    if not isinstance(items, list) or not items or not all(isinstance(it, dict) for it in items):
+        return False  # e.g. the blind IC pools of test_example/ are plain lists of captions or image paths
     if task == "VQA":
         return all(isinstance(it.get("answer"), str) and it["answer"].strip() for it in items)
     if task == "VG":

@@ -381,6 +381,7 @@ def test_prepare_refuses_blind_splits_without_gold(tmp_path):
     assert set(result["counts"]["vd"]) == {"validation"}
     assert len(result["refused"]) == 3 and all(r in result["anomalies"] for r in result["refused"])
     assert any("VQA test" in r and "blind" in r for r in result["refused"])
+    assert not cvlue_data._has_gold("IC", ["images/val/A/1-panda/A-1-34.png"])  # a blind image pool: refused, no crash
     shutil.rmtree(tmp_path / "out")
     _blind(tmp_path / "rel" / "VQA" / "val.json", "answer", "")  # now no split has gold: the task is an error
     with pytest.raises(cvlue_data.CvlueReleaseError, match="task VQA: no split with gold"):
