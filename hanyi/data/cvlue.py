@@ -2,7 +2,8 @@
 
 The data is released on request under CC BY-NC-ND 4.0 (Google form linked from github.com/WangYuxuan93/CVLUE), so
 users convert their own copy. Release layout read from ``--root`` (file names of the repo's ``test_example/`` are
-accepted too; the first existing candidate wins, see ``RELEASE_FILES``)::
+accepted too; the first existing candidate wins, see ``RELEASE_FILES``; a gold file, ``GOLD_FILES``, always wins over
+a question file, and a split without gold is refused, never scored: see :func:`_gold_source`)::
 
     images/<split>/<A|B>/<id>-<slug>/<A|B>-<id>-<n>.png
     VQA/<split>.json   [{"image", "question_id", "question", "answer"}]
@@ -28,16 +29,27 @@ from hanyi.data.cvlue_categories import category_of, culture_group
 
 SPLITS = {"val": "validation", "test": "test"}
 TASKS = ("VQA", "VG", "VD", "IC")
-#: Candidate file names per task and split, in order of preference (``{s}`` = ``val`` / ``test``).
+#: Question files per task and split, in order of preference (``{s}`` = ``val`` / ``test``). They may be blind
+#: (the repo's ``test_example/<T>/test_<T>.json`` has ``"answer": ""`` and ``"bbox": []``).
 RELEASE_FILES = {
-    "VQA": ("VQA/{s}.json", "VQA/{s}_VQA.json", "VQA/gold.json"),
-    "VG": ("VG/{s}.json", "VG/{s}_VG.json", "VG/gold.json"),
+    "VQA": ("VQA/{s}.json", "VQA/{s}_VQA.json"),
+    "VG": ("VG/{s}.json", "VG/{s}_VG.json"),
     "VD": ("VD/{s}.json", "VD/{s}_VD.json"),
-    "IC": ("IC/{s}.json", "IC/gold.json"),
+    "IC": ("IC/{s}.json",),
 }
-VD_GOLD_FILES = ("VD/{s}_gold.json", "VD/gold.json")
+#: Gold files per task and split, always preferred to the question file. A split-less ``gold.json``
+#: (``test_example/``) serves every split, as it did when it was read as a question file.
+GOLD_FILES = {
+    "VQA": ("VQA/{s}_gold.json", "VQA/gold.json"),
+    "VG": ("VG/{s}_gold.json", "VG/gold.json"),
+    "VD": ("VD/{s}_gold.json", "VD/gold.json"),
+    "IC": ("IC/{s}_gold.json", "IC/gold.json"),
+}
+VD_GOLD_FILES = GOLD_FILES["VD"]
 REQUEST_URL = "https://github.com/WangYuxuan93/CVLUE (data on request, Google form in the readme; CC BY-NC-ND 4.0)"
 MC_SIZE = 10
+#: ``stage1_rank`` of the placeholder row of an ITR query that the stage-1 shortlist does not cover.
+UNCOVERED_RANK = 0
 MC_SEED = 20250101
 
 
@@ -59,6 +71,49 @@ def _load(path: str):
             return json.load(f)
     except (OSError, ValueError) as exc:
         raise CvlueReleaseError(f"{path}: not readable JSON ({exc})") from None
+
+
+def _has_gold(task: str, items) -> bool:
+    """Whether every item of a VQA / VG / IC list carries its gold (answer, 4-number box, captions)."""
+    if not isinstance(items, list) or not items or not all(isinstance(it, dict) for it in items):
+        return False  # e.g. the blind IC pools of test_example/ are plain lists of captions or image paths
+    if task == "VQA":
+        return all(isinstance(it.get("answer"), str) and it["answer"].strip() for it in items)
+    if task == "VG":
+        return all(isinstance(it.get("bbox"), list) and len(it["bbox"]) == 4 for it in items)
+    return all(isinstance(it.get("caption"), list) and it["caption"] for it in items)
+
+
+def _gold_source(task: str, root: str, split: str, refused: list[str]):
+    """``(data, gold)`` to convert for ``task``/``split``, or None when the split has no file or no gold.
+
+    VQA / VG / IC: the gold file when there is one (its ids are checked against the question file), else the question
+    file if every item carries its gold. VD: the dialog file plus the gold file (or None). A split whose gold is
+    missing is appended to ``refused`` and not written: a blind test file scored as gold would count empty answers as
+    correct, give IoU 0 and VD rank 100.
+    """
+    question, gold = _find(root, RELEASE_FILES[task], split), _find(root, GOLD_FILES[task], split)
+    if task == "VD":
+        if question is None and gold is not None and os.path.basename(gold).startswith(split):
+            refused.append(f"VD {split}: {gold} but no dialog file (VD/{split}.json); split not written")
+        return (_load(question), _load(gold) if gold else None) if question else None
+    if question is None and gold is None:
+        return None
+    if gold is not None:
+        data = _load(gold)
+        if not _has_gold(task, data):
+            refused.append(f"{task} {split}: gold file {gold} lacks gold values; split not written")
+            return None
+        key = {"VQA": "question_id", "VG": "ref_id", "IC": "image"}[task]
+        if question is not None and {it.get(key) for it in _load(question)} != {it.get(key) for it in data}:
+            refused.append(f"{task} {split}: {question} and {gold} hold different {key}s; split not written")
+            return None
+        return data, None
+    data = _load(question)
+    if not _has_gold(task, data):
+        refused.append(f"{task} {split}: {question} is blind (no gold) and no gold file; submission-only, not written")
+        return None
+    return data, None
 
 
 def _tags(image: str) -> dict:
@@ -114,7 +169,7 @@ def convert_vd(release: dict, gold: dict | None, anomalies: list[str], n_options
             history = [r for r in rounds[:position] if "answer" in r]
             options = [int(o) for o in turn["answer_options"]]
             g = gold_by_key.get((dlg["image_id"], turn["question"]), {})
-            answer = turn.get("answer", g.get("answer", -1))
+            answer = g.get("answer", turn.get("answer", -1))  # the gold file wins over the dialog file
             if len(options) != n_options:
                 anomalies.append(f"VD image_id {dlg['image_id']} question {turn['question']}: {len(options)} options")
             if answer != -1 and answer not in options:
@@ -157,7 +212,9 @@ def itr_rerank_rows(gallery: list[dict], shortlist: dict, k: int, anomalies: lis
     """Pair docs for the ``rerank@K`` protocol: per query the top-``k`` of the fixed stage-1 ``shortlist``.
 
     ``shortlist`` is in the official submission format: ``{"i2t": {image: [captions]}, "t2i": {caption: [images]}}``.
-    A query absent from it gets no pairs and is reported (it would count as a miss).
+    A query absent from it is reported and gets one placeholder row with ``stage1_rank`` 0 (:data:`UNCOVERED_RANK`;
+    caption ``""`` for TR, its first gold image for IR), which the rerank metrics skip as a candidate but count as a
+    query: a miss in R@k and outside the stage-1 ceiling, so both stay over all queries.
     """
     caps = {it["image"]: list(it["caption"]) for it in gallery}
     by_caption: dict[str, list[str]] = {}
@@ -168,7 +225,8 @@ def itr_rerank_rows(gallery: list[dict], shortlist: dict, k: int, anomalies: lis
     for image in sorted(caps):
         listed = shortlist.get("i2t", {}).get(image)
         if not listed:
-            anomalies.append(f"ITR i2t shortlist has no entry for image {image}")
+            anomalies.append(f"ITR i2t shortlist has no entry for image {image} (counted as a miss)")
+            tr.append(_itr_row("tr", f"rerank@{k}", image, image, "", UNCOVERED_RANK, False, len(caps[image]), image))
             continue
         tr += [
             _itr_row("tr", f"rerank@{k}", image, image, c, r, c in caps[image], len(caps[image]), image)
@@ -176,10 +234,13 @@ def itr_rerank_rows(gallery: list[dict], shortlist: dict, k: int, anomalies: lis
         ]
     for caption in sorted(by_caption):
         listed = shortlist.get("t2i", {}).get(caption)
-        if not listed:
-            anomalies.append(f"ITR t2i shortlist has no entry for caption {caption!r}")
-            continue
         golds = by_caption[caption]
+        if not listed:
+            anomalies.append(f"ITR t2i shortlist has no entry for caption {caption!r} (counted as a miss)")
+            ir.append(
+                _itr_row("ir", f"rerank@{k}", caption, golds[0], caption, UNCOVERED_RANK, False, len(golds), golds[0])
+            )
+            continue
         ir += [
             _itr_row("ir", f"rerank@{k}", caption, im, caption, r, im in golds, len(golds), golds[0])
             for r, im in enumerate(listed[:k], 1)
@@ -312,21 +373,27 @@ def convert_release(
     missing_images: set[str] = set()
     configs: dict[str, dict] = {}
     itr_images: set[str] = set()
+    refused: list[str] = []
     for task in tasks:
-        found = False
+        found = scorable = False
         for split, hub_split in SPLITS.items():
-            path = _find(root, RELEASE_FILES[task], split)
-            if path is None:
+            found = found or any(_find(root, c, split) for c in (RELEASE_FILES[task], GOLD_FILES[task]))
+            source = _gold_source(task, root, split, refused)
+            if source is None:
                 continue
-            found = True
-            data = _load(path)
+            data, gold = source
             if task == "VQA":
                 rows = {"vqa": convert_vqa(data)}
             elif task == "VG":
                 rows = {"vg": convert_vg(data, anomalies)}
             elif task == "VD":
-                gold_path = _find(root, VD_GOLD_FILES, split)
-                rows = {"vd": convert_vd(data, _load(gold_path) if gold_path else None, anomalies, vd_options)}
+                rows = {"vd": convert_vd(data, gold, anomalies, vd_options)}
+                unscored = sum(d["answer_id"] == -1 for d in rows["vd"])
+                if unscored:
+                    refused.append(
+                        f"VD {split}: {unscored} round(s) without a gold answer (no gold file?); not written"
+                    )
+                    continue
             else:
                 rows = itr_mc_rows(data, mc_size)
                 if shortlist is not None:
@@ -334,6 +401,7 @@ def convert_release(
                 elif split == "test":
                     anomalies.append("ITR: no --itr-shortlist given, so itr_*_rerank configs are not written")
                 itr_images |= {r["image_path"] for v in rows.values() for r in v}
+            scorable = True
             for config, docs in rows.items():
                 if config in ("vqa", "vg", "vd"):
                     docs = _with_images(docs, root, missing_images)
@@ -341,6 +409,11 @@ def convert_release(
         if not found:
             names = " or ".join(RELEASE_FILES[task]).replace("{s}", "<val|test>")
             missing_files.append(f"task {task}: no {names} under {root}")
+        elif not scorable:
+            missing_files.append(
+                f"task {task}: no split with gold (" + "; ".join(r for r in refused if r.startswith(task)) + ")"
+            )
+    anomalies += refused
     missing_images |= {p for p in itr_images if not os.path.isfile(os.path.join(root, p))}
     if missing_files or missing_images:
         lines = missing_files + [f"image missing: {p}" for p in sorted(missing_images)[:20]]
@@ -359,7 +432,7 @@ def convert_release(
         "rerank_k": rerank_k if shortlist else None,
     }
     counts = write_hub_dataset(out_dir, configs, card, info)
-    return {"counts": counts, "anomalies": anomalies}
+    return {"counts": counts, "anomalies": anomalies, "refused": refused}
 
 
 def add_prepare_arguments(parser) -> None:
@@ -387,6 +460,7 @@ def run_prepare(args) -> dict:
     result = convert_release(args.root, args.out_dir, shortlist, getattr(args, "rerank_k", 16))
     out = {f"{c}/{s}": n for c, splits in result["counts"].items() for s, n in splits.items()}
     out["anomalies"] = len(result["anomalies"])
+    out["refused_splits"] = len(result["refused"])
     return out
 
 

@@ -114,8 +114,8 @@ def itr_submission(pairs: Iterable[Mapping], direction: str, top_n: int = ITR_TO
     queries: dict[str, list[Mapping]] = {}
     for p in pairs:
         queries.setdefault(p["query"], []).append(p)
-    out = {}
+    out = {}  # a query outside the stage-1 shortlist keeps its key with no candidate (the official rank 100)
     for query in sorted(queries):
-        rows = queries[query]
+        rows = [r for r in queries[query] if r["stage1_rank"] >= 1]
         out[query] = [rows[i][field] for i in rerank_query(rows)["order"]][:top_n]
     return out

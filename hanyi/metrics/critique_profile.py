@@ -264,6 +264,68 @@ def expert_alignment(
     return best, best_cos, best_cos > EXPERT_ALIGNMENT_THRESHOLD
 
 
+def centered(vector: Sequence[float]) -> list[float]:
+    """``vector`` minus its own mean, so that cosine becomes Pearson correlation across the dimensions.
+
+    >>> centered([1.0, 2.0, 3.0])
+    [-1.0, 0.0, 1.0]
+    """
+    mean = sum(vector) / len(vector)
+    return [x - mean for x in vector]
+
+
+def expert_alignment_centered(
+    vector: Sequence[float], centroids: Mapping[str, Sequence[float]]
+) -> tuple[str | None, float, bool]:
+    """(ours, not the paper's) :func:`expert_alignment` on mean-centred vectors: best Pearson r > 0.7.
+
+    Every 47-d vector is non-negative, so plain cosines to the human centroids are high for almost any input (the
+    shared positive component dominates); centring each vector and centroid on its own mean removes that component,
+    so only the *shape* of the profile (which dimensions are above the vector's average) has to match.
+
+    >>> best, r, matched = expert_alignment_centered([1.0, 0.0, 0.5], {"a": [2.0, 1.0, 1.5], "b": [0.0, 1.0, 0.5]})
+    >>> best, round(r, 6), matched
+    ('a', 1.0, True)
+    """
+    return expert_alignment(centered(vector), {name: centered(c) for name, c in centroids.items()})
+
+
+#: Null model of the chance level: N critiques with uniform random label scores, fixed seed (docs/vulca.md).
+CHANCE_SAMPLES, CHANCE_SEED = 2000, 20250101
+
+
+def uniform_null_vectors(n: int = CHANCE_SAMPLES, seed: int = CHANCE_SEED) -> list[list[float]]:
+    """47-d vectors of ``n`` critiques whose zero-shot scores are uniform random: a top-1 stance label drawn
+    uniformly with a U(0, 1) probability, and U(0, 1) for every feature and quality label, through
+    :func:`feature_vector` exactly as a real critique.
+
+    >>> len(uniform_null_vectors(3)), len(uniform_null_vectors(3)[0]), uniform_null_vectors(3) == uniform_null_vectors(3)
+    (3, 47, True)
+    """
+    import random
+
+    rng = random.Random(seed)
+    out = []
+    for _ in range(n):
+        label = STANCE_LABELS[rng.randrange(len(STANCE_LABELS))]
+        stance = {label: rng.random()}
+        features = {f: rng.random() for f in FEATURE_LABELS}
+        quality = {q: rng.random() for q in QUALITY_LABELS}
+        out.append(feature_vector(stance, features, quality))
+    return out
+
+
+def alignment_chance(centroids: Mapping[str, Sequence[float]], centered_variant: bool = False) -> float:
+    """Chance level of expert alignment: the share of :func:`uniform_null_vectors` that match a centroid.
+
+    With ``centered_variant`` the rule is :func:`expert_alignment_centered`, else the paper's
+    :func:`expert_alignment`. Deterministic (fixed seed); the caller computes it once per reference.
+    """
+    rule = expert_alignment_centered if centered_variant else expert_alignment
+    nulls = uniform_null_vectors()
+    return sum(rule(v, centroids)[2] for v in nulls) / len(nulls)
+
+
 def l1_distance(a: Sequence[float], b: Sequence[float]) -> float:
     """Sum of absolute differences (profile distance to the human mean).
 

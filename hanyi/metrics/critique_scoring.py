@@ -21,7 +21,9 @@ from hanyi.metrics.critique_profile import (
     PROFILE_KEYS,
     QUALITY_LABELS,
     STANCE_LABELS,
+    alignment_chance,
     expert_alignment,
+    expert_alignment_centered,
     feature_vector,
     l1_distance,
     mean_profile,
@@ -45,6 +47,9 @@ NLI_METRICS = (
     *(f"profile_{k}" for k in PROFILE_KEYS),
     *(f"primary_profile_rate_{k}" for k in (*PROFILE_KEYS, LACKS_FOCUS)),
     "expert_alignment",
+    "expert_alignment_chance",
+    "expert_alignment_centered",
+    "expert_alignment_centered_chance",
     "profile_cosine_max",
     "feature_profile_l1_to_human",
     *(f"feat_{slug(label)}" for label in FEATURE_LABELS),
@@ -93,16 +98,28 @@ def score_critique(feats: Mapping, centroids: Mapping[str, Sequence[float]]) -> 
     """
     label, score = feats["stance_top1"]
     profiles = profile_scores(label, score, feats["features"], feats["quality"])
-    best, cos, matched = expert_alignment(
-        feature_vector({label: score}, feats["features"], feats["quality"]), centroids
-    )
+    vector = feature_vector({label: score}, feats["features"], feats["quality"])
+    best, cos, matched = expert_alignment(vector, centroids)
     return {
+        "matched_centered": expert_alignment_centered(vector, centroids)[2],
         "profiles": profiles,
         "primary": primary_profile(profiles),
         "best_profile": best,
         "cosine": cos,
         "matched": matched,
     }
+
+
+_CHANCE: dict[tuple, float] = {}
+
+
+def _chance(centroids: Mapping[str, Sequence[float]], centered_variant: bool) -> float:
+    """:func:`alignment_chance` of a reference, computed once per process (2,000 null vectors, ~0.1 s)."""
+    key = (centered_variant, tuple((name, tuple(c)) for name, c in sorted(centroids.items())))
+    with _LOCK:
+        if key not in _CHANCE:
+            _CHANCE[key] = alignment_chance(centroids, centered_variant)
+        return _CHANCE[key]
 
 
 def metric_value(metric: str, feats: Sequence[Mapping], reference: Mapping) -> float:
@@ -124,11 +141,15 @@ def metric_value(metric: str, feats: Sequence[Mapping], reference: Mapping) -> f
             reference["mean_quality"][x] for x in QUALITY_LABELS
         ]
         return l1_distance(model, human)
+    if metric in ("expert_alignment_chance", "expert_alignment_centered_chance"):
+        return _chance(reference["profile_centroids_47d"], metric == "expert_alignment_centered_chance")
     scored = [score_critique(f, reference["profile_centroids_47d"]) for f in feats]
     if metric.startswith("primary_profile_rate_"):
         return sum(s["primary"] == metric[len("primary_profile_rate_") :] for s in scored) / len(scored)
     if metric == "expert_alignment":
         return sum(s["matched"] for s in scored) / len(scored)
+    if metric == "expert_alignment_centered":
+        return sum(s["matched_centered"] for s in scored) / len(scored)
     if metric == "profile_cosine_max":
         return sum(s["cosine"] for s in scored) / len(scored)
     if metric.startswith("profile_"):

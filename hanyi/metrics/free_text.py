@@ -6,6 +6,8 @@ surface text form" (§4.2) and publishes no code, so the normalisation below is 
 
 * :func:`extract_labelled_answer` removes an echoed ``[answer]:`` / ``[German]:`` / ``answer:`` label, keeps the first
   non-empty line and one layer of matching quotes;
+* :func:`extract_after_preamble` (ours, robust, its own metric keys) also skips a chat preamble line ("Here is the
+  translation:") and an inline "German translation:" label before applying the same rule;
 * :func:`exact_match` compares case-, width- and edge-punctuation-insensitively (headline metric);
 * :func:`exact_match_strict` compares the raw stripped response with the gold string (transparency);
 * :func:`exact_match_lenient` also accepts the sentence's plural surface form of a lemma gold ("buoys" for "buoy");
@@ -58,6 +60,50 @@ def extract_labelled_answer(response: str, labels: Iterable[str] = ("answer",)) 
         if len(line) >= 2 and line.startswith(left) and line.endswith(right):
             return line[len(left) : -len(right)].strip()
     return line
+
+
+#: Chat openers that announce the answer instead of giving it ("Sure! Here is the translation").
+_OPENER = re.compile(r"^(?:sure|certainly|of course|okay|ok|absolutely|here(?:\s+is|'s|\s+are))\b", re.IGNORECASE)
+_LABEL_WORDS = (
+    r"(?:translation|translated|sentence|answer|pun|english|german|french|korean|übersetzung|traduction|번역)"
+)
+#: An inline label before the answer on the same line: "German translation: ...", "Here is the answer: ...".
+_INLINE_LABEL = re.compile(rf"^[^:：\n]{{0,40}}\b{_LABEL_WORDS}\b[^:：\n]{{0,20}}[:：]\s*(?=\S)", re.IGNORECASE)
+_FENCE = re.compile(r"^(?:`{3,}\w*|-{3,}|\*{3,}|={3,})$")
+
+
+def _unmarked(line: str) -> str:
+    """A line without markdown emphasis, heading/quote markers and surrounding backticks."""
+    line = re.sub(r"\*\*|__", "", line.strip())
+    return re.sub(r"^(?:#{1,6}\s+|>\s*)", "", line).strip().strip("`").strip()
+
+
+def extract_after_preamble(response: str, labels: Iterable[str] = ("answer",)) -> str:
+    """Robust answer extraction (ours, not the paper's rule): the answer line after a chat preamble.
+
+    Chat models often open with "Here is the translation:" and give the answer on the next line, which
+    :func:`extract_labelled_answer` (first non-empty line) returns as the answer. This variant drops markdown
+    emphasis and fences, skips leading lines that end with a colon or open with a chat opener ("Sure", "Certainly",
+    "Here is") as long as a later line remains, removes an inline label naming the answer ("German translation:"),
+    and then applies :func:`extract_labelled_answer` to the line found. A response without preamble gives the same
+    result as :func:`extract_labelled_answer`.
+
+    >>> extract_after_preamble("Here is the translation:\\n\\nEr und sein Partner.", labels=("German",))
+    'Er und sein Partner.'
+    >>> extract_after_preamble("Sure! **German translation:** «Er kam.»", labels=("German",))
+    'Er kam.'
+    >>> extract_after_preamble("Er kam.\\nThis keeps the pun.", labels=("German",))
+    'Er kam.'
+    """
+    if not isinstance(response, str):
+        return ""
+    text = unicodedata.normalize("NFC", response)
+    lines = [ln for ln in map(_unmarked, text.splitlines()) if ln and not _FENCE.match(ln)]
+    i = 0
+    while i < len(lines) - 1 and (lines[i].endswith((":", "：")) or _OPENER.match(lines[i])):
+        i += 1
+    line = _INLINE_LABEL.sub("", lines[i], count=1) if lines else ""
+    return extract_labelled_answer(line, labels)
 
 
 def normalise_answer(text: str) -> str:

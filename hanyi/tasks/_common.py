@@ -28,8 +28,44 @@ def render(benchmark: str, template: str, **variables) -> str:
     return _environment(benchmark).get_template(template).render(**variables)
 
 
+def _plain(block) -> dict:
+    """The scalar (non-dict) entries of a kwargs block: nested dicts are other models' blocks."""
+    return {k: v for k, v in (block or {}).items() if not isinstance(v, dict)}
+
+
+def _calling_task_default(resolved: dict, max_depth: int = 12) -> dict | None:
+    """The ``default`` block of the lmms-eval task whose resolved kwargs are ``resolved``, or None.
+
+    lmms-eval 0.7.3 (``ConfigurableTask._prepare_model_specific_config``) *replaces* the task's kwargs with the model's
+    block when ``--model`` names one, and hands only that block to ``doc_to_text`` / ``doc_to_visual`` /
+    ``doc_to_messages``; the task's ``default`` block stays in ``task.config.lmms_eval_specific_kwargs``. Every such
+    call is made from a method of the task, so the task is found on the call stack, and only a task whose resolved
+    kwargs *are* ``resolved`` (identity, not equality) is accepted.
+    """
+    import sys
+
+    frame = sys._getframe(2)
+    for _ in range(max_depth):
+        if frame is None:
+            return None
+        task = frame.f_locals.get("self")
+        if task is not None and getattr(task, "lmms_eval_specific_kwargs", None) is resolved:
+            block = getattr(getattr(task, "config", None), "lmms_eval_specific_kwargs", None)
+            if isinstance(block, dict) and isinstance(block.get("default"), dict):
+                return block["default"]
+            return None
+        frame = frame.f_back
+    return None
+
+
 def prompt_kwargs(lmms_eval_specific_kwargs: dict | None, **defaults) -> dict:
-    """Task kwargs resolved by lmms-eval (``default`` block or the model's own block) over ``defaults``.
+    """Task kwargs: the model's block over the task's ``default`` block over the benchmark's ``defaults``.
+
+    lmms-eval 0.7.3 passes either the top-level dict with ``default`` merged in (no block for ``--model``), or the
+    model's block *alone*, which would drop every task key the block does not repeat (VULCA persona and KB, UNPIE
+    template...). In the second case the task's ``default`` block is recovered from the calling task
+    (:func:`_calling_task_default`) and the model block is merged over it, so a block that sets only ``post_prompt``
+    keeps the task's template. Nested dicts (other models' blocks) are ignored.
 
     >>> prompt_kwargs({"variant": "code_exact"}, variant="paper", shots=0)
     {'variant': 'code_exact', 'shots': 0}
@@ -37,9 +73,10 @@ def prompt_kwargs(lmms_eval_specific_kwargs: dict | None, **defaults) -> dict:
     {'variant': 'paper'}
     """
     kwargs = dict(defaults)
-    for key, value in (lmms_eval_specific_kwargs or {}).items():
-        if not isinstance(value, dict):
-            kwargs[key] = value
+    resolved = lmms_eval_specific_kwargs or {}
+    if lmms_eval_specific_kwargs is not None and "default" not in resolved:
+        kwargs.update(_plain(_calling_task_default(lmms_eval_specific_kwargs)))
+    kwargs.update(_plain(resolved))
     return kwargs
 
 

@@ -18,7 +18,20 @@ from hanyi.metrics.critique_profile import (
     stance_contribution,
 )
 
-HUMAN_CSV = os.environ.get("HANYI_VULCA_HUMAN_CSV", "/tmp/vulca_src/human.csv")
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+SHARED_VULCA = os.path.join(REPO, "..", "shared", "data", "vulca")
+CSV_NAME = "human_expert_features_consolidated.csv"
+#: Where the released human-expert feature CSV is looked for: $HANYI_VULCA_HUMAN_CSV, then ../shared/data/vulca/.
+HUMAN_CSV_CANDIDATES = [
+    p
+    for p in (
+        os.environ.get("HANYI_VULCA_HUMAN_CSV", ""),
+        os.path.join(SHARED_VULCA, CSV_NAME),
+        os.path.join(SHARED_VULCA, "emnlp2025_research_branch", CSV_NAME),
+    )
+    if p
+]
+HUMAN_CSV = next((p for p in HUMAN_CSV_CANDIDATES if os.path.isfile(p)), None)
 
 
 def test_label_sets_have_the_papers_38_labels():
@@ -92,8 +105,18 @@ def test_feature_vector_layout():
     assert len(vec) == 47 and vec[6] == 0.9 and vec[10] == 0.3 and vec[10 + 17 + 9] == 0.2
 
 
+def test_released_csv_is_looked_up_under_shared_data_not_a_temporary_path():
+    """Issue 12 item 16: the parity test reads ../shared/data/vulca/ (as CI has it), never a temporary path."""
+    import tempfile
+
+    assert any(os.path.normpath(p).startswith(os.path.normpath(SHARED_VULCA)) for p in HUMAN_CSV_CANDIDATES)
+    assert not any(os.path.normpath(p).startswith(tempfile.gettempdir()) for p in HUMAN_CSV_CANDIDATES[-2:])
+
+
 @pytest.mark.skipif(
-    not os.path.isfile(HUMAN_CSV), reason="released human CSV not present (see hanyi/data/vulca_reference.py)"
+    HUMAN_CSV is None,
+    reason=f"released {CSV_NAME} not found in ../shared/data/vulca/ (or $HANYI_VULCA_HUMAN_CSV); "
+    "see hanyi/data/vulca_reference.py",
 )
 def test_released_human_csv_gives_the_released_profile_means_and_distribution():
     from hanyi.data.vulca_reference import derive_reference, read_reference_rows
@@ -120,3 +143,57 @@ def test_shipped_reference_matches_the_released_statistics():
     assert ref["mean_profiles"]["historically_focused"] == pytest.approx(0.3552, abs=5e-5)
     assert set(ref["profile_centroids_47d"]) == {"comprehensive_analyst", "general_descriptive", "historically_focused",
                                                  "technique_style_focused", "theory_comparison_focused"}  # fmt: skip
+
+
+# ---- issue 12 item 15: expert alignment beside its chance level, and a discriminating variant -----------------------
+def _reference_feats():
+    from hanyi.data.vulca_reference import load_reference
+
+    ref = load_reference()
+    return ref, [
+        {"stance_top1": t["stance_top1"], "features": t["features"], "quality": t["quality"]} for t in ref["texts"]
+    ]
+
+
+def _shuffled(feats, seed=7):
+    import random
+
+    rng = random.Random(seed)
+    out = []
+    for f in feats:
+        fv, qv = list(f["features"].values()), list(f["quality"].values())
+        rng.shuffle(fv), rng.shuffle(qv)
+        out.append({**f, "features": dict(zip(FEATURE_LABELS, fv)), "quality": dict(zip(QUALITY_LABELS, qv))})
+    return out
+
+
+def test_paper_expert_alignment_cannot_tell_human_profiles_from_random_ones():
+    """The paper's statistic is kept as defined; its chance level shows it is near-saturated for any input."""
+    from hanyi.metrics.critique_scoring import metric_value
+
+    ref, human = _reference_feats()
+    chance = metric_value("expert_alignment_chance", human, ref)
+    assert chance > 0.9  # uniform random label scores: ~97 % "aligned"
+    assert abs(metric_value("expert_alignment", human, ref) - chance) < 0.05  # the 163 human texts: no better
+    assert chance == metric_value("expert_alignment_chance", human[:3], ref)  # a constant of the reference
+
+
+def test_centered_alignment_discriminates_human_from_random_and_shuffled_profiles():
+    from hanyi.metrics.critique_scoring import metric_value
+
+    ref, human = _reference_feats()
+    chance = metric_value("expert_alignment_centered_chance", human, ref)
+    aligned = metric_value("expert_alignment_centered", human, ref)
+    shuffled = metric_value("expert_alignment_centered", _shuffled(human), ref)
+    assert chance < 0.1 and aligned > 0.8 and shuffled < 0.5
+    # the paper's rule on the same shuffled profiles stays high: it does not see the shuffle
+    assert metric_value("expert_alignment", _shuffled(human), ref) > 0.75
+
+
+def test_chance_level_is_deterministic_and_uses_the_paper_rule():
+    from hanyi.metrics.critique_profile import alignment_chance, expert_alignment, uniform_null_vectors
+
+    centroids = {"a": [1.0] * 47, "b": [0.0] * 46 + [1.0]}
+    nulls = uniform_null_vectors()
+    expected = sum(expert_alignment(v, centroids)[2] for v in nulls) / len(nulls)
+    assert alignment_chance(centroids) == expected == alignment_chance(centroids)

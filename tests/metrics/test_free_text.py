@@ -87,3 +87,43 @@ def test_exact_match_lenient_accepts_only_the_sentence_plural_of_a_lemma_gold(pr
 )
 def test_word_recovered_whole_word_with_plural(text, word, found):
     assert word_recovered(text, word) is found
+
+
+# Issue 12 item 12: a chat preamble before the answer line.
+PREAMBLE_CASES = [
+    ("Here is the translation:\nDer Mann ging.", "Der Mann ging."),
+    ('Sure, here it is:\n\n"Der Mann ging."', "Der Mann ging."),
+    ("**Translation:**\nDer Mann ging.", "Der Mann ging."),
+    ("```\nDer Mann ging.\n```", "Der Mann ging."),
+    ("Here is the German translation: Der Mann ging.", "Der Mann ging."),
+    ("Certainly.\nDer Mann ging.", "Der Mann ging."),
+    ("Voici la traduction :\nDer Mann ging.", "Der Mann ging."),
+]
+
+
+@pytest.mark.parametrize("response,expected", PREAMBLE_CASES)
+def test_robust_extraction_skips_preamble(response, expected):
+    from hanyi.metrics.free_text import extract_after_preamble
+
+    assert extract_after_preamble(response, labels=("German",)) == expected
+    # the paper-faithful rule is unchanged: it still keeps the first line
+    assert extract_labelled_answer(response, labels=("German",)) != expected
+
+
+@pytest.mark.parametrize(
+    "response",
+    ["Der Mann ging.", "German: Der Mann ging.", "Der Mann ging.\nThe pun is kept.", "[German]: «Der Mann ging.»"],
+)
+def test_robust_extraction_agrees_without_preamble(response):
+    from hanyi.metrics.free_text import extract_after_preamble
+
+    assert extract_after_preamble(response, labels=("German",)) == "Der Mann ging."
+    assert extract_after_preamble(response, labels=("German",)) == extract_labelled_answer(response, ("German",))
+
+
+def test_robust_extraction_keeps_a_lone_preamble_line():
+    from hanyi.metrics.free_text import extract_after_preamble
+
+    assert extract_after_preamble("Here is the translation:", labels=("German",)) == "Here is the translation:"
+    assert extract_after_preamble("", labels=("German",)) == ""
+    assert extract_after_preamble(None) == ""

@@ -40,7 +40,7 @@ def tasks(task_manager):
 def test_every_task_is_registered_versioned_and_groups_hold_the_right_output_types(task_manager, tasks):
     assert set(ALL_TASKS) <= set(task_manager.all_tasks)
     for name in ALL_TASKS:
-        assert tasks[name].config.metadata["version"] == 0.2
+        assert tasks[name].config.metadata["version"] == 0.3
     for name in GENERATE_TASKS:
         assert tasks[name].config.output_type == "generate_until"
     assert tasks["cvlue_vd"].config.output_type == "multiple_choice"
@@ -362,3 +362,80 @@ def test_missing_images_stop_the_task_at_load_time(tmp_path, monkeypatch):
     monkeypatch.setenv("HANYI_CVLUE_DATA", str(elsewhere))  # a prepared root without the image files
     with pytest.raises(ImageUnavailableError, match=r"image file\(s\) missing under"):
         utils.cvlue_process_docs(itr)
+
+
+# ---- issue 12 items 13-14: gold is always used; retrieval is over all queries ----------------------------------------
+def _blind(path, field, blank):
+    items = json.loads(path.read_text(encoding="utf-8"))
+    path.write_text(json.dumps([{**it, field: blank} for it in items], ensure_ascii=False), encoding="utf-8")
+
+
+def test_prepare_refuses_blind_splits_without_gold(tmp_path):
+    """A blind test file (answer "", bbox [], VD without gold) is never written as a scorable split."""
+    write_synthetic_release(str(tmp_path / "rel"))
+    _blind(tmp_path / "rel" / "VQA" / "test.json", "answer", "")
+    _blind(tmp_path / "rel" / "VG" / "test.json", "bbox", [])
+    os.remove(tmp_path / "rel" / "VD" / "test_gold.json")
+    result = cvlue_data.convert_release(str(tmp_path / "rel"), str(tmp_path / "out"), tasks=("VQA", "VG", "VD"))
+    assert set(result["counts"]["vqa"]) == {"validation"} and set(result["counts"]["vg"]) == {"validation"}
+    assert set(result["counts"]["vd"]) == {"validation"}
+    assert len(result["refused"]) == 3 and all(r in result["anomalies"] for r in result["refused"])
+    assert any("VQA test" in r and "blind" in r for r in result["refused"])
+    assert not cvlue_data._has_gold("IC", ["images/val/A/1-panda/A-1-34.png"])  # a blind image pool: refused, no crash
+    shutil.rmtree(tmp_path / "out")
+    _blind(tmp_path / "rel" / "VQA" / "val.json", "answer", "")  # now no split has gold: the task is an error
+    with pytest.raises(cvlue_data.CvlueReleaseError, match="task VQA: no split with gold"):
+        cvlue_data.convert_release(str(tmp_path / "rel"), str(tmp_path / "out"), tasks=("VQA",))
+
+
+@pytest.mark.skipif(not os.path.isdir(SHARED), reason="../shared/data/cvlue (the repo's test_example/) not present")
+def test_prepare_test_example_layout_scores_against_gold_json(tmp_path):
+    """The repo's test_example/ has blind test_<T>.json beside gold.json: the gold must win for the test split."""
+    from hanyi.data.images import synthetic_image
+
+    root = tmp_path / "rel"
+    for task, names in {"VQA": ("test_VQA", "gold"), "VG": ("test_VG", "gold"), "VD": ("test_VD", "gold")}.items():
+        for name in names:
+            (root / task).mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(os.path.join(SHARED, f"test_example__{task}__{name}.json"), root / task / f"{name}.json")
+    images = set()
+    for task in ("VQA", "VG"):
+        images |= {it["image"] for it in json.load(open(root / task / "gold.json", encoding="utf-8"))}
+    images |= {d["image"] for d in json.load(open(root / "VD" / "test_VD.json", encoding="utf-8"))["dialogs"]}
+    for rel in images:
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        synthetic_image(rel, 32).save(root / rel)
+    result = cvlue_data.convert_release(str(root), str(tmp_path / "out"), tasks=("VQA", "VG", "VD"))
+    assert result["refused"] == []
+    import datasets
+
+    gold_vqa = json.load(open(root / "VQA" / "gold.json", encoding="utf-8"))
+    vqa = datasets.load_dataset(str(tmp_path / "out"), "vqa", split="test")
+    assert [d["answer"] for d in vqa] == [g["answer"] for g in gold_vqa] and all(d["answer"] for d in vqa)
+    vg = datasets.load_dataset(str(tmp_path / "out"), "vg", split="test")
+    assert all(len(d["bbox"]) == 4 for d in vg)
+    vd = datasets.load_dataset(str(tmp_path / "out"), "vd", split="test")
+    assert vd[0]["answer_id"] == 3973 and all(d["gold_index"] >= 0 for d in vd)
+
+
+def test_itr_rerank_counts_queries_outside_the_shortlist_as_misses():
+    from hanyi.tasks.cvlue import aggregate
+
+    gallery = [{"image": f"images/test/A/1-panda/A-1-{i}.png", "caption": [f"cap{i}a", f"cap{i}b"]} for i in range(3)]
+    shortlist = {
+        "i2t": {g["image"]: [g["caption"][0], "other"] for g in gallery[:2]},  # image 2 not covered
+        "t2i": {f"cap{i}a": [gallery[i]["image"]] for i in range(3)},  # the three "b" captions not covered
+    }
+    anomalies = []
+    rows = cvlue_data.itr_rerank_rows(gallery, shortlist, 2, anomalies)
+    assert sum("counted as a miss" in a for a in anomalies) == 4
+
+    def scored(rs):  # stage-1 order kept: every covered query has its gold at rank 1
+        return [{**r, "score": -float(r["stage1_rank"])} for r in rs]
+
+    tr, ir = scored(rows["itr_tr_rerank"]), scored(rows["itr_ir_rerank"])
+    assert aggregate.cvlue_itr_r1(tr) == pytest.approx(2 / 3)
+    assert aggregate.cvlue_itr_stage1_ceiling(tr) == pytest.approx(2 / 3)
+    assert aggregate.cvlue_itr_r1(ir) == pytest.approx(3 / 6) and aggregate.cvlue_itr_r10(ir) == pytest.approx(3 / 6)
+    sub = itr_submission(tr, "tr")
+    assert len(sub) == 3 and sub[gallery[2]["image"]] == [] and sub[gallery[0]["image"]][0] == "cap0a"

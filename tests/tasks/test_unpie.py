@@ -48,7 +48,7 @@ def test_groups_hold_only_generate_until_tasks_with_version(tasks, task_manager)
         assert len(leaves) == n, group
         for task in leaves.values():
             assert task.OUTPUT_TYPE == "generate_until"
-            assert task.config.metadata["version"] == 0.1
+            assert task.config.metadata["version"] == 0.2
             assert task.config.generation_kwargs["max_new_tokens"] == 200
             assert task.config.generation_kwargs["until"] == []
 
@@ -330,3 +330,27 @@ def test_caption_script_keys_match_what_sm_tasks_read(tmp_path):
     captions = caption_images(items, lambda imgs: [f"{im.size[0]}px picture" for im in imgs])
     shipped = json.load(open(os.path.join(root, data.CAPTIONS_FILE), encoding="utf-8"))
     assert len(unresolved) == 1 and set(captions) == set(shipped) - {"heterographic-2-1"}
+
+
+def test_preamble_answers_scored_robustly_under_their_own_keys(replay, tasks):
+    """Issue 12 item 12: "Here is the translation:\\n<answer>" is the preamble for the paper rule, the answer for
+    the ``_robust`` keys; answers without preamble score the same under both."""
+    records = [
+        {**r, "response": f"Here is the translation:\n{r['response']}"}
+        for r in _disamb_records(tasks, "unpie_disambiguation_de_homo")
+    ]
+    records += _recon_records(
+        tasks, "unpie_reconstruction_de_homo", lambda d: f"Sure! Here is the English pun:\n\n**{d['target']}**"
+    )
+    records += _recon_records(tasks, "unpie_reconstruction_de_hetero", lambda d: f"[English]: {d['target']}")
+    res = replay(records, ["unpie_disambiguation_de_homo", "unpie_reconstruction_de"])["results"]
+    disamb, homo, hetero = (
+        res[k]
+        for k in ("unpie_disambiguation_de_homo", "unpie_reconstruction_de_homo", "unpie_reconstruction_de_hetero")
+    )
+    assert disamb["disamb_acc_chrf_robust,none"] == 1.0 and disamb["disamb_acc_chrf,none"] < 1.0
+    assert homo["bleu4_robust,none"] == pytest.approx(100.0) and homo["bleu4,none"] < 5.0
+    assert homo["pun_word_recovered_robust,none"] == 1.0 and homo["pun_word_recovered,none"] == 0.0
+    assert homo["meteor_robust,none"] > homo["meteor,none"]
+    for key in ("bleu4", "meteor", "pun_word_recovered"):
+        assert hetero[f"{key}_robust,none"] == pytest.approx(hetero[f"{key},none"])

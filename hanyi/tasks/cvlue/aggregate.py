@@ -11,12 +11,21 @@ from hanyi.tasks.cvlue.constants import RECALL_KS
 
 
 def itr_queries(items):
-    """One re-ranked row per ITR query (sorted by query): ``rank``, ``in_shortlist``, ``category``, ``culture_group``."""
+    """One re-ranked row per ITR query (sorted by query): ``rank``, ``in_shortlist``, ``category``, ``culture_group``.
+
+    A query the stage-1 shortlist does not cover has only a placeholder row (``stage1_rank`` < 1, see
+    ``hanyi.data.cvlue.itr_rerank_rows``): it has no candidate, so ``rank`` is None (a miss) and ``in_shortlist`` is
+    False, and it stays in every denominator.
+    """
     queries = {}
     for it in items:
         queries.setdefault(it["query"], []).append(it)
     return [
-        {**ranking.rerank_query(rows), "category": rows[0]["category"], "culture_group": rows[0]["culture_group"]}
+        {
+            **ranking.rerank_query([r for r in rows if r["stage1_rank"] >= 1]),
+            "category": rows[0]["category"],
+            "culture_group": rows[0]["culture_group"],
+        }
         for _, rows in sorted(queries.items())
     ]
 

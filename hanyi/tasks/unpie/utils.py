@@ -87,7 +87,9 @@ def unpie_disambiguation_process_results(doc, results):
     item = {**_evidence(doc, response, pred), "target": doc["target"], "distractor": doc["distractor"]}
     item["image_ok"] = doc["image_status"] == data.IMAGE_OK
     name = "disamb_acc_bertscore" if scoring.bertscore_scorer() is not None else "disamb_acc_chrf"
-    return {name: item, "image_unresolved": float(not item["image_ok"]), "answer_rate": float(bool(pred))}
+    robust = free_text.extract_after_preamble(response, (dict(LANGUAGE_NAMES)[doc["lang"]],))
+    out = {name: item, f"{name}_robust": {**item, "prediction": robust}, "answer_rate": float(bool(pred))}
+    return out | {"image_unresolved": float(not item["image_ok"])}
 
 
 def unpie_reconstruction_process_results(doc, results):
@@ -99,7 +101,9 @@ def unpie_reconstruction_process_results(doc, results):
         "bleu4": item,
         "meteor": item,
     }
-    out["answer_rate"] = float(bool(pred))
+    robust = {**item, "prediction": free_text.extract_after_preamble(response, ANSWER_LABELS["reconstruction"])}
+    out.update(bleu4_robust=robust, meteor_robust=robust, answer_rate=float(bool(pred)))
+    out["pun_word_recovered_robust"] = float(free_text.word_recovered(robust["prediction"], doc["pun_phrase"]))
     from hanyi.metrics.judge import JudgeConfig, warn_judge_disabled
 
     if JudgeConfig.from_env() is None:
