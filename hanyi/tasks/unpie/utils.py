@@ -2,6 +2,7 @@
 
 import functools
 
+from hanyi import backbones
 from hanyi.data import unpie as data
 from hanyi.metrics import free_text, mt_overlap, reference_choice
 from hanyi.tasks._common import prompt_kwargs, render, visuals
@@ -9,8 +10,17 @@ from hanyi.tasks.unpie import scoring
 from hanyi.tasks.unpie.constants import ANSWER_LABELS, LANGUAGE_NAMES
 
 
+# Backbones each task kind needs, resolved when the task loads (before any model call), once per process.
+_BACKBONES = {"grounding": (), "disambiguation": ("bertscore",), "reconstruction": ("wordnet", "judge")}
+
+
+def _expand_checked(dataset, kind, split, lang):
+    backbones.require(*_BACKBONES[kind])
+    return data.expand(dataset, kind=kind, split=split, lang=lang)
+
+
 def _docs(kind, split, lang=None):
-    return functools.partial(data.expand, kind=kind, split=split, lang=lang)
+    return functools.partial(_expand_checked, kind=kind, split=split, lang=lang)
 
 
 unpie_grounding_homo_docs = _docs("grounding", "homographic")
@@ -97,7 +107,7 @@ def unpie_reconstruction_process_results(doc, results):
     out = {
         "pun_word_recovered": float(free_text.word_recovered(pred, doc["pun_phrase"])),
         "bleu4": item,
-        "meteor": item,
+        backbones.metric_key("wordnet", "meteor"): item,  # meteor_exact_stem without WordNet
     }
     out["answer_rate"] = float(bool(pred))
     from hanyi.metrics.judge import JudgeConfig, warn_judge_disabled
@@ -133,8 +143,15 @@ def unpie_bleu4(items):
 
 
 def unpie_meteor(items):
-    scoring.log.info("unpie meteor: matcher %s", mt_overlap.meteor_matcher())
-    return mt_overlap.mean_meteor([it["prediction"] for it in items], [it["reference"] for it in items])
+    """``meteor`` (WordNet synonyms on) or ``meteor_exact_stem``: the matcher each item was scored with, never mixed."""
+    matchers = {it["meteor_matcher"] for it in items}
+    if len(matchers) > 1:
+        raise RuntimeError(f"unpie meteor: items scored with different matchers {sorted(matchers)}")
+    use_wordnet = "exact+stem+wordnet" in matchers
+    scoring.log.info("unpie meteor: matcher %s", "exact+stem+wordnet" if use_wordnet else "exact+stem")
+    return mt_overlap.mean_meteor(
+        [it["prediction"] for it in items], [it["reference"] for it in items], use_wordnet=use_wordnet
+    )
 
 
 def unpie_correct(items):
