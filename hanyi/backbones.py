@@ -297,13 +297,14 @@ def available(name: str) -> bool:
 
 
 def metric_key(backbone: str, paper_key: str) -> str | None:
-    """The key to emit for ``paper_key``: itself with the paper's backbone, else its fallback key (``None``: skip).
+    """The key to emit for ``paper_key``: itself with the paper's backbone (or when it does not depend on it), else
+    its fallback key (``None``: not emitted).
 
     >>> BACKBONES["wordnet"].fallbacks["meteor"]
     'meteor_exact_stem'
     """
     res = resolve(backbone)
-    return paper_key if res.ok else res.fallbacks.get(paper_key)
+    return paper_key if res.ok else res.fallbacks.get(paper_key, paper_key)
 
 
 def resolved() -> dict[str, dict]:
