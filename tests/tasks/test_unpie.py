@@ -48,8 +48,8 @@ def test_groups_hold_only_generate_until_tasks_with_version(tasks, task_manager)
         assert len(leaves) == n, group
         for task in leaves.values():
             assert task.OUTPUT_TYPE == "generate_until"
-            # reconstruction 0.2: meteor without WordNet is reported as meteor_exact_stem
-            assert task.config.metadata["version"] == (0.2 if "reconstruction" in task.config.task else 0.1)
+            # 0.2: meteor without WordNet is meteor_exact_stem; another BERTScore model is disamb_acc_bertscore_custom_model
+            assert task.config.metadata["version"] == (0.1 if "grounding" in task.config.task else 0.2)
             assert task.config.generation_kwargs["max_new_tokens"] == 200
             assert task.config.generation_kwargs["until"] == []
 
@@ -278,7 +278,8 @@ def test_reconstruction_overlap_metrics_and_no_judge_metric_without_judge(replay
     assert hetero["answer_rate,none"] == 0.0
 
 
-def test_disambiguation_with_local_bertscore_model_emits_bertscore_only(replay, tasks, tmp_path, monkeypatch):
+def test_disambiguation_with_another_bertscore_model_has_its_own_key(replay, tasks, tmp_path, monkeypatch):
+    """A tiny local BERT is not the paper's mBERT layer 9: same decision rule, its own key (never the paper's)."""
     spec = importlib.util.spec_from_file_location("unpie_tiny_bert", os.path.join(FIXTURES, "tiny_bert.py"))
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -286,8 +287,8 @@ def test_disambiguation_with_local_bertscore_model_emits_bertscore_only(replay, 
     monkeypatch.setenv("HANYI_UNPIE_BERTSCORE_LAYERS", str(module.NUM_LAYERS))
     records = _disamb_records(tasks, "unpie_disambiguation_de_hetero", wrong={("heterographic-0", 1)})
     res = replay(records, ["unpie_disambiguation_de_hetero"])["results"]["unpie_disambiguation_de_hetero"]
-    assert "disamb_acc_chrf,none" not in res
-    assert res["disamb_acc_bertscore,none"] == pytest.approx(4 / 5)
+    assert "disamb_acc_chrf,none" not in res and "disamb_acc_bertscore,none" not in res
+    assert res["disamb_acc_bertscore_custom_model,none"] == pytest.approx(4 / 5)
 
 
 def test_judge_correct_through_fake_judge_server(replay, tasks, tmp_path, monkeypatch, fake_judge):

@@ -92,8 +92,9 @@ def punrebus_elements_process_results(doc, results):
         "element_zh_rate": float(el.has_cjk(response)),
         "element_parse_rate": float(pred is not None),
     }
-    if backbones.available("sbert"):
-        out["element_sim"] = item
+    sim_key = backbones.metric_key("sbert", "element_sim")  # element_sim_custom_model for another embedder
+    if sim_key is not None:
+        out[sim_key] = item
     return out
 
 

@@ -51,6 +51,37 @@ def bertscore_scorer():
     return rc.bertscore_f1_scorer(model, num_layers, batch_size)
 
 
+#: Backbones each task kind needs (hanyi.backbones), resolved when the task loads.
+BACKBONES = {"grounding": (), "disambiguation": ("bertscore",), "reconstruction": ("wordnet", "judge")}
+
+
+def require_backbones(kind: str) -> None:
+    """Resolve the backbones of task ``kind`` now (task load time); a missing one is announced in one line."""
+    from hanyi import backbones
+
+    backbones.require(*BACKBONES[kind])
+
+
+def bertscore_accuracy(items: list[dict], name: str) -> float:
+    """Aggregation of ``disamb_acc_bertscore`` (and ``_custom_model``): the BERTScore decision over ``items``."""
+    scorer = bertscore_scorer()
+    if scorer is None:
+        raise RuntimeError("BERTScore became unavailable between process_results and aggregation")
+    return disambiguation_accuracy(items, scorer, name)
+
+
+def meteor(items: list[dict]) -> float:
+    """``meteor`` (WordNet synonyms on) or ``meteor_exact_stem``: the matcher the items were keyed with, never mixed."""
+    from hanyi.metrics import mt_overlap
+
+    matchers = {it["meteor_matcher"] for it in items}
+    if len(matchers) > 1:
+        raise RuntimeError(f"unpie meteor: items scored with different matchers {sorted(matchers)}")
+    use_wordnet = "exact+stem+wordnet" in matchers
+    log.info("unpie meteor: matcher %s", "exact+stem+wordnet" if use_wordnet else "exact+stem")
+    return mt_overlap.mean_meteor([it["prediction"] for it in items], [it["reference"] for it in items], use_wordnet)
+
+
 def disambiguation_accuracy(items: list[dict], scorer, name: str) -> float:
     """Accuracy of the closer-reference decision over docs whose image resolved, scored in one batch; logs N."""
     scored = [it for it in items if it["image_ok"]]

@@ -10,12 +10,8 @@ from hanyi.tasks.unpie import scoring
 from hanyi.tasks.unpie.constants import ANSWER_LABELS, LANGUAGE_NAMES
 
 
-# Backbones each task kind needs, resolved when the task loads (before any model call), once per process.
-_BACKBONES = {"grounding": (), "disambiguation": ("bertscore",), "reconstruction": ("wordnet", "judge")}
-
-
 def _expand_checked(dataset, kind, split, lang):
-    backbones.require(*_BACKBONES[kind])
+    scoring.require_backbones(kind)  # at task load, before any model call, once per process
     return data.expand(dataset, kind=kind, split=split, lang=lang)
 
 
@@ -96,7 +92,7 @@ def unpie_disambiguation_process_results(doc, results):
     pred = free_text.extract_labelled_answer(response, (dict(LANGUAGE_NAMES)[doc["lang"]],))
     item = {**_evidence(doc, response, pred), "target": doc["target"], "distractor": doc["distractor"]}
     item["image_ok"] = doc["image_status"] == data.IMAGE_OK
-    name = "disamb_acc_bertscore" if scoring.bertscore_scorer() is not None else "disamb_acc_chrf"
+    name = backbones.metric_key("bertscore", "disamb_acc_bertscore")  # _chrf without it, _custom_model for others
     return {name: item, "image_unresolved": float(not item["image_ok"]), "answer_rate": float(bool(pred))}
 
 
@@ -119,11 +115,10 @@ def unpie_reconstruction_process_results(doc, results):
     return out
 
 
-def unpie_disamb_acc_bertscore(items):
-    scorer = scoring.bertscore_scorer()
-    if scorer is None:
-        raise RuntimeError("BERTScore became unavailable between process_results and aggregation")
-    return scoring.disambiguation_accuracy(items, scorer, "disamb_acc_bertscore")
+unpie_disamb_acc_bertscore = functools.partial(scoring.bertscore_accuracy, name="disamb_acc_bertscore")
+unpie_disamb_acc_bertscore_custom_model = functools.partial(
+    scoring.bertscore_accuracy, name="disamb_acc_bertscore_custom_model"
+)
 
 
 def unpie_disamb_acc_chrf(items):
@@ -143,15 +138,7 @@ def unpie_bleu4(items):
 
 
 def unpie_meteor(items):
-    """``meteor`` (WordNet synonyms on) or ``meteor_exact_stem``: the matcher each item was scored with, never mixed."""
-    matchers = {it["meteor_matcher"] for it in items}
-    if len(matchers) > 1:
-        raise RuntimeError(f"unpie meteor: items scored with different matchers {sorted(matchers)}")
-    use_wordnet = "exact+stem+wordnet" in matchers
-    scoring.log.info("unpie meteor: matcher %s", "exact+stem+wordnet" if use_wordnet else "exact+stem")
-    return mt_overlap.mean_meteor(
-        [it["prediction"] for it in items], [it["reference"] for it in items], use_wordnet=use_wordnet
-    )
+    return scoring.meteor(items)
 
 
 def unpie_correct(items):
