@@ -199,8 +199,11 @@ def main_doctor(argv=None, prog: str = "hanyi doctor") -> int:
         print(json.dumps({"checks": checks}, ensure_ascii=False, indent=1))
         return 0
     for c in checks:
-        mark = "ok     " if c["ok"] else "MISSING"
+        mark = "MISSING" if not c["ok"] else ("ok     " if c["paper"] else "OTHER  ")  # OTHER: not the paper's
         print(f"{mark} {c['name']:<15} {c['resolved']}")
+        if c["ok"] and not c["paper"]:
+            switches = ", ".join(f"{k} -> {v}" for k, v in c["custom"].items()) or "keys unchanged"
+            print(f"        not the paper's backbone; metrics: {switches}\n        paper's: {c['fix']}")
         if not c["ok"]:
             switches = ", ".join(f"{k} -> {v or '(not emitted)'}" for k, v in c["fallbacks"].items())
             print(f"        {c['detail']}\n        metrics: {switches}\n        fix: {c['fix']}")

@@ -293,3 +293,24 @@ def test_another_sentence_embedder_reports_element_sim_under_its_own_key(replay,
     assert "element_sim,none" not in r and 0.0 < r["element_sim_custom_model,none"] <= 1.0
     assert "element_sim -> element_sim_custom_model" in caplog.text
     assert backbones.resolved()["sbert"]["paper"] is False and backbones.resolved()["sbert"]["ok"] is True
+
+
+def test_unloadable_sentence_embedder_drops_element_sim_before_generation(replay, monkeypatch):
+    monkeypatch.setenv("HANYI_PUNREBUS_SBERT_MODEL", "/nonexistent/sbert")
+    records = [{"task": "punrebus_elements", "key": {"image_id": "fushoushuangquan_1.jpg"}, "response": "Bats"}]
+    r = replay(records, ["punrebus_elements"], on_missing="empty")["results"]["punrebus_elements"]
+    assert not any(k.startswith("element_sim") for k in r) and "element_parse_rate,none" in r
+    assert backbones.resolved()["sbert"]["ok"] is False
+
+
+def test_doctor_table_marks_missing_and_substitute_backbones(capsys, monkeypatch, tmp_path):
+    fake = {
+        "wordnet": backbones.Resolution("wordnet", False, "rule", "no data", "hanyi setup", {"meteor": "meteor_exact_stem"}),
+        "sbert": backbones.Resolution("sbert", True, "/m/other", "loaded", "pip ...", {}, False, {"element_sim": "element_sim_custom_model"}),
+    }  # fmt: skip
+    monkeypatch.setattr(backbones, "check_all", lambda names=None: list(fake.values()))
+    monkeypatch.setattr(doctor, "_quiet_hub_when_offline", lambda: None)
+    assert doctor.main_doctor([]) == 0
+    out = capsys.readouterr().out
+    assert "MISSING wordnet" in out and "meteor -> meteor_exact_stem" in out and "fix: hanyi setup" in out
+    assert "OTHER   sbert" in out and "element_sim -> element_sim_custom_model" in out
