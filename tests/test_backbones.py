@@ -314,3 +314,23 @@ def test_doctor_table_marks_missing_and_substitute_backbones(capsys, monkeypatch
     out = capsys.readouterr().out
     assert "MISSING wordnet" in out and "meteor -> meteor_exact_stem" in out and "fix: hanyi setup" in out
     assert "OTHER   sbert" in out and "element_sim -> element_sim_custom_model" in out
+
+
+@pytest.mark.slow
+def test_cli_run_with_judge_concurrency_zero_exits_1_before_generation(tmp_path):
+    """The reported reproduction, as a user runs it: `lmms-eval ... --tasks punrebus_expression --log_samples`."""
+    import subprocess
+    import sys
+
+    env = {**os.environ, "HANYI_JUDGE_BASE_URL": "http://u:s3cretpw@127.0.0.1:9/v1", "HANYI_JUDGE_MODEL": "m",
+           "HANYI_JUDGE_CONCURRENCY": "0", "HANYI_DATA_ROOT": "sample"}  # fmt: skip
+    replay_file = _write(tmp_path / "r.jsonl", [{"task": "punrebus_expression", "doc_id": 0, "response": "B"}])
+    cmd = [os.path.join(os.path.dirname(sys.executable), "lmms-eval"), "--model", "replay", "--model_args",
+           f"path={replay_file},on_missing=empty", "--tasks", "punrebus_expression", "--log_samples",
+           "--output_path", str(tmp_path / "out")]  # fmt: skip
+    proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 1, proc.stderr[-2000:]
+    last = proc.stderr.strip().splitlines()[-1]
+    assert last == "hanyi: invalid settings, fix before running: HANYI_JUDGE_CONCURRENCY='0': expected an integer >= 1"
+    assert "s3cretpw" not in proc.stdout + proc.stderr
+    assert not (tmp_path / "out").exists()  # nothing generated, nothing half-written
