@@ -128,9 +128,11 @@ def _check_sbert() -> tuple[bool, str, str]:
     from hanyi.metrics import elements
 
     name = elements.resolve_sbert_model()
-    model = elements.load_sbert(name)  # cached, warns once itself on failure
-    if model is None:
-        return False, name, f"cannot load Sentence-BERT {name!r}"
+    with elements._LOAD_LOCK:
+        try:
+            elements._load_sbert(name)  # the process-wide cached model that element_sim uses
+        except Exception as exc:  # OSError offline, a bad path
+            return False, name, f"cannot load Sentence-BERT {name!r} ({_first_line(exc)})"
     paper = _is_model(name, elements.SBERT_DEFAULT) or _is_packaged_minilm(name)
     return True, name, "sentence-transformers model loaded" + ("" if paper else " (not the paper's)"), paper
 
