@@ -21,7 +21,9 @@ a virtual environment, else ``~/nltk_data``; all are on NLTK's default search pa
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import logging
 import os
 import shutil
 import socket
@@ -174,6 +176,18 @@ def setup_hub_model(name: str, log=print) -> bool:
     return backbones.resolve(name).ok
 
 
+@contextlib.contextmanager
+def _quiet_hanyi_log():
+    """hanyi's own warnings off for the duration (the command prints its results), restored afterwards."""
+    logger = logging.getLogger("hanyi")
+    before = logger.level
+    logger.setLevel(logging.ERROR)
+    try:
+        yield
+    finally:
+        logger.setLevel(before)
+
+
 def _quiet_hub_when_offline() -> None:
     """No 47-second hub timeouts per model when there is no network: switch this process to offline mode."""
     if "HF_HUB_OFFLINE" not in os.environ and not online():
@@ -188,13 +202,11 @@ def main_doctor(argv=None, prog: str = "hanyi doctor") -> int:
     args = ap.parse_args(argv)
     if args.fetch:
         main_setup([])
-    import logging
-
-    logging.getLogger("hanyi").setLevel(logging.ERROR)  # the table says it; no fallback warning lines here
     _quiet_hub_when_offline()
     from hanyi import backbones
 
-    checks = [r.as_dict() for r in backbones.check_all()]
+    with _quiet_hanyi_log():  # the table says it all; no fallback warning lines on top
+        checks = [r.as_dict() for r in backbones.check_all()]
     if args.json:
         print(json.dumps({"checks": checks}, ensure_ascii=False, indent=1))
         return 0
@@ -211,20 +223,18 @@ def main_doctor(argv=None, prog: str = "hanyi doctor") -> int:
 
 
 def main_setup(argv=None, prog: str = "hanyi setup") -> int:
-    import logging
-
     from hanyi import backbones
 
-    logging.getLogger("hanyi").setLevel(logging.ERROR)  # setup prints its own lines
     names = [n for n in backbones.BACKBONES if n != "judge"]
     ap = argparse.ArgumentParser(prog=prog, description="Get the paper backbones that are missing here.")
     ap.add_argument("--only", nargs="+", choices=names, help="only these backbones")
     ap.add_argument("--nltk-data", default=None, help="NLTK data directory for WordNet (default: see docs)")
     args = ap.parse_args(argv)
     ok = True
-    for name in args.only or names:
-        if name == "wordnet":
-            ok &= setup_wordnet(os.path.abspath(os.path.expanduser(args.nltk_data or default_nltk_data())))
-        else:
-            ok &= setup_hub_model(name)
+    with _quiet_hanyi_log():  # setup prints its own lines
+        for name in args.only or names:
+            if name == "wordnet":
+                ok &= setup_wordnet(os.path.abspath(os.path.expanduser(args.nltk_data or default_nltk_data())))
+            else:
+                ok &= setup_hub_model(name)
     return 0 if ok else 1
