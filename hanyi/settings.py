@@ -197,7 +197,7 @@ def problems(env=None) -> list[str]:
 
 @functools.cache
 def _warn_unknown(names: tuple[str, ...]) -> None:
-    log.warning("hanyi: unknown setting(s) %s are ignored (typo?); known: docs/settings.md", ", ".join(names))
+    log.warning("hanyi: unknown setting(s) %s are ignored (typo?); known: docs/backbones.md", ", ".join(names))
 
 
 def validate(env=None) -> None:
