@@ -4,6 +4,8 @@
 * ``hanyi prepare <benchmark> ...``: build a benchmark's dataset from its official release (``hanyi.data.<benchmark>``).
 * ``hanyi eval ...``: ``lmms-eval`` with hanyi's tasks registered explicitly (for when the start-up hook is off).
 * ``hanyi report`` / ``hanyi submit``: readable reports and submission files from lmms-eval output directories.
+* ``hanyi doctor [--json]`` / ``hanyi setup``: which paper backbones (WordNet, scorer models, judge) are usable here,
+  and getting the missing ones (``hanyi.doctor``).
 """
 
 from __future__ import annotations
@@ -202,6 +204,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     subs.add_parser("report", help="Markdown/HTML report from lmms-eval output dirs", add_help=False)
     subs.add_parser("submit", help="submission files from an lmms-eval output dir", add_help=False)
+    subs.add_parser("doctor", help="which paper backbones (WordNet, models, judge) are usable here", add_help=False)
+    subs.add_parser("setup", help="get the missing paper backbones (WordNet offline from Debian)", add_help=False)
     return parser
 
 
@@ -211,6 +215,11 @@ def main(argv=None) -> int:
         return cmd_eval(argv[1:])
     if argv and argv[0] in ("report", "submit"):
         return _delegate(f"hanyi.{argv[0]}", argv[1:], prog=f"hanyi {argv[0]}")
+    if argv and argv[0] in ("doctor", "setup"):
+        from hanyi import doctor
+
+        main_fn = doctor.main_doctor if argv[0] == "doctor" else doctor.main_setup
+        return main_fn(argv[1:], prog=f"hanyi {argv[0]}")
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.command == "tasks":

@@ -149,3 +149,49 @@ def snapshot(request):
         )
 
     return check
+
+
+# --- WordNet on / off (hanyi.backbones keys its decision by NLTK's search path, so each switch resolves afresh) ---
+
+
+def wordnet_off(monkeypatch, empty_dir: str) -> None:
+    """Hide every NLTK data directory: the ``wordnet`` backbone resolves as missing (the fallback path)."""
+    import nltk
+
+    os.makedirs(empty_dir, exist_ok=True)
+    monkeypatch.setattr(nltk.data, "path", [empty_dir])
+
+
+def wordnet_dir(session_tmp: str) -> str | None:
+    """An NLTK data directory holding WordNet 3.0: the one NLTK already finds, or Debian's copy installed into the
+    session's temporary directory by ``hanyi setup``'s own function; ``None`` when neither is available."""
+    import nltk
+
+    for root in nltk.data.path:
+        if os.path.isfile(os.path.join(root, "corpora", "wordnet", "lexnames")):
+            return root
+    from hanyi import doctor
+
+    if not os.path.isfile(os.path.join(doctor.DEBIAN_WORDNET, "index.sense")):
+        return None
+    root = os.path.join(session_tmp, "nltk_data")
+    if not os.path.isdir(os.path.join(root, "corpora", "wordnet")):
+        doctor.install_wordnet_from_debian(root)
+    return root
+
+
+@pytest.fixture
+def no_wordnet(monkeypatch, tmp_path):
+    wordnet_off(monkeypatch, str(tmp_path / "empty_nltk_data"))
+
+
+@pytest.fixture
+def with_wordnet(monkeypatch, session_tmp):
+    """NLTK's real WordNet (skips when neither NLTK data nor Debian's wordnet-base + wordnet-sense-index is here)."""
+    import nltk
+
+    root = wordnet_dir(session_tmp)
+    if root is None:
+        pytest.skip("no WordNet: apt-get install wordnet-base wordnet-sense-index (CI does), or hanyi setup")
+    monkeypatch.setattr(nltk.data, "path", [root])
+    return root

@@ -122,9 +122,13 @@ def __getattr__(name: str) -> str:
     """``hanyi.data.sources.<benchmark>`` -> :func:`resolve` (used by ``dataset_path: !function ...``).
 
     lmms-eval re-raises any error here as "Failed to import function '<benchmark>'", with ours only in the chained
-    traceback, so the message is also logged on its own line first.
+    traceback, so the message is also logged on its own line first. Every ``HANYI_*`` setting is validated here too
+    (:func:`hanyi.settings.validate`), since this runs when each task loads, before any model call.
     """
     if name in SOURCES:
+        from hanyi import settings
+
+        settings.validate()  # every HANYI_* value, before any model call (logged on one line, then raised)
         try:
             return resolve(name)
         except DataNotFoundError as exc:

@@ -14,7 +14,9 @@ The paper-faithful functions port the official scorer (``scorer/element_scorer.p
    cosine over P starting from 0 (all-MiniLM-L6-v2), then the mean over G (duplicates in G count).
 
 NLTK's WordNet data is often absent offline; :func:`lemmatize_noun` then uses :func:`singularize_rule`, a rule-based
-port of WordNet's noun morphology (see ``docs/punrebus.md``), and :func:`lemmatizer_backend` says which path ran.
+port of WordNet's noun morphology (see ``docs/punrebus.md``), and :func:`lemmatizer_backend` says which path ran. The
+task then reports ``element_abs_rule_lemma`` / ``element_abs_capped_rule_lemma``, never the paper's key
+(:mod:`hanyi.backbones`; ``hanyi setup`` installs WordNet).
 Heavy imports (nltk, torch, sentence-transformers) happen inside the functions that need them.
 """
 
@@ -76,26 +78,18 @@ _LOAD_LOCK = threading.Lock()
 
 
 def _wordnet_lemmatizer():
-    with _LOAD_LOCK:
-        return _wordnet_lemmatizer_locked()
+    """NLTK's ``WordNetLemmatizer`` when the ``wordnet`` backbone resolved (once per process, at task load), else
+    ``None``; :mod:`hanyi.backbones` logs the one line saying which keys switch to the rule-based fallback."""
+    from hanyi import backbones
+
+    return _lemmatizer_instance() if backbones.available("wordnet") else None
 
 
 @functools.lru_cache(maxsize=1)
-def _wordnet_lemmatizer_locked():
-    try:
-        import nltk
-        from nltk.stem import WordNetLemmatizer
+def _lemmatizer_instance():
+    from nltk.stem import WordNetLemmatizer
 
-        nltk.data.find("corpora/wordnet")
-        lem = WordNetLemmatizer()
-        lem.lemmatize("bats", "n")
-        return lem
-    except Exception:  # LookupError (no data), ImportError, a broken corpus: all mean "use the fallback"
-        log.warning(
-            "hanyi punrebus: NLTK WordNet data not found; element lemmatisation uses the rule-based fallback "
-            "(run `python -m nltk.downloader wordnet` for the paper's lemmatiser)"
-        )
-        return None
+    return WordNetLemmatizer()
 
 
 def lemmatizer_backend() -> str:

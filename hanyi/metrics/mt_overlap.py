@@ -4,13 +4,12 @@ UNPIE pun reconstruction (Chung et al., EMNLP 2024, §4.4, Table 6) reports "Ble
 (Banerjee and Lavie, 2005)" ×100 against the original English pun, without naming an implementation. Our choices
 (``docs/unpie.md``): corpus BLEU-4 from ``sacrebleu`` (13a tokenizer), and the mean of NLTK's sentence METEOR on
 lowercased regex tokens. NLTK's METEOR matches exact words, Porter stems and WordNet synonyms; WordNet is used only
-when NLTK already has it locally (nothing is downloaded), otherwise synonyms are off, and :func:`meteor_matcher`
-says which matcher ran so the record can show it.
+when NLTK already has it locally (nothing is downloaded), otherwise synonyms are off, :func:`meteor_matcher`
+says which matcher ran, and the task reports ``meteor_exact_stem`` instead of ``meteor`` (:mod:`hanyi.backbones`).
 """
 
 from __future__ import annotations
 
-import functools
 import re
 from collections.abc import Sequence
 
@@ -49,20 +48,15 @@ class _NoSynonyms:
         return []
 
 
-@functools.lru_cache(maxsize=1)
 def _wordnet():
-    """NLTK's WordNet reader if its data is installed locally, else ``None`` (never downloads)."""
-    import nltk
+    """NLTK's WordNet reader when the ``wordnet`` backbone resolved (once per process, never downloads), else ``None``."""
+    from hanyi import backbones
 
-    for resource in ("corpora/wordnet", "corpora/wordnet.zip"):
-        try:
-            nltk.data.find(resource)
-        except LookupError:
-            continue
-        from nltk.corpus import wordnet
+    if not backbones.available("wordnet"):
+        return None
+    from nltk.corpus import wordnet
 
-        return wordnet
-    return None
+    return wordnet
 
 
 def meteor_matcher() -> str:

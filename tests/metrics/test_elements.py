@@ -56,8 +56,22 @@ def test_rule_fallback_matches_wordnet_on_element_vocabulary(word, lemma):
     assert el.singularize_rule(word) == lemma
 
 
-def test_lemmatizer_backend_is_reported():
-    assert el.lemmatizer_backend() in ("wordnet", "rule_fallback")
+def test_rule_fallback_agrees_with_real_wordnet_on_element_vocabulary(with_wordnet):
+    from nltk.stem import WordNetLemmatizer
+
+    words = "bats peaches butterflies magpies leaves lotuses lotus cypress narcissus vases boxes geese fish horses"
+    lem = WordNetLemmatizer()
+    assert [el.singularize_rule(w) for w in words.split()] == [lem.lemmatize(w, "n") for w in words.split()]
+
+
+def test_lemmatizer_backend_is_reported(no_wordnet):
+    assert el.lemmatizer_backend() == "rule_fallback"
+    assert el.lemmatize_noun("peonies") == el.singularize_rule("peonies") == "peony"
+
+
+def test_wordnet_lemmatizer_is_used_when_present(with_wordnet):
+    assert el.lemmatizer_backend() == "wordnet"
+    assert [el.lemmatize_noun(w) for w in ("bats", "geese", "peonies")] == ["bat", "goose", "peony"]
 
 
 def test_has_cjk_flags_mixed_script():

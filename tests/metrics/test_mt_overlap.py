@@ -35,8 +35,8 @@ def test_sentence_meteor_exact_and_stem_hand_computed(hyp, ref, expected):
     assert sentence_meteor(hyp, ref, use_wordnet=False) == pytest.approx(expected, abs=1e-9)
 
 
-def test_meteor_without_wordnet_data_reports_exact_plus_stem_matcher():
-    # this environment has no NLTK WordNet data; nothing may be downloaded
+def test_meteor_without_wordnet_data_reports_exact_plus_stem_matcher(no_wordnet):
+    # NLTK's search path holds no WordNet data; nothing may be downloaded
     assert meteor_matcher() == "exact+stem"
     assert sentence_meteor("a big house", "a large house") == sentence_meteor("a big house", "a large house", False)
 
@@ -49,3 +49,7 @@ def test_mean_meteor_is_percent_mean():
 
 def test_simple_tokenize_needs_no_punkt():
     assert simple_tokenize("Can't stop!") == ["can", "'", "t", "stop", "!"]
+
+
+def test_meteor_with_wordnet_reports_the_synonym_matcher(with_wordnet):
+    assert meteor_matcher() == "exact+stem+wordnet"

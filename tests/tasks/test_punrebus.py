@@ -117,7 +117,7 @@ def _records(task, table):
 
 
 @pytest.fixture(scope="module")
-def replay_results(replay):
+def replay_results(replay, tmp_path_factory):
     elements = {
         "jiaguan_1.jpg": "Official Hat, Bird",  # G = [official hat, official hat]: 2/2
         "fushoushuangquan_1.jpg": "Bats, Peaches (桃), coin.",  # 3/3 after lemmatisation
@@ -131,7 +131,11 @@ def replay_results(replay):
     ]
     records += [{"task": "punrebus_textonly", "key": {"story_pinyin": "sanduo"}, "response": "D. Fecundity"},
                 {"task": "punrebus_textonly", "key": {"story_pinyin": "jiaguan"}, "response": "Option C"}]  # fmt: skip
-    return replay(records, ["punrebus_matching", "punrebus_elements", "punrebus_textonly"], on_missing="empty")
+    import nltk
+
+    with pytest.MonkeyPatch.context() as mp:  # without WordNet: the rule-lemma fallback keys (test_backbones: with)
+        mp.setattr(nltk.data, "path", [str(tmp_path_factory.mktemp("no_nltk_data"))])
+        return replay(records, ["punrebus_matching", "punrebus_elements", "punrebus_textonly"], on_missing="empty")
 
 
 def test_matching_paper_and_robust_accuracy(replay_results):
@@ -162,13 +166,15 @@ def test_elements_metrics(replay_results):
     # parsed: the 6 answered docs; the 6 empty answers are unparsed and left out, as in the official scorer
     abs_scores = [1.0, 1.0, 1.0, 0.0, 0.0, 1.5]  # jiaguan, fushoushuangquan, mashangfenghou x2, tongxie, sanduo
     capped = [1.0, 1.0, 1.0, 0.0, 0.0, 1.0]
-    assert r["element_abs,none"] == pytest.approx(sum(abs_scores) / 6)
-    assert r["element_abs_capped,none"] == pytest.approx(sum(capped) / 6)
+    assert "element_abs,none" not in r and "element_abs_capped,none" not in r  # no WordNet: never the paper's key
+    assert r["element_abs_rule_lemma,none"] == pytest.approx(sum(abs_scores) / 6)
+    assert r["element_abs_capped_rule_lemma,none"] == pytest.approx(sum(capped) / 6)
     assert r["element_parse_rate,none"] == pytest.approx(6 / 12)
     assert r["element_zh_rate,none"] == pytest.approx(2 / 12)  # "马, 猴子" and "Peaches (桃)"
     assert 0.0 < r["element_sim,none"] < 1.0
-    sample = next(s for s in replay_results["samples"]["punrebus_elements"] if s["element_abs"]["gold"] == ["shoes"])
-    assert sample["element_abs"]["lemmatizer"] in ("wordnet", "rule_fallback")
+    samples = replay_results["samples"]["punrebus_elements"]
+    sample = next(s for s in samples if s["element_abs_rule_lemma"]["gold"] == ["shoes"])
+    assert sample["element_abs_rule_lemma"]["lemmatizer"] == "rule_fallback"
 
 
 def test_textonly_counts_unparsed_as_wrong(replay_results):
@@ -212,7 +218,10 @@ def test_llava_run_scores_every_zero_shot_task(llava_run):
     for task in ZERO_SHOT:
         assert task in llava_run["results"], task
     assert 0.0 <= llava_run["results"]["punrebus_matching"]["accuracy_robust,none"] <= 1.0
-    assert "element_abs,none" in llava_run["results"]["punrebus_elements"]
+    from hanyi import backbones
+
+    key = backbones.metric_key("wordnet", "element_abs")  # element_abs with WordNet, else element_abs_rule_lemma
+    assert f"{key},none" in llava_run["results"]["punrebus_elements"]
 
 
 def _zip_of_images(path, names):

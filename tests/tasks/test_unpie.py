@@ -48,7 +48,8 @@ def test_groups_hold_only_generate_until_tasks_with_version(tasks, task_manager)
         assert len(leaves) == n, group
         for task in leaves.values():
             assert task.OUTPUT_TYPE == "generate_until"
-            assert task.config.metadata["version"] == 0.2
+            # 0.2 robust keys (all); 0.3 meteor_exact_stem / disamb_acc_bertscore_custom_model fallback keys
+            assert task.config.metadata["version"] == (0.2 if "grounding" in task.config.task else 0.3)
             assert task.config.generation_kwargs["max_new_tokens"] == 200
             assert task.config.generation_kwargs["until"] == []
 
@@ -217,7 +218,7 @@ def _disamb_records(tasks, task, wrong=()):
 
 
 @pytest.fixture(scope="module")
-def replay_run(replay, tasks):
+def replay_run(replay, tasks, tmp_path_factory):
     records = [
         {
             "task": f"unpie_grounding_{'homo' if pid.startswith('homo') else 'hetero'}",
@@ -231,7 +232,11 @@ def replay_run(replay, tasks):
     records += _recon_records(tasks, "unpie_reconstruction_de_homo", lambda d: f"[English]: {d['target']}")
     records += _recon_records(tasks, "unpie_reconstruction_de_hetero", lambda d: "")
     names = ["unpie_grounding", "unpie_disambiguation_de", "unpie_reconstruction_de"]
-    return replay(records, names)["results"]
+    import nltk
+
+    with pytest.MonkeyPatch.context() as mp:  # without WordNet: meteor_exact_stem (test_backbones: with WordNet)
+        mp.setattr(nltk.data, "path", [str(tmp_path_factory.mktemp("no_nltk_data"))])
+        return replay(records, names)["results"]
 
 
 def test_grounding_end_to_end_and_all_is_mean_of_homo_and_hetero(replay_run):
@@ -266,13 +271,15 @@ def test_reconstruction_overlap_metrics_and_no_judge_metric_without_judge(replay
         "Diabetics should not be allowed to have sweet dreams.",
     ]
     expected = 100 * sum(1 - 0.5 / len(simple_tokenize(s)) ** 3 for s in sentences) / 3  # one chunk each
-    assert homo["meteor,none"] == pytest.approx(expected)
+    assert "meteor,none" not in homo and homo["meteor_exact_stem,none"] == pytest.approx(expected)
+    assert replay_run["unpie_reconstruction_de"]["meteor_exact_stem,none"] == pytest.approx(expected / 2)
     assert homo["pun_word_recovered,none"] == 1.0 and hetero["pun_word_recovered,none"] == 0.0
     assert replay_run["unpie_reconstruction_de"]["bleu4,none"] == pytest.approx(50.0)
     assert hetero["answer_rate,none"] == 0.0
 
 
-def test_disambiguation_with_local_bertscore_model_emits_bertscore_only(replay, tasks, tmp_path, monkeypatch):
+def test_disambiguation_with_another_bertscore_model_has_its_own_key(replay, tasks, tmp_path, monkeypatch):
+    """A tiny local BERT is not the paper's mBERT layer 9: same decision rule, its own key (never the paper's)."""
     spec = importlib.util.spec_from_file_location("unpie_tiny_bert", os.path.join(FIXTURES, "tiny_bert.py"))
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -280,8 +287,8 @@ def test_disambiguation_with_local_bertscore_model_emits_bertscore_only(replay, 
     monkeypatch.setenv("HANYI_UNPIE_BERTSCORE_LAYERS", str(module.NUM_LAYERS))
     records = _disamb_records(tasks, "unpie_disambiguation_de_hetero", wrong={("heterographic-0", 1)})
     res = replay(records, ["unpie_disambiguation_de_hetero"])["results"]["unpie_disambiguation_de_hetero"]
-    assert "disamb_acc_chrf,none" not in res
-    assert res["disamb_acc_bertscore,none"] == pytest.approx(4 / 5)
+    assert "disamb_acc_chrf,none" not in res and "disamb_acc_bertscore,none" not in res
+    assert res["disamb_acc_bertscore_custom_model,none"] == pytest.approx(4 / 5)
 
 
 def test_judge_correct_through_fake_judge_server(replay, tasks, tmp_path, monkeypatch, fake_judge):

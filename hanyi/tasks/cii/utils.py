@@ -3,6 +3,7 @@
 import logging
 import os
 
+from hanyi import backbones
 from hanyi.data.cii import check_rows, hint_text, label_zh, parse_multilabel
 from hanyi.metrics.cii_ctc import ctc_group_mean, ctc_human_answer, ctc_mean
 from hanyi.metrics.cii_extract import accuracy_percent, category_accuracy, score_response
@@ -88,7 +89,9 @@ def cii_fewshot_process_docs(dataset):
 
 
 def cii_ctc_process_docs(dataset):
-    """One doc per distinct CTC image: domain 中华传统文化, first question per ``explanation`` (spec §4.1)."""
+    """One doc per distinct CTC image: domain 中华传统文化, first question per ``explanation`` (spec §4.1). The judge
+    is resolved now, before any model call (without one, one line says ctc_score is not emitted)."""
+    backbones.require("judge")
     seen, keep = set(), []
     for i, (domain, expl) in enumerate(zip(dataset["domain"], dataset["explanation"])):
         if domain == CTC_DOMAIN and expl not in seen:

@@ -3,6 +3,7 @@
 import functools
 import logging
 
+from hanyi import backbones
 from hanyi.metrics import choice_punrebus as cp
 from hanyi.metrics import elements as el
 from hanyi.metrics.choice import accuracy_over_all, accuracy_over_parsed, extract_leading_letter, is_correct_choice
@@ -79,17 +80,21 @@ def punrebus_elements_process_results(doc, results):
     response = results[0] if results else ""
     gold, pred = list(doc["elements_en"]), el.parse_elements_official(response)
     item = {"gold": gold, "pred": pred, "parsed": pred is not None, "lemmatizer": el.lemmatizer_backend()}
-    out = {
-        "element_abs": {**item, "instance_score": el.element_abs(gold, pred) if pred is not None else None},
-        "element_abs_capped": {
+    out = {  # the paper's keys only with WordNet; else element_abs_rule_lemma, ... (hanyi.backbones, once per process)
+        backbones.metric_key("wordnet", "element_abs"): {
+            **item,
+            "instance_score": el.element_abs(gold, pred) if pred is not None else None,
+        },
+        backbones.metric_key("wordnet", "element_abs_capped"): {
             **item,
             "instance_score": el.element_abs_capped(gold, pred) if pred is not None else None,
         },
         "element_zh_rate": float(el.has_cjk(response)),
         "element_parse_rate": float(pred is not None),
     }
-    if el.load_sbert() is not None:
-        out["element_sim"] = item
+    sim_key = backbones.metric_key("sbert", "element_sim")  # element_sim_custom_model for another embedder
+    if sim_key is not None:
+        out[sim_key] = item
     return out
 
 
@@ -145,6 +150,23 @@ def punrebus_drop_exemplar_stories(dataset):
     """5-shot: the exemplar stories' images are prompts, not test items (their own images are checked too)."""
     checked = punrebus_process_docs(dataset)
     return checked.filter(lambda p: p not in FIVE_SHOT_STORIES, input_columns="story_pinyin")
+
+
+def punrebus_elements_process_docs(dataset):
+    """Element tasks: WordNet and Sentence-BERT resolved now, before any model call (hanyi.backbones)."""
+    backbones.require("wordnet", "sbert")
+    return punrebus_process_docs(dataset)
+
+
+def punrebus_elements_5shot_process_docs(dataset):
+    backbones.require("wordnet", "sbert")
+    return punrebus_drop_exemplar_stories(dataset)
+
+
+def punrebus_expression_process_docs(dataset):
+    """The judge is resolved now; without one, judge_score is not emitted (one warning before generation)."""
+    backbones.require("judge")
+    return punrebus_process_docs(dataset)
 
 
 def _exemplars():

@@ -22,8 +22,8 @@ TEMPLATES = {  # (kind, mode) -> template; disambiguation has no LM variant (pap
 IMAGE_SLOT = {"grounding": '""', "disambiguation": '""', "reconstruction": "(see the attached image)"}
 AGGREGATE = {
     "grounding": ("exact_match", "exact_match_strict", "exact_match_lenient", "answer_rate"),
-    "disambiguation": ("disamb_acc_bertscore", "disamb_acc_chrf", "answer_rate"),
-    "reconstruction": ("correct", "pun_word_recovered", "bleu4", "meteor", "answer_rate"),
+    "disambiguation": ("disamb_acc_bertscore", "disamb_acc_bertscore_custom_model", "disamb_acc_chrf", "answer_rate"),
+    "reconstruction": ("correct", "pun_word_recovered", "bleu4", "meteor", "meteor_exact_stem", "answer_rate"),
 }
 MODE_INFIX = {"vlm": "", "text": "_text", "sm": "_sm"}
 

@@ -1,13 +1,13 @@
 """UNPIE scoring glue called by ``utils.py`` aggregations: metric-model settings, batched decisions, the judge.
 
-Settings are read when scoring runs (never at import): ``HANYI_UNPIE_BERTSCORE_MODEL`` (local path or hub id, default
+Settings are validated when the task loads (:mod:`hanyi.settings`) and the BERTScore backbone is resolved then, once
+per process (:mod:`hanyi.backbones`): ``HANYI_UNPIE_BERTSCORE_MODEL`` (local path or hub id, default
 ``bert-base-multilingual-cased``), ``HANYI_UNPIE_BERTSCORE_LAYERS`` (default 9 for the default model, else bert-score's
 table), ``HANYI_UNPIE_BERTSCORE_BATCH`` (default 64); the judge comes from ``HANYI_JUDGE_*`` (docs/judge.md).
 """
 
 from __future__ import annotations
 
-import functools
 import logging
 import math
 import os
@@ -37,32 +37,49 @@ def bertscore_settings() -> tuple[str, int | None, int]:
     return model, num_layers, int(os.environ.get(BATCH_ENV, "") or 64)
 
 
-@functools.lru_cache(maxsize=8)
-def _bertscore_scorer(model: str, num_layers: int | None, batch_size: int):
-    if num_layers is None:
-        raise rc.ScorerUnavailable(f"no layer known for BERTScore model {model!r}; set {LAYERS_ENV}")
+def bertscore_scorer():
+    """The configured BERTScore-F1 pair scorer, or ``None`` when the ``bertscore`` backbone is missing.
+
+    Whether it is usable is decided once per process and configuration by :mod:`hanyi.backbones` (at task load, a
+    failure cached too, so an unreachable hub is never retried per doc); the model itself is loaded once.
+    """
+    from hanyi import backbones
+
+    if not backbones.available("bertscore"):
+        return None
+    model, num_layers, batch_size = bertscore_settings()
     return rc.bertscore_f1_scorer(model, num_layers, batch_size)
 
 
-def bertscore_scorer():
-    """The configured BERTScore-F1 pair scorer (loaded once), or ``None`` with one warning when unavailable."""
-    settings = bertscore_settings()
-    try:
-        return _bertscore_scorer(*settings)
-    except rc.ScorerUnavailable as exc:
-        _warn_fallback(str(exc))
-        return None
+#: Backbones each task kind needs (hanyi.backbones), resolved when the task loads.
+BACKBONES = {"grounding": (), "disambiguation": ("bertscore",), "reconstruction": ("wordnet", "judge")}
 
 
-@functools.cache
-def _warn_fallback(reason: str) -> None:
-    log.warning(
-        "unpie: BERTScore unavailable (%s). Disambiguation is scored with sentence chrF instead and reported as "
-        "disamb_acc_chrf, NOT comparable with the paper's Table 5. Set %s to a local model directory (and %s).",
-        reason,
-        MODEL_ENV,
-        LAYERS_ENV,
-    )
+def require_backbones(kind: str) -> None:
+    """Resolve the backbones of task ``kind`` now (task load time); a missing one is announced in one line."""
+    from hanyi import backbones
+
+    backbones.require(*BACKBONES[kind])
+
+
+def bertscore_accuracy(items: list[dict], name: str) -> float:
+    """Aggregation of ``disamb_acc_bertscore`` (and ``_custom_model``): the BERTScore decision over ``items``."""
+    scorer = bertscore_scorer()
+    if scorer is None:
+        raise RuntimeError("BERTScore became unavailable between process_results and aggregation")
+    return disambiguation_accuracy(items, scorer, name)
+
+
+def meteor(items: list[dict]) -> float:
+    """``meteor`` (WordNet synonyms on) or ``meteor_exact_stem``: the matcher the items were keyed with, never mixed."""
+    from hanyi.metrics import mt_overlap
+
+    matchers = {it["meteor_matcher"] for it in items}
+    if len(matchers) > 1:
+        raise RuntimeError(f"unpie meteor: items scored with different matchers {sorted(matchers)}")
+    use_wordnet = "exact+stem+wordnet" in matchers
+    log.info("unpie meteor: matcher %s", "exact+stem+wordnet" if use_wordnet else "exact+stem")
+    return mt_overlap.mean_meteor([it["prediction"] for it in items], [it["reference"] for it in items], use_wordnet)
 
 
 def disambiguation_accuracy(items: list[dict], scorer, name: str) -> float:

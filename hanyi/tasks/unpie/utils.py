@@ -2,6 +2,7 @@
 
 import functools
 
+from hanyi import backbones
 from hanyi.data import unpie as data
 from hanyi.metrics import free_text, mt_overlap, reference_choice
 from hanyi.tasks._common import prompt_kwargs, render, visuals
@@ -9,8 +10,13 @@ from hanyi.tasks.unpie import scoring
 from hanyi.tasks.unpie.constants import ANSWER_LABELS, LANGUAGE_NAMES
 
 
+def _expand_checked(dataset, kind, split, lang):
+    scoring.require_backbones(kind)  # at task load, before any model call, once per process
+    return data.expand(dataset, kind=kind, split=split, lang=lang)
+
+
 def _docs(kind, split, lang=None):
-    return functools.partial(data.expand, kind=kind, split=split, lang=lang)
+    return functools.partial(_expand_checked, kind=kind, split=split, lang=lang)
 
 
 unpie_grounding_homo_docs = _docs("grounding", "homographic")
@@ -86,7 +92,7 @@ def unpie_disambiguation_process_results(doc, results):
     pred = free_text.extract_labelled_answer(response, (dict(LANGUAGE_NAMES)[doc["lang"]],))
     item = {**_evidence(doc, response, pred), "target": doc["target"], "distractor": doc["distractor"]}
     item["image_ok"] = doc["image_status"] == data.IMAGE_OK
-    name = "disamb_acc_bertscore" if scoring.bertscore_scorer() is not None else "disamb_acc_chrf"
+    name = backbones.metric_key("bertscore", "disamb_acc_bertscore")  # _chrf without it, _custom_model for others
     robust = free_text.extract_after_preamble(response, (dict(LANGUAGE_NAMES)[doc["lang"]],))
     out = {name: item, f"{name}_robust": {**item, "prediction": robust}, "answer_rate": float(bool(pred))}
     return out | {"image_unresolved": float(not item["image_ok"])}
@@ -99,10 +105,11 @@ def unpie_reconstruction_process_results(doc, results):
     out = {
         "pun_word_recovered": float(free_text.word_recovered(pred, doc["pun_phrase"])),
         "bleu4": item,
-        "meteor": item,
+        backbones.metric_key("wordnet", "meteor"): item,  # meteor_exact_stem without WordNet
     }
     robust = {**item, "prediction": free_text.extract_after_preamble(response, ANSWER_LABELS["reconstruction"])}
-    out.update(bleu4_robust=robust, meteor_robust=robust, answer_rate=float(bool(pred)))
+    out.update({"bleu4_robust": robust, backbones.metric_key("wordnet", "meteor") + "_robust": robust})
+    out["answer_rate"] = float(bool(pred))
     out["pun_word_recovered_robust"] = float(free_text.word_recovered(robust["prediction"], doc["pun_phrase"]))
     from hanyi.metrics.judge import JudgeConfig, warn_judge_disabled
 
@@ -113,11 +120,10 @@ def unpie_reconstruction_process_results(doc, results):
     return out
 
 
-def unpie_disamb_acc_bertscore(items):
-    scorer = scoring.bertscore_scorer()
-    if scorer is None:
-        raise RuntimeError("BERTScore became unavailable between process_results and aggregation")
-    return scoring.disambiguation_accuracy(items, scorer, "disamb_acc_bertscore")
+unpie_disamb_acc_bertscore = functools.partial(scoring.bertscore_accuracy, name="disamb_acc_bertscore")
+unpie_disamb_acc_bertscore_custom_model = functools.partial(
+    scoring.bertscore_accuracy, name="disamb_acc_bertscore_custom_model"
+)
 
 
 def unpie_disamb_acc_chrf(items):
@@ -137,8 +143,7 @@ def unpie_bleu4(items):
 
 
 def unpie_meteor(items):
-    scoring.log.info("unpie meteor: matcher %s", mt_overlap.meteor_matcher())
-    return mt_overlap.mean_meteor([it["prediction"] for it in items], [it["reference"] for it in items])
+    return scoring.meteor(items)
 
 
 def unpie_correct(items):

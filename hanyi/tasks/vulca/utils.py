@@ -2,6 +2,7 @@
 
 import os
 
+from hanyi import backbones
 from hanyi.data.images import ImageUnavailableError, to_pil
 from hanyi.data.vulca_embed_reference import load_embed_reference
 from hanyi.data.vulca_reference import load_reference
@@ -34,7 +35,8 @@ _PROMPT_DEFAULTS = {"persona": "", "knowledge_base": True, "prompt": "core_promp
 
 
 def vulca_process_docs(dataset):
-    """Every painting present, checked at load time before any model call."""
+    """Every painting present, and the NLI model, embedder and judge resolved, at load time before any model call."""
+    backbones.require("vulca_nli", "vulca_embedder", "judge")
     return require_images(dataset, "image", "doc_id", "Rebuild the data with `hanyi prepare vulca --images <dir>`.")
 
 

@@ -1,0 +1,240 @@
+"""``hanyi doctor`` and ``hanyi setup``: which paper backbones are usable here, and getting the missing ones.
+
+``hanyi doctor [--json]`` resolves every backbone in :mod:`hanyi.backbones` (WordNet, all-MiniLM-L6-v2, BERTScore's
+mBERT, the VULCA NLI model and embedder, the judge endpoint) and prints, for each, whether it is usable, what it
+resolved to, and the one command that fixes it. ``--json`` prints ``{"checks": [{"name", "ok", "detail", "fix",
+"resolved", "fallbacks"}, ...]}``. Exit status 0 either way (a missing backbone only switches metrics to their
+fallback keys).
+
+``hanyi setup [--only NAME ...]`` gets what is missing:
+
+* WordNet: from Debian's ``wordnet-base`` + ``wordnet-sense-index`` (``/usr/share/wordnet``, WordNet 3.0) when
+  present, copied into ``<nltk_data>/corpora/wordnet/`` with the 45-line ``lexnames`` file NLTK's reader needs;
+  otherwise NLTK's ``wordnet.zip`` is downloaded with a progress bar where the network allows.
+* Hub models (mBERT, all-MiniLM-L6-v2, the NLI model, bge-large-zh-v1.5): ``huggingface_hub.snapshot_download``
+  (its own progress bars) into the Hugging Face cache, where the network allows.
+
+The NLTK data directory is ``--nltk-data``, else the first entry of ``$NLTK_DATA``, else ``<venv>/nltk_data`` inside
+a virtual environment, else ``~/nltk_data``; all are on NLTK's default search path.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import logging
+import os
+import shutil
+import socket
+import sys
+import zipfile
+
+DEBIAN_WORDNET = "/usr/share/wordnet"
+WORDNET_ZIP_URL = "https://raw.githubusercontent.com/nltk/nltk_data/gh-pages/packages/corpora/wordnet.zip"
+
+#: WordNet 3.0 lexicographer files 00-44 (``lexnames``: number, name, syntactic category), which the Debian packages
+#: do not ship but NLTK's reader opens first.
+LEXNAMES = (
+    "adj.all adj.pert adv.all noun.Tops noun.act noun.animal noun.artifact noun.attribute noun.body noun.cognition "
+    "noun.communication noun.event noun.feeling noun.food noun.group noun.location noun.motive noun.object "
+    "noun.person noun.phenomenon noun.plant noun.possession noun.process noun.quantity noun.relation noun.shape "
+    "noun.state noun.substance noun.time verb.body verb.change verb.cognition verb.communication verb.competition "
+    "verb.consumption verb.contact verb.creation verb.emotion verb.motion verb.perception verb.possession "
+    "verb.social verb.stative verb.weather adj.ppl"
+).split()
+_POS_NUMBER = {"noun": 1, "verb": 2, "adj": 3, "adv": 4}
+#: Files NLTK's WordNet reader opens (``index.sense`` comes from ``wordnet-sense-index``).
+WORDNET_FILES = (
+    "adj.exc adv.exc noun.exc verb.exc data.adj data.adv data.noun data.verb index.adj index.adv index.noun "
+    "index.verb index.sense cntlist.rev"
+).split()
+
+#: Hub models per backbone, fetched by ``hanyi setup`` when the network allows.
+HUB_MODELS = {
+    "sbert": "sentence-transformers/all-MiniLM-L6-v2",
+    "bertscore": "bert-base-multilingual-cased",
+    "vulca_nli": "MoritzLaurer/mDeBERTa-v3-base-mnli-xnli",
+    "vulca_embedder": "BAAI/bge-large-zh-v1.5",
+}
+
+
+def lexnames_text() -> str:
+    """The standard 45-line ``lexnames`` file.
+
+    >>> lines = lexnames_text().splitlines()
+    >>> len(lines), lines[0], lines[3], lines[44]
+    (45, '00\\tadj.all\\t3', '03\\tnoun.Tops\\t1', '44\\tadj.ppl\\t3')
+    """
+    return "".join(f"{i:02d}\t{name}\t{_POS_NUMBER[name.split('.')[0]]}\n" for i, name in enumerate(LEXNAMES))
+
+
+def default_nltk_data() -> str:
+    """Where ``hanyi setup`` installs NLTK data (see the module docstring)."""
+    env = os.environ.get("NLTK_DATA", "").strip()
+    if env:
+        return os.path.expanduser(env.split(os.pathsep)[0])
+    if sys.prefix != sys.base_prefix:
+        return os.path.join(sys.prefix, "nltk_data")
+    return os.path.join(os.path.expanduser("~"), "nltk_data")
+
+
+def install_wordnet_from_debian(nltk_data: str, source: str = DEBIAN_WORDNET) -> str:
+    """Copy Debian's WordNet 3.0 files into ``<nltk_data>/corpora/wordnet/`` and add ``lexnames``; returns the dir.
+
+    Raises ``FileNotFoundError`` naming the packages when ``source`` lacks a needed file.
+    """
+    missing = [f for f in WORDNET_FILES if not os.path.isfile(os.path.join(source, f))]
+    if missing:
+        raise FileNotFoundError(
+            f"{source} lacks {', '.join(missing)}: apt-get install wordnet-base wordnet-sense-index"
+        )
+    target = os.path.join(nltk_data, "corpora", "wordnet")
+    os.makedirs(target, exist_ok=True)
+    for name in sorted(os.listdir(source)):
+        path = os.path.join(source, name)
+        if os.path.isfile(path):
+            shutil.copyfile(path, os.path.join(target, name))
+    with open(os.path.join(target, "lexnames"), "w", encoding="ascii") as f:
+        f.write(lexnames_text())
+    return target
+
+
+def online(host: str = "huggingface.co", port: int = 443, timeout: float = 3.0) -> bool:
+    """Whether ``host:port`` accepts a TCP connection within ``timeout`` seconds (no request is sent)."""
+    try:
+        with socket.create_connection((host, port), timeout=timeout):
+            return True
+    except OSError:
+        return False
+
+
+def download_with_progress(url: str, dest: str) -> str:
+    """Download ``url`` to ``dest`` with a tqdm progress bar; returns ``dest``."""
+    import urllib.request
+
+    from tqdm import tqdm
+
+    with urllib.request.urlopen(url, timeout=30) as resp:
+        total = int(resp.headers.get("Content-Length") or 0) or None
+        with (
+            open(dest + ".part", "wb") as out,
+            tqdm(total=total, unit="B", unit_scale=True, desc=os.path.basename(dest)) as bar,
+        ):
+            while chunk := resp.read(1 << 16):
+                out.write(chunk)
+                bar.update(len(chunk))
+    os.replace(dest + ".part", dest)
+    return dest
+
+
+def setup_wordnet(nltk_data: str, log=print) -> bool:
+    """Make WordNet usable: already there, Debian's copy, or a download. Returns whether it is usable now."""
+    from hanyi import backbones
+
+    if backbones.resolve("wordnet").ok:
+        log(f"wordnet: already usable ({backbones.resolve('wordnet').resolved})")
+        return True
+    if os.path.isfile(os.path.join(DEBIAN_WORDNET, "data.noun")):
+        where = install_wordnet_from_debian(nltk_data)
+        log(f"wordnet: installed from {DEBIAN_WORDNET} into {where}")
+    elif online("raw.githubusercontent.com"):
+        corpora = os.path.join(nltk_data, "corpora")
+        os.makedirs(corpora, exist_ok=True)
+        archive = download_with_progress(WORDNET_ZIP_URL, os.path.join(corpora, "wordnet.zip"))
+        with zipfile.ZipFile(archive) as zf:
+            zf.extractall(corpora)
+        log(f"wordnet: downloaded into {corpora}")
+    else:
+        log("wordnet: offline and no Debian copy; run: apt-get install wordnet-base wordnet-sense-index && hanyi setup")
+        return False
+    import nltk
+
+    if nltk_data not in nltk.data.path:
+        nltk.data.path.insert(0, nltk_data)
+    backbones.reset("wordnet")
+    res = backbones.resolve("wordnet")
+    log(f"wordnet: {'usable' if res.ok else 'still unusable'} ({res.resolved if res.ok else res.detail})")
+    return res.ok
+
+
+def setup_hub_model(name: str, log=print) -> bool:
+    """Fetch backbone ``name``'s hub model into the Hugging Face cache (progress bars from huggingface_hub)."""
+    from hanyi import backbones
+
+    if backbones.resolve(name).ok:
+        log(f"{name}: already usable ({backbones.resolve(name).resolved})")
+        return True
+    if os.environ.get("HF_HUB_OFFLINE", "").strip() in ("1", "true", "yes") or not online():
+        log(f"{name}: offline; cannot fetch {HUB_MODELS[name]}. {backbones.resolve(name).fix}")
+        return False
+    from huggingface_hub import snapshot_download
+
+    path = snapshot_download(HUB_MODELS[name])
+    log(f"{name}: fetched {HUB_MODELS[name]} into {path}")
+    backbones.reset(name)
+    return backbones.resolve(name).ok
+
+
+@contextlib.contextmanager
+def _quiet_hanyi_log():
+    """hanyi's own warnings off for the duration (the command prints its results), restored afterwards."""
+    logger = logging.getLogger("hanyi")
+    before = logger.level
+    logger.setLevel(logging.ERROR)
+    try:
+        yield
+    finally:
+        logger.setLevel(before)
+
+
+def _quiet_hub_when_offline() -> None:
+    """No 47-second hub timeouts per model when there is no network: switch this process to offline mode."""
+    if "HF_HUB_OFFLINE" not in os.environ and not online():
+        os.environ["HF_HUB_OFFLINE"] = "1"
+        os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+
+def main_doctor(argv=None, prog: str = "hanyi doctor") -> int:
+    ap = argparse.ArgumentParser(prog=prog, description="Which paper backbones are usable here.")
+    ap.add_argument("--json", action="store_true", help='print {"checks": [...]}')
+    ap.add_argument("--fetch", action="store_true", help="run `hanyi setup` first")
+    args = ap.parse_args(argv)
+    if args.fetch:
+        main_setup([])
+    _quiet_hub_when_offline()
+    from hanyi import backbones
+
+    with _quiet_hanyi_log():  # the table says it all; no fallback warning lines on top
+        checks = [r.as_dict() for r in backbones.check_all()]
+    if args.json:
+        print(json.dumps({"checks": checks}, ensure_ascii=False, indent=1))
+        return 0
+    for c in checks:
+        mark = "MISSING" if not c["ok"] else ("ok     " if c["paper"] else "OTHER  ")  # OTHER: not the paper's
+        print(f"{mark} {c['name']:<15} {c['resolved']}")
+        if c["ok"] and not c["paper"]:
+            switches = ", ".join(f"{k} -> {v}" for k, v in c["custom"].items()) or "keys unchanged"
+            print(f"        not the paper's backbone; metrics: {switches}\n        paper's: {c['fix']}")
+        if not c["ok"]:
+            switches = ", ".join(f"{k} -> {v or '(not emitted)'}" for k, v in c["fallbacks"].items())
+            print(f"        {c['detail']}\n        metrics: {switches}\n        fix: {c['fix']}")
+    return 0
+
+
+def main_setup(argv=None, prog: str = "hanyi setup") -> int:
+    from hanyi import backbones
+
+    names = [n for n in backbones.BACKBONES if n != "judge"]
+    ap = argparse.ArgumentParser(prog=prog, description="Get the paper backbones that are missing here.")
+    ap.add_argument("--only", nargs="+", choices=names, help="only these backbones")
+    ap.add_argument("--nltk-data", default=None, help="NLTK data directory for WordNet (default: see docs)")
+    args = ap.parse_args(argv)
+    ok = True
+    with _quiet_hanyi_log():  # setup prints its own lines
+        for name in args.only or names:
+            if name == "wordnet":
+                ok &= setup_wordnet(os.path.abspath(os.path.expanduser(args.nltk_data or default_nltk_data())))
+            else:
+                ok &= setup_hub_model(name)
+    return 0 if ok else 1

