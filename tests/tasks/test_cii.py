@@ -30,7 +30,7 @@ def test_every_task_is_generate_until_and_versioned(cii_tasks, task_manager):
     for name in ALL_TASKS:
         task = cii_tasks[name]
         assert task.OUTPUT_TYPE == "generate_until", name
-        assert task.config.metadata["version"] == 1.0, name
+        assert task.config.metadata["version"] == 1.1, name
 
 
 def test_group_runs_the_paper_setting_on_800_question_split(cii_tasks):
