@@ -168,6 +168,14 @@ def test_every_punrebus_model_row_names_its_task_and_prompt_variant():
                 assert row.get("task", "").startswith("punrebus_") and row.get("prompt_variant"), row
 
 
+def test_punrebus_deduplicated_per_category_accuracy_is_its_own_category_family():
+    from hanyi.report.layout import classify
+
+    cells = classify(["accuracy", "accuracy_cat_A", "accuracy_cat_dedup_A"], load_anchor_file("punrebus")["categories"])
+    assert cells["accuracy_cat_A"] == Cell("accuracy", "category", "A")
+    assert cells["accuracy_cat_dedup_A"] == Cell("accuracy", "category (deduplicated)", "A")
+
+
 # ---- numbers in the report --------------------------------------------------------------------------------------------
 def test_report_puts_ours_in_the_papers_unit_with_the_difference(tmp_path):
     write_results(
