@@ -30,6 +30,8 @@ _NOT_COMPARABLE = (
 
 def _titles_file() -> str | None:
     path = os.environ.get(ENV_CTC_JSON)
+    if path and not os.path.isfile(path):
+        raise FileNotFoundError(f"{ENV_CTC_JSON}={path!r} is not a file (expected CTC_Evaluation/exp_CTC.json)")
     root = os.environ.get("HANYI_CII_IMAGE_ROOT")
     clone = os.path.join(root, "CTC_Evaluation", "exp_CTC.json") if root else None
     return path or (clone if clone and os.path.isfile(clone) else None)
