@@ -369,3 +369,11 @@ def test_images_missing_from_the_hub_parquet_are_fetched_from_the_repo_by_local_
     monkeypatch.setattr(huggingface_hub, "hf_hub_download", offline)
     with pytest.raises(ImageUnavailableError, match=rf"{len(ds)} doc\(s\) have no image"):
         utils.cii_process_docs(no_images)
+
+
+def test_ctc_titles_env_that_is_not_a_file_is_a_clear_error(tmp_path, monkeypatch):
+    from hanyi.tasks.cii import ctc
+
+    monkeypatch.setenv(ctc.ENV_CTC_JSON, str(tmp_path / "missing.json"))
+    with pytest.raises(FileNotFoundError, match="HANYI_CII_CTC_JSON"):
+        ctc._titles_file()
