@@ -9,8 +9,13 @@ Usage::
 answer sheet (element lists of 1-6 items mixing GT names, plurals, distractors, Chinese glosses and free text).
 
 The "official way" rebuilds the official scorers' log text (``Image: <file>\\n\\n<response>\\n\\n###``) and applies
-their regexes, split rule, lemmatisation and per-pair Sentence-BERT loop; "ours" is hanyi.metrics as the tasks call
-it (one batched encode of each distinct string). Prints both values, their difference and the S_Sim wall-time ratio.
+their regexes, split rule, per-pair Sentence-BERT loop and lemmatisation with NLTK's own ``WordNetLemmatizer``
+(independent of hanyi's lemmatiser, so drift in ours, e.g. its rule fallback, shows up as a difference); "ours" is
+hanyi.metrics as the tasks call it (one batched encode of each distinct string). Prints both values, their
+difference, the words the two lemmatisers disagree on, and the S_Sim wall-time ratio.
+
+The official path needs the WordNet data offline (``hanyi setup`` installs it; or point NLTK_DATA at a
+``corpora/wordnet`` folder); without it the script stops with that message rather than fall back to ours.
 """
 
 from __future__ import annotations
@@ -79,18 +84,40 @@ def synthetic(gt, cats, n, rng):
 
 
 # ------------------------------------------------------------------ the official pipeline, on its log format
+WORDNET_MISSING = (
+    "The official path needs NLTK's WordNet lemmatiser and its data, which were not found ({}). Install them with "
+    "`hanyi setup` (offline WordNet for NLTK), or set NLTK_DATA to a folder holding corpora/wordnet. This script does "
+    "not fall back to hanyi's lemmatiser: the comparison would be circular."
+)
+
+
+def official_lemmatizer():
+    """``nltk.stem.WordNetLemmatizer().lemmatize`` as the official ``to_singular`` calls it; exits if unusable."""
+    try:
+        import nltk
+        from nltk.stem import WordNetLemmatizer
+
+        nltk.data.find("corpora/wordnet")
+        lemmatizer = WordNetLemmatizer()
+        lemmatizer.lemmatize("bats", "n")
+    except (ImportError, LookupError, OSError) as exc:
+        where = "nltk not importable" if isinstance(exc, ImportError) else "corpora/wordnet not on the NLTK data path"
+        raise SystemExit(WORDNET_MISSING.format(f"{type(exc).__name__}: {where}")) from None
+    return lambda word: lemmatizer.lemmatize(word, "n")
+
+
 def official_log(records, field):
     return "".join(f"Image: {r['image_id']}\n\n{r[field]}\n\n{'#' * 30}\n" for r in records)
 
 
-def official_elements(log, gt, model, with_sim):
+def official_elements(log, gt, model, with_sim, lemmatize):
     abs_total = sim_total = count = 0
     for name, _ext, line in re.findall(r"Image: (\S+_\d+\.(jpg|png|jpeg))\n\n([^\n]+)", log):
         story = name.split("_")[0]
         if story not in gt:
             continue
         preds = [
-            " ".join(el.lemmatize_noun(w) for w in p.replace(".", "").replace("(", "").replace(")", "").lower().split())
+            " ".join(lemmatize(w) for w in p.replace(".", "").replace("(", "").replace(")", "").lower().split())
             for p in line.split(", ")
         ]
         abs_total += sum(1 for g in gt[story] for p in preds if g in p) / len(gt[story])
@@ -119,6 +146,7 @@ def main(argv=None):
     if not os.path.isfile(args.answer_sheet):
         print(f"answer sheet not found: {args.answer_sheet}")
         return 1
+    lemmatize = official_lemmatizer()
     gt, cats = load_sheet(args.answer_sheet)
     if args.responses:
         with open(args.responses, encoding="utf-8") as f:
@@ -159,10 +187,18 @@ def main(argv=None):
     print(f"element_abs: hanyi {ours_abs:.6f}; element_sim: hanyi {ours_sim:.6f} ({t_ours:.2f} s, n={len(pairs)})")
     t0 = time.perf_counter()
     off_abs, off_sim, off_n = official_elements(
-        official_log(records, "elements"), gt, model, not args.skip_official_sim
+        official_log(records, "elements"), gt, model, not args.skip_official_sim, lemmatize
     )
     t_off = time.perf_counter() - t0
     print(f"element_abs: official {off_abs:.6f} (n={off_n})  |diff| {abs(off_abs - ours_abs):.2e}")
+    words = sorted(
+        {w for _g, p in pairs for item in p for w in item.split()}
+        | {w + "s" for g in gt.values() for e in g for w in e.split()}
+    )
+    drift = [(w, el.lemmatize_noun(w), lemmatize(w)) for w in words if el.lemmatize_noun(w) != lemmatize(w)]
+    print(
+        f"lemmatiser drift (hanyi {el.lemmatizer_backend()} vs NLTK WordNet): {len(drift)}/{len(words)} words {drift[:8]}"
+    )
     if off_sim is not None:
         diff = abs(off_sim - ours_sim)
         print(f"element_sim: official {off_sim:.6f} ({t_off:.2f} s)  |diff| {diff:.2e}  within 1e-6: {diff <= 1e-6}")

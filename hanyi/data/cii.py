@@ -170,6 +170,20 @@ def rows_from_hub(hub_id: str, split: str) -> list[dict]:
     return [dict(row) for row in ds]
 
 
+def ctc_titles(path: str) -> dict[str, str]:
+    """``{explanation: title}`` from the release's CTC records (``CTC_Evaluation/exp_CTC.json``, a JSON list).
+
+    The hub dataset has no painting titles; the official judge's human answer starts with one. Records are matched
+    to CII-Bench by ``explanation`` (all 130 match one distinct CTC image, spec §4.1). A file that is not a list of
+    records raises ``ValueError`` naming it.
+    """
+    with open(path, encoding="utf-8") as f:
+        records = json.load(f)
+    if not isinstance(records, list) or not all(isinstance(r, dict) for r in records):
+        raise ValueError(f"{path}: expected the JSON list of CTC records of CTC_Evaluation/exp_CTC.json")
+    return {r["explanation"]: str(r.get("title") or "") for r in records if r.get("explanation")}
+
+
 def add_prepare_arguments(parser) -> None:
     """Options of ``hanyi prepare cii``."""
     parser.add_argument("--source", choices=("hub", "github"), default="hub", help="where to read CII-Bench from")

@@ -3,6 +3,8 @@
 Configs written (see ``docs/punrebus.md``): ``images`` (one doc per artwork image, split ``test``) and ``textonly``
 (one doc per unique Chinese story name, split ``test``). Doc schema, spec §1.5: ``image_id``, ``image``,
 ``story_pinyin``, ``story_zh``, ``categories`` (every category of the story, CSV order, deduplicated),
+``category_rows`` (the category of every answer-sheet row of the story, duplicates kept: the official per-category
+denominators count them),
 ``elements_en`` (the scorer's ground truth: last CSV row of the story wins, lowercased, right-stripped, duplicates
 kept) and the optional ``pun_wish_en`` / ``pun_design_en`` / ``punning_details_en`` from ``english_pun_detail.json``.
 
@@ -87,6 +89,7 @@ def _features():
             "story_pinyin": text,
             "story_zh": text,
             "categories": datasets.Sequence(text),
+            "category_rows": datasets.Sequence(text),
             "elements_en": datasets.Sequence(text),
             "pun_wish_en": text,
             "pun_design_en": datasets.Sequence(text),
@@ -111,8 +114,8 @@ def _textonly_features():
 def parse_answer_sheet(text: str) -> tuple[OrderedDict, OrderedDict, dict]:
     """Parse the answer-sheet CSV text into ``(stories, names, anomalies)``.
 
-    ``stories``: pinyin -> ``{"story_zh", "categories", "elements_en"}`` (categories over all rows, deduplicated in
-    order; elements from the *last* row, as the scorer keeps them). ``names``: Chinese name -> ``{"story_pinyin",
+    ``stories``: pinyin -> ``{"story_zh", "categories", "category_rows", "elements_en"}`` (categories over all rows,
+    deduplicated in order, and ``category_rows`` with duplicates kept; elements from the *last* row, as the scorer keeps them). ``names``: Chinese name -> ``{"story_pinyin",
     "categories"}`` (the text-only GT, keyed by name as in the text scorer). ``anomalies`` lists malformed rows
     (skipped), exact duplicate rows, repeated (pinyin, category) pairs, stories whose rows disagree on elements, and
     names mapped to several pinyins (and back).
@@ -145,7 +148,10 @@ def parse_answer_sheet(text: str) -> tuple[OrderedDict, OrderedDict, dict]:
             anomalies["duplicate_categories"].append(lineno)
         seen_rows.add(tuple(row))
         seen_pairs.add((pinyin, cat))
-        story = stories.setdefault(pinyin, {"story_zh": zh, "categories": [], "elements_en": elements})
+        story = stories.setdefault(
+            pinyin, {"story_zh": zh, "categories": [], "category_rows": [], "elements_en": elements}
+        )
+        story["category_rows"].append(cat)
         if elements_seen.setdefault(pinyin, elements) != elements and pinyin not in anomalies["element_conflicts"]:
             anomalies["element_conflicts"].append(pinyin)
         story["elements_en"] = elements  # last row wins
@@ -271,6 +277,7 @@ def build_dataset(
                 "story_pinyin": pinyin,
                 "story_zh": story["story_zh"],
                 "categories": list(story["categories"]),
+                "category_rows": list(story["category_rows"]),
                 "elements_en": list(story["elements_en"]),
                 "pun_wish_en": extra.get("pun_wish_en"),
                 "pun_design_en": extra.get("pun_design_en", []),

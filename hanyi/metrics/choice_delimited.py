@@ -6,9 +6,13 @@ letter: "A vase depicting bats" and "Based on the image" are not answers A and B
 1. Normalise: NFKC (full-width ``Ｂ`` -> ``B``), remove markdown emphasis (``*``, backtick), strip leading whitespace,
    ``#``, ``>`` and quotes.
 2. Leading answer: an optional ``option|answer|choice|选项|答案`` prefix (case-insensitive) with an optional colon,
-   an optional ``(`` or ``[``, then an uppercase letter followed by ``.``, ``)``, ``:``, ``：``, ``]``, the end of
-   the text, or whitespace plus that option's own text.
-3. A standalone letter followed by ``.``, ``)`` or ``:`` within the first 200 characters.
+   an optional ``(`` or ``[``, then an uppercase letter followed by a delimiter (``.`` ``)`` ``]`` ``:`` ``：`` ``,``
+   ``，`` ``;`` ``、`` or a dash), the end of its *line* (so ``"B\n<justification>"`` and ``"B\n\nB"`` parse), or
+   whitespace plus that option's own text. These are the formats the Pun Rebus prompts ask for ("start with the
+   chosen letter", optionally "followed by a justification", the Qwen wording "A. Longevity and Good Health" then a
+   new line) and their usual chat renderings (``**B**``, ``**B.**``, ``# B``, ``> B``, ``Answer: **B**``).
+3. A standalone letter followed by ``.``, ``)``, ``:`` or ``,`` within the first 200 characters, or a line that
+   holds nothing but a letter (``"Looking at the bats...\n\nB"``).
 4. Exactly one option text appearing in the response (case-insensitive).
 
 Otherwise ``None`` (unparsed, counted wrong by the caller).
@@ -22,6 +26,8 @@ from collections.abc import Sequence
 
 _LEAD_STRIP = re.compile(r"^[\s*#>`\"'“”‘’]+")
 _PREFIX = r"(?:(?i:option|answer|choice)|选项|答案)\s*[:：]?\s*"
+#: What may follow a leading letter: punctuation, or a dash after optional spaces ("B - Happiness").
+_DELIM = r"[\.\):：\],，;；、]|\s+[-–—]|[-–—]\s"
 
 
 def extract_choice_delimited(response: str | None, options: Sequence[tuple[str, str]]) -> str | None:
@@ -34,6 +40,8 @@ def extract_choice_delimited(response: str | None, options: Sequence[tuple[str, 
     [None, None, None]
     >>> extract_choice_delimited("It shows happiness, joy, good luck.", opts)
     'B'
+    >>> [extract_choice_delimited(r, opts) for r in ["B\\nThe bats...", "**B**\\n\\nThe bats", "B, Happiness", "B\\n\\nB"]]
+    ['B', 'B', 'B', 'B']
     """
     if not isinstance(response, str):
         return None
@@ -41,11 +49,11 @@ def extract_choice_delimited(response: str | None, options: Sequence[tuple[str, 
     if not text:
         return None
     for letter, option_text in options:
-        lead = rf"^(?:{_PREFIX})?[\(\[]?{re.escape(letter)}(?:[\.\):：\]]|\s*$|\s+(?i:{re.escape(option_text)}))"
+        lead = rf"^(?:{_PREFIX})?[\(\[]?{re.escape(letter)}(?:{_DELIM}|[ \t]*(?:\n|$)|\s+(?i:{re.escape(option_text)}))"
         if re.match(lead, text):
             return letter
     letters = "".join(re.escape(letter) for letter, _ in options)
-    m = re.search(rf"\b([{letters}])[\.\):]", text[:200])
+    m = re.search(rf"\b([{letters}])[\.\):,]", text[:200]) or re.search(rf"(?m)^[ \t]*([{letters}])[ \t]*$", text)
     if m:
         return m.group(1)
     lowered = text.lower()

@@ -7,6 +7,7 @@ Appendix Figures 7-8. The image-task leading-letter parser is :func:`hanyi.metri
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 
@@ -24,17 +25,37 @@ def extract_first_char_letter(response: str | None, letters: str = "ABCDEFG") ->
 
 
 def category_accuracy(items: Sequence[dict], letter: str) -> float:
-    """Official per-category accuracy over *parsed* answers (``grade_answers``).
+    """Official per-category accuracy over *parsed* answers (``grade_answers``), the paper's Figure 7 metric.
 
-    Denominator: parsed items whose gold contains ``letter`` (a multi-label item counts for each of its labels);
-    numerator: correct items whose chosen letter is ``letter``. Items are dicts with ``parsed``, ``correct``,
-    ``pred`` and ``gold``. Returns 0.0 when the denominator is 0.
+    Denominator: for each parsed item, the number of times ``letter`` occurs in ``gold_rows``, the story's category
+    column over *all* its answer-sheet rows, duplicates kept (the official scorer appends one label per CSV row and
+    counts each; 10 story-category pairs are repeated in the released sheet). Numerator: correct items whose chosen
+    letter is ``letter`` (counted once). Items are dicts with ``parsed``, ``correct``, ``pred``, ``gold`` and
+    ``gold_rows``. Returns 0.0 when the denominator is 0, NaN when an item lacks ``gold_rows`` (data built before
+    the column existed: the official denominator cannot be known; :func:`category_accuracy_dedup` still can).
 
-    >>> items = [{"parsed": True, "correct": True, "pred": "A", "gold": ["A", "B"]},
-    ...          {"parsed": True, "correct": False, "pred": "C", "gold": ["B"]},
-    ...          {"parsed": False, "correct": False, "pred": None, "gold": ["B"]}]
-    >>> category_accuracy(items, "A"), category_accuracy(items, "B")
-    (1.0, 0.0)
+    >>> items = [{"parsed": True, "correct": True, "pred": "B", "gold": ["B"], "gold_rows": ["B", "B"]},
+    ...          {"parsed": True, "correct": False, "pred": "C", "gold": ["B"], "gold_rows": ["B"]},
+    ...          {"parsed": False, "correct": False, "pred": None, "gold": ["B"], "gold_rows": ["B"]}]
+    >>> round(category_accuracy(items, "B"), 4), category_accuracy_dedup(items, "B")
+    (0.3333, 0.5)
+    """
+    parsed = [it for it in items if it["parsed"]]
+    if any(it.get("gold_rows") is None for it in parsed):
+        return math.nan
+    denominator = sum(list(it["gold_rows"]).count(letter) for it in parsed)
+    numerator = sum(1 for it in parsed if it["correct"] and it["pred"] == letter)
+    return numerator / denominator if denominator else 0.0
+
+
+def category_accuracy_dedup(items: Sequence[dict], letter: str) -> float:
+    """Per-category accuracy with each story's categories counted once (hanyi's variant, not the paper's).
+
+    As :func:`category_accuracy`, but the denominator is the number of parsed items whose deduplicated ``gold``
+    contains ``letter`` (a multi-label item counts once for each distinct label).
+
+    >>> category_accuracy_dedup([{"parsed": True, "correct": True, "pred": "A", "gold": ["A", "B"]}], "A")
+    1.0
     """
     parsed = [it for it in items if it["parsed"]]
     denominator = sum(1 for it in parsed if letter in it["gold"])

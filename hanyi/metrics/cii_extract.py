@@ -92,7 +92,11 @@ def extract_option_labels(text, options: Sequence[str] | None = None) -> str | N
 _ANSWER_ZH = re.compile(r"答案\s*(?:应该是|应为|是|为)?\s*[:：]?\s*[\(\[【]?\s*([A-F])(?![A-Za-z])")
 _ANSWER_EN = re.compile(r"(?i:answer|option|choice)\s*(?:(?i:is)\s*)?[:]?\s*[\(\[]?\s*([A-F])(?![A-Za-z])")
 _BOXED = re.compile(r"\\boxed\{\s*\(?([A-F])\)?\s*\}")
-_LEADING = re.compile(r"^[\s*#>\-_`\"'“”]*[\(\[【]?([A-F])(?:[\)\]】.:：、,，\s*]|$)")
+# A leading letter needs a delimiter, the end of its line, or a non-Latin character after the space: "A man
+# holds..." is the English article, not answer A.
+_LEADING = re.compile(r"^[\s*#>\-_`\"'“”]*[\(\[【]?([A-F])(?:[\)\]】.:：、,，]|[ \t]*(?:\n|$)|\s+(?![A-Za-z]))")
+# "A" opening a sentence before a lowercase word that is not a verb of choosing is the article.
+_ARTICLE = re.compile(r"(?:^|(?<=[.!?。！？\n]))\s*A\s+(?!(?:is|was|seems|fits|matches|because)\b)(?=[a-z])")
 _STANDALONE = re.compile(r"(?<![A-Za-z])([A-F])(?![A-Za-z])")
 _MARKDOWN = re.compile(r"[*_`#]")
 
@@ -106,8 +110,9 @@ def extract_answer_robust(text, options: Sequence[str] | None = None) -> str | N
 
     After NFKC normalisation (full-width letters and colons become ASCII) and markdown removal it tries, in order:
     the **last** ``答案(是|为)?[:：] X`` (so a CoT answer's final line wins over options discussed earlier), the last
-    ``answer/option is X``, ``\\boxed{X}``, a leading letter (``(C)``, ``C.``), the only distinct standalone letter,
-    and the only option whose full text appears. Blank or ambiguous answers give ``None``.
+    ``answer/option is X``, ``\\boxed{X}``, a leading letter (``(C)``, ``C.``, ``C`` alone on its line; never the
+    English article of "A man holds..."), the only distinct standalone letter (a sentence-initial article "A" does not count), and the only option whose full text appears.
+    Blank or ambiguous answers give ``None``.
 
     >>> extract_answer_robust("分析(A)...(B)...\\n答案：(C)\\n因为A不符合")
     'C'
@@ -117,6 +122,8 @@ def extract_answer_robust(text, options: Sequence[str] | None = None) -> str | N
     'E'
     >>> extract_answer_robust("A和B都可能") is None
     True
+    >>> extract_answer_robust("A man holds a fish over the pond. (E)")
+    'E'
     """
     if not isinstance(text, str) or not text.strip():
         return None
@@ -128,7 +135,7 @@ def extract_answer_robust(text, options: Sequence[str] | None = None) -> str | N
     m = _LEADING.match(t)
     if m:
         return m.group(1)
-    standalone = set(_STANDALONE.findall(t))
+    standalone = set(_STANDALONE.findall(_ARTICLE.sub(" ", t)))
     if len(standalone) == 1:
         return standalone.pop()
     if not standalone and options:

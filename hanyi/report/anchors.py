@@ -8,7 +8,9 @@ An anchor file has ``benchmark``, ``paper``, ``tables`` (``id``, ``cite``, ``cap
 
 ``task`` is a task id or an ``fnmatch`` pattern; ``metric`` a name or a list of names (the first one the task has
 wins); ``{}`` in either expands over the keys of ``columns``; ``rows`` keeps anchor rows whose fields equal the given
-values (``null`` = field absent; a list = any of them); ``scale`` turns our value into the paper's unit: a number, or ``auto`` (multiply by
+values (``null`` = field absent; a list = any of them). An anchor row may name the ``task`` and ``prompt_variant``
+that produced it: such a row is compared only with our run of that same task with that same prompt variant (a row
+without them, e.g. a random or human baseline, is shown for every task the map links); ``scale`` turns our value into the paper's unit: a number, or ``auto`` (multiply by
 100 when the value is a fraction, ``|v| <= 1``, for tables printed in percent).
 """
 
@@ -41,18 +43,42 @@ class Link:
     scale: object = 1
     rows_filter: tuple = ()
     label: str | None = None
+    variant: str | None = None
 
     @property
     def cite(self) -> str:
         return self.table.get("cite", self.table.get("id", "?"))
 
     def rows(self) -> list[AnchorRow]:
+        """The anchor rows comparable with our ``task`` run with prompt ``variant`` (``None``: unknown variant).
+
+        >>> table = {"columns": ["Acc"], "rows": [{"model": "Random", "values": [14.3]},
+        ...     {"model": "M1", "task": "t_a", "prompt_variant": "code_exact", "values": [40.0]},
+        ...     {"model": "M2", "task": "t_b", "prompt_variant": "code_exact", "values": [22.0]}]}
+        >>> [r.model for r in Link("t_a", "acc", table, "Acc", variant="code_exact").rows()]
+        ['Random', 'M1']
+        >>> [r.model for r in Link("t_a", "acc", table, "Acc", variant="paper").rows()]
+        ['Random']
+        """
         idx = self.table["columns"].index(self.column)
         out = []
         for row in self.table["rows"]:
-            if all(row.get(k) in (v if isinstance(v, tuple) else (v,)) for k, v in self.rows_filter):
-                out.append(AnchorRow(row["model"], row["values"][idx], row.get("setting"), row.get("kind")))
+            if not all(row.get(k) in (v if isinstance(v, tuple) else (v,)) for k, v in self.rows_filter):
+                continue
+            if row.get("task", self.task) != self.task or row.get("prompt_variant", self.variant) != self.variant:
+                continue
+            if "prompt_variant" in row and self.variant is None:
+                continue
+            out.append(AnchorRow(row["model"], row["values"][idx], row.get("setting"), row.get("kind")))
         return out
+
+    @property
+    def excludes_rows(self) -> bool:
+        """True when the table holds rows of other tasks or prompt variants, left out by :meth:`rows`."""
+        return any("task" in row or "prompt_variant" in row for row in self.table["rows"]) and len(self.rows()) < sum(
+            all(row.get(k) in (v if isinstance(v, tuple) else (v,)) for k, v in self.rows_filter)
+            for row in self.table["rows"]
+        )
 
     def to_paper_unit(self, value: float | None) -> float | None:
         """Our value in the paper's unit.
@@ -121,8 +147,10 @@ def _expand(entry: dict, tables: dict) -> list[tuple[str, list[str], str, str | 
     return [(entry["task"], metrics, entry["column"], None)]
 
 
-def links_for(benchmark: str, task: str, metric_names, directory: str = ANCHORS_DIR) -> list[Link]:
-    """Every anchor link of one of our tasks, given the metric names it reported.
+def links_for(
+    benchmark: str, task: str, metric_names, directory: str = ANCHORS_DIR, variant: str | None = None
+) -> list[Link]:
+    """Every anchor link of one of our tasks, given the metric names it reported and its prompt ``variant``.
 
     >>> [(l.metric, l.column, l.cite) for l in links_for("cii", "cii_none", ["acc", "acc_domain_art"])]
     [('acc', 'Overall', 'Table 1'), ('acc_domain_art', 'Art', 'Table 1')]
@@ -145,7 +173,8 @@ def links_for(benchmark: str, task: str, metric_names, directory: str = ANCHORS_
             rows_filter = tuple(
                 sorted((k, tuple(v) if isinstance(v, list) else v) for k, v in (entry.get("rows") or {}).items())
             )
-            links.append(Link(task, metric, tables[entry["table"]], column, entry.get("scale", 1), rows_filter, label))
+            table = tables[entry["table"]]
+            links.append(Link(task, metric, table, column, entry.get("scale", 1), rows_filter, label, variant))
     return links
 
 

@@ -159,6 +159,11 @@ def comparison(runs: list[Run], link: anchor_mod.Link) -> tuple[Table, BarPlot]:
             marked.append(i)
     title = f"{link.task} · {link.metric} vs. {link.cite}, “{link.column}”"
     caption = f"{link.table.get('caption', '')} Δ = ours − paper, in the paper's unit ({link.table.get('unit', '')})."
+    if link.excludes_rows:
+        caption += (
+            f" Only paper rows produced by {link.task} with prompt variant {link.variant or '(unknown)'} are shown;"
+            " rows from other tasks or prompts are not comparable."
+        )
     if link.table.get("note"):
         caption += f" Note: {link.table['note']}"
     table = Table(title, header, rows, caption.strip(), marked)
@@ -266,7 +271,11 @@ def build_sections(runs: list[Run], anchors_dir: str = anchor_mod.ANCHORS_DIR) -
         for task in tasks:
             names = _metric_names(runs, task)
             head, families = category_tables(names, hints)
-            links = anchor_mod.links_for(bench, task, names, anchors_dir)
+            variants = {r.tasks[task].prompt_variant for r in runs if task in r.tasks}
+            variant = variants.pop() if len(variants) == 1 else None
+            if len(variants) > 0:
+                section.notes.append(f"{task} ran with different prompt variants: no prompt-specific paper rows.")
+            links = anchor_mod.links_for(bench, task, names, anchors_dir, variant)
             linked_any |= bool(links)
             for link in links:
                 if link.metric in head:

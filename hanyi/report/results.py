@@ -43,6 +43,7 @@ class TaskResult:
     is_group: bool = False
     subtasks: list[str] = field(default_factory=list)
     samples_file: str | None = None
+    prompt_variant: str | None = None
 
 
 @dataclass
@@ -205,6 +206,7 @@ def load_runs(paths: list[str]) -> list[Run]:
                     is_group=name in groups,
                     subtasks=groups.get(name, []),
                     samples_file=_samples_file(file, name),
+                    prompt_variant=prompt_variant((data.get("configs") or {}).get(name), model),
                 )
         last = items[-1][1]
         runs.append(
@@ -222,6 +224,26 @@ def load_runs(paths: list[str]) -> list[Run]:
         )
     _disambiguate(runs)
     return runs
+
+
+def prompt_variant(config: dict | None, model: str = "") -> str | None:
+    """The ``prompt_variant`` a task ran with, from its resolved config in the results file; ``None`` if unknown.
+
+    lmms-eval stores the resolved ``lmms_eval_specific_kwargs``: the ``default`` block merged at top level, or only
+    the model's own block when one is named after ``--model``.
+
+    >>> prompt_variant({"lmms_eval_specific_kwargs": {"default": {"prompt_variant": "paper"}, "prompt_variant": "paper"}})
+    'paper'
+    >>> prompt_variant({"lmms_eval_specific_kwargs": {"prompt_variant": "code_exact"}}), prompt_variant(None)
+    ('code_exact', None)
+    """
+    kwargs = (config or {}).get("lmms_eval_specific_kwargs")
+    if not isinstance(kwargs, dict):
+        return None
+    for block in (kwargs, kwargs.get(model), kwargs.get("default")):
+        if isinstance(block, dict) and isinstance(block.get("prompt_variant"), str):
+            return block["prompt_variant"]
+    return None
 
 
 def _disambiguate(runs: list[Run]) -> None:

@@ -33,3 +33,45 @@ CASES = [
 @pytest.mark.parametrize("response, expected", CASES)
 def test_delimited_parser(response, expected):
     assert extract_choice_delimited(response, OPTIONS) == expected
+
+
+# Every answer format the matching, expression and text-only prompts ask for ("start with the chosen letter",
+# "followed by a ... justification", Qwen's "A. Longevity and Good Health" then a new line), each in its usual chat
+# renderings. All of these came back unparsed before (review defect 2: `\s*$` without multiline, fallback needing
+# `[.):]`).
+PROMPTED_FORMATS = [
+    "{L}",
+    "{L}\nThe bats stand for happiness.",
+    "{L}\n\nThe bats stand for happiness.",
+    "{L}\n\n{L}",
+    "{L}, {T}",
+    "{L}, because the bats stand for happiness.",
+    "{L}. {T}\nThe bats stand for happiness.",
+    "{L} - {T}",
+    "{L}: {T}",
+    "**{L}**\n\nThe bats stand for happiness.",
+    "**{L}.** {T}\n\nJustification: ...",
+    "**{L}. {T}**\n\nThe bats...",
+    "**{L}**, {T}",
+    "### {L}\n\nThe bats...",
+    "> {L}\n",
+    "Answer: **{L}**\nThe bats...",
+    "Option {L}\n\nThe bats...",
+    "`{L}`",
+    "{L}；{T}",
+    "{L}、{T}",
+    "Looking at the bats and coins.\n\n{L}\n",
+]
+
+
+@pytest.mark.parametrize("template", PROMPTED_FORMATS)
+@pytest.mark.parametrize("letter, text", OPTIONS)
+def test_delimited_parser_reads_every_prompted_format_for_every_letter(template, letter, text):
+    assert extract_choice_delimited(template.format(L=letter, T=text), OPTIONS) == letter
+
+
+@pytest.mark.parametrize(
+    "response", ["A vase with bats\nand coins", "A-frame house", "Each bat means luck", "A\u00a0vase, with bats"]
+)
+def test_delimited_parser_still_avoids_the_article_trap(response):
+    assert extract_choice_delimited(response, OPTIONS) is None

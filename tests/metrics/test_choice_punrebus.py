@@ -3,7 +3,12 @@
 import pytest
 
 from hanyi.metrics.choice import accuracy_over_parsed, extract_leading_letter, is_correct_choice
-from hanyi.metrics.choice_punrebus import category_accuracy, extract_first_char_letter, wrong_answer_confusion
+from hanyi.metrics.choice_punrebus import (
+    category_accuracy,
+    category_accuracy_dedup,
+    extract_first_char_letter,
+    wrong_answer_confusion,
+)
 
 
 @pytest.mark.parametrize(
@@ -28,8 +33,9 @@ def test_multi_label_gold_any_label_counts():
     assert not is_correct_choice("C", ["A", "B", "D"])
 
 
-def _item(pred, gold):
-    return {"parsed": pred is not None, "correct": is_correct_choice(pred, gold), "pred": pred, "gold": gold}
+def _item(pred, gold, gold_rows=None):
+    item = {"parsed": pred is not None, "correct": is_correct_choice(pred, gold), "pred": pred, "gold": gold}
+    return item | {"gold_rows": list(gold_rows or gold)}
 
 
 ITEMS = [_item("A", ["A", "B"]), _item("D", ["B"]), _item("D", ["F", "G"]), _item(None, ["B"]), _item("B", ["B"])]
@@ -43,6 +49,23 @@ def test_paper_accuracy_leaves_unparsed_out_of_denominator():
 def test_per_category_accuracy_uses_chosen_letter_over_parsed_gold_counts(letter, expected):
     # B: parsed items with B in gold = 3 (A|B, B, B); correct with chosen B = 1
     assert category_accuracy(ITEMS, letter) == pytest.approx(expected)
+    assert category_accuracy_dedup(ITEMS, letter) == pytest.approx(expected)  # no duplicated rows here
+
+
+def test_per_category_accuracy_counts_duplicated_answer_sheet_rows_as_the_official_scorer():
+    # review defect 5: a story listed twice under B in the CSV counts twice in the official B denominator
+    items = [_item("B", ["B"], ["B", "B"]), _item("C", ["B", "C"], ["B", "C", "C"]), _item("D", ["B"])]
+    assert category_accuracy(items, "B") == pytest.approx(1 / 4)
+    assert category_accuracy(items, "C") == pytest.approx(1 / 2)
+    assert category_accuracy_dedup(items, "B") == pytest.approx(1 / 3)
+    assert category_accuracy_dedup(items, "C") == pytest.approx(1 / 1)
+
+
+def test_per_category_accuracy_is_nan_without_answer_sheet_rows():
+    import math
+
+    items = [{"parsed": True, "correct": True, "pred": "B", "gold": ["B"]}]
+    assert math.isnan(category_accuracy(items, "B")) and category_accuracy_dedup(items, "B") == 1.0
 
 
 def test_confusion_counts_each_true_label_of_a_wrong_answer():

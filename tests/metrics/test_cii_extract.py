@@ -53,6 +53,13 @@ def test_official_extractor_without_options_skips_text_fallback():
         ("", None),
         ("   ", None),
         ("请使用以下格式：“答案：$LETTER”", None),
+        # review defect 9: the English article is not answer A
+        ("A man holds a fish over the pond. (E)", "E"),
+        ("A man holds a fish over the pond.", None),
+        ("The picture shows a boat.\nA woman waves. So E.", "E"),
+        ("A 这幅图讽刺了过度关心", "A"),
+        ("A\n这幅图讽刺了过度关心", "A"),
+        ("A is correct: the man is blind to it", "A"),
     ],
 )
 def test_robust_extractor(response, expected):

@@ -30,7 +30,7 @@ def test_every_task_is_generate_until_and_versioned(cii_tasks, task_manager):
     for name in ALL_TASKS:
         task = cii_tasks[name]
         assert task.OUTPUT_TYPE == "generate_until", name
-        assert task.config.metadata["version"] == 1.0, name
+        assert task.config.metadata["version"] == 1.1, name
 
 
 def test_group_runs_the_paper_setting_on_800_question_split(cii_tasks):
@@ -263,6 +263,47 @@ def test_ctc_with_a_judge_scores_through_the_evaluator(replay, monkeypatch, tmp_
     assert res["ctc_judge_failures,none"] == 1.0
 
 
+RUBRIC_AXES = ("美学", "笔墨", "技法", "文化", "历史", "背景", "含义", "传统", "绘画", "内涵", "隐喻")
+
+
+def test_ctc_description_prompt_is_neutral(cii_tasks):
+    # review defect 8: the prompt named the judge's scoring axes (美学特征、笔墨技法、文化与历史背景、深层含义)
+    task = cii_tasks["cii_ctc"]
+    prompt = task.doc_to_text(_docs(task)["test-3"])
+    assert prompt == "请描述这幅图像。"
+    assert not [axis for axis in RUBRIC_AXES if axis in prompt]
+
+
+def _ctc_records(path, explanations):
+    records = [{"id": str(i), "title": f"【图{i}】", "explanation": e, "metaphorical meaning": "m"}
+               for i, e in enumerate(explanations)]  # fmt: skip
+    path.write_text(json.dumps(records, ensure_ascii=False), encoding="utf-8")
+    return str(path)
+
+
+def test_ctc_titles_from_the_official_records_reach_the_judge(cii_tasks, tmp_path, monkeypatch):
+    from hanyi.tasks.cii import ctc
+
+    task = cii_tasks["cii_ctc"]
+    docs = _docs(task)
+    monkeypatch.setenv(ctc.ENV_CTC_JSON, _ctc_records(tmp_path / "exp_CTC.json", [docs["test-3"]["explanation"]]))
+    monkeypatch.setenv("HANYI_JUDGE_BASE_URL", "http://127.0.0.1:9")
+    monkeypatch.setenv("HANYI_JUDGE_MODEL", "fake-judge")
+    titled = {d["id"]: d for d in ctc.cii_ctc_process_docs(task.dataset[task.config.test_split])}
+    assert titled["test-3"]["title"] == "【图0】" and titled["test-8"]["title"] == ""
+    item = ctc.cii_ctc_process_results(titled["test-3"], ["画中有松。"])["ctc_score"]
+    assert "human answer: {【图0】" + titled["test-3"]["explanation"] in item["judge_user"]
+
+
+def test_ctc_titles_file_that_is_not_the_records_list_is_an_error(tmp_path):
+    from hanyi.data.cii import ctc_titles
+
+    bad = tmp_path / "exp_CTC.json"
+    bad.write_text('{"explanation": "x"}', encoding="utf-8")
+    with pytest.raises(ValueError, match="exp_CTC.json"):
+        ctc_titles(str(bad))
+
+
 def test_missing_images_fail_at_load_time_naming_the_docs(tmp_path, monkeypatch):
     """A doc without its picture stops the task before any model call, listing the ids and the fix."""
     import datasets
@@ -328,3 +369,11 @@ def test_images_missing_from_the_hub_parquet_are_fetched_from_the_repo_by_local_
     monkeypatch.setattr(huggingface_hub, "hf_hub_download", offline)
     with pytest.raises(ImageUnavailableError, match=rf"{len(ds)} doc\(s\) have no image"):
         utils.cii_process_docs(no_images)
+
+
+def test_ctc_titles_env_that_is_not_a_file_is_a_clear_error(tmp_path, monkeypatch):
+    from hanyi.tasks.cii import ctc
+
+    monkeypatch.setenv(ctc.ENV_CTC_JSON, str(tmp_path / "missing.json"))
+    with pytest.raises(FileNotFoundError, match="HANYI_CII_CTC_JSON"):
+        ctc._titles_file()

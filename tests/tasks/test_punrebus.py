@@ -10,7 +10,7 @@ import zipfile
 import pytest
 
 from hanyi.data import punrebus as data
-from hanyi.tasks.punrebus import utils
+from hanyi.tasks.punrebus import fewshot, utils
 from hanyi.tasks.punrebus.constants import FIVE_SHOT_STORIES, LETTERS
 
 ZERO_SHOT = ("punrebus_matching", "punrebus_elements", "punrebus_expression", "punrebus_textonly")
@@ -83,16 +83,49 @@ def test_paper_matching_prompt_has_clean_options(docs):
 
 def test_five_shot_messages_interleave_exemplars_then_query(docs):
     doc = docs[0]["sanduo_1.jpg"]
-    (message,) = utils.punrebus_5shot_doc_to_messages(doc, {"prompt": "matching", "prompt_variant": "paper"})
+    (message,) = fewshot.punrebus_5shot_doc_to_messages(doc, {"prompt": "matching", "prompt_variant": "paper"})
     kinds = [part["type"] for part in message["content"]]
     assert kinds == ["image", "text"] * 6
     answers = [p["text"] for p in message["content"][1:10:2]]
-    assert answers == ["Answer: G. Peace and Protection from Evil, Societal Harmony", "Answer: B. Happiness, Joy, Good Luck",
-                       "Answer: C. Prestige, Promotion, and Good Exam Results", "Answer: E. Wealth or Prosperity",
-                       "Answer: F. Moral Integrity, Eremitism"]  # fmt: skip
-    (elements_message,) = utils.punrebus_5shot_doc_to_messages(doc, {"prompt": "elements", "prompt_variant": "paper"})
-    assert elements_message["content"][1]["text"] == "Answer: Quail, Chrysanthemum"
-    assert len(utils.punrebus_5shot_doc_to_visual(doc)) == 6
+    assert answers == ["G. Peace and Protection from Evil, Societal Harmony", "B. Happiness, Joy, Good Luck",
+                       "C. Prestige, Promotion, and Good Exam Results", "E. Wealth or Prosperity",
+                       "F. Moral Integrity, Eremitism"]  # fmt: skip
+    (elements_message,) = fewshot.punrebus_5shot_doc_to_messages(doc, {"prompt": "elements", "prompt_variant": "paper"})
+    assert elements_message["content"][1]["text"] == "Quail, Chrysanthemum"
+    assert len(fewshot.punrebus_5shot_doc_to_visual(doc)) == 6
+
+
+@pytest.mark.parametrize("letter", list(LETTERS))
+def test_a_model_copying_the_five_shot_answer_format_is_parsed_by_the_paper_parser(docs, letter):
+    # review defect 1: "Answer: G. Peace..." copied by a model was read as A by the paper's first-character rule
+    doc = {**docs[0]["sanduo_1.jpg"], "categories": [letter], "category_rows": [letter]}
+    copied = fewshot.punrebus_5shot_answer(doc, "matching") + "\nThe bats and the peaches..."
+    out = utils.punrebus_matching_process_results(doc, [copied])
+    assert out["accuracy"]["pred"] == letter and out["accuracy"]["correct"]
+    assert out["accuracy_robust"]["pred"] == letter
+
+
+def test_a_model_copying_the_five_shot_elements_format_is_scored_in_full(docs):
+    doc = docs[0]["fushoushuangquan_1.jpg"]
+    out = utils.punrebus_elements_process_results(doc, [fewshot.punrebus_5shot_answer(doc, "elements")])
+    assert out["element_abs"]["pred"] == [g for g in doc["elements_en"]]
+    assert out["element_abs"]["instance_score"] == pytest.approx(1.0)
+
+
+@pytest.mark.parametrize("prompt", ["matching", "elements"])
+def test_five_shot_text_fallback_has_one_image_placeholder_per_image_before_its_answer(docs, prompt):
+    # review defect 7: the text form for models without chat messages listed "Answer:" lines and no images
+    doc = docs[0]["sanduo_1.jpg"]
+    text = fewshot.punrebus_5shot_doc_to_text(doc, {"prompt": prompt, "prompt_variant": "paper"})
+    assert text.count("<image>") == len(fewshot.punrebus_5shot_doc_to_visual(doc)) == 6
+    chunks = text.split("<image>\n")[1:]
+    assert chunks[0].startswith("Quail" if prompt == "elements" else "G. Peace")
+    assert chunks[-1] == utils.punrebus_doc_to_text(doc, {"prompt": prompt, "prompt_variant": "paper"})
+    assert "Answer:" not in text
+    custom = fewshot.punrebus_5shot_doc_to_text(
+        doc, {"prompt": prompt, "prompt_variant": "paper", "image_token": "<|img|>"}
+    )
+    assert custom.count("<|img|>") == 6
 
 
 MATCHING = {
@@ -159,6 +192,40 @@ def test_matching_per_category_and_confusion(replay_results):
     assert confusion["C"]["B"] == 1 and confusion["C"]["D"] == 1 and confusion["D"]["A"] == 1
     assert confusion["F"]["D"] == 1 and confusion["B"]["G"] == 1
     assert sum(sum(row.values()) for row in confusion.values()) == 5
+
+
+def test_matching_dedup_per_category_equals_official_without_duplicate_rows(replay_results):
+    r = replay_results["results"]["punrebus_matching"]
+    for c in LETTERS:  # the sample answer sheet repeats no (story, category) pair
+        assert r[f"accuracy_cat_dedup_{c},none"] == pytest.approx(r[f"accuracy_cat_{c},none"], nan_ok=True)
+
+
+def test_per_category_official_denominator_counts_duplicated_answer_sheet_rows(docs):
+    # review defect 5: the official scorer counts a story listed twice under B twice in B's denominator
+    base = docs[0]["jiqingshuangyu_1.jpg"]
+    doubled = {**base, "categories": ["B"], "category_rows": ["B", "B"]}
+    single = {**base, "categories": ["B"], "category_rows": ["B"]}
+    out = [utils.punrebus_matching_process_results(d, [r]) for d, r in ((doubled, "B"), (single, "C"))]
+    assert utils.punrebus_cat_B([o["accuracy_cat_B"] for o in out]) == pytest.approx(1 / 3)
+    assert utils.punrebus_cat_dedup_B([o["accuracy_cat_dedup_B"] for o in out]) == pytest.approx(1 / 2)
+
+
+def test_answer_sheet_keeps_duplicated_category_rows_for_the_official_denominators():
+    stories, _, anomalies = data.parse_answer_sheet(
+        "Chinese Name,Pinyin Name,Category,Element 1,Element 2,Element 3,Element 4\n"
+        "吉庆,jiqing,B,Fish,,,\n吉庆,jiqing,C,Fish,,,\n吉庆,jiqing,B,Fish,,,\n"
+    )
+    assert stories["jiqing"]["categories"] == ["B", "C"]
+    assert stories["jiqing"]["category_rows"] == ["B", "C", "B"]
+    assert anomalies["duplicate_rows"] == [4]
+
+
+def test_expression_parse_rate_and_accuracy_use_the_same_image_parser(docs):
+    # review defect 4: parse_rate used the text-only parser, which rejects "Option X", accuracy the image parser
+    doc = docs[0]["fushoushuangquan_1.jpg"]
+    out = utils.punrebus_expression_process_results(doc, ["Option B\nThe bats..."])
+    assert out["accuracy"]["parsed"] and out["accuracy"]["correct"]
+    assert out["parse_rate"] == 1.0
 
 
 def test_elements_metrics(replay_results):
@@ -298,4 +365,4 @@ def test_a_doc_without_its_image_stops_the_task_at_load_time(tmp_path):
     with pytest.raises(ImageUnavailableError, match=rf"image_id: {ds[2]['image_id']}\).*hanyi prepare punrebus"):
         utils.punrebus_process_docs(broken)
     with pytest.raises(ImageUnavailableError):  # 5-shot checks before dropping the exemplar stories
-        utils.punrebus_drop_exemplar_stories(broken)
+        fewshot.punrebus_drop_exemplar_stories(broken)

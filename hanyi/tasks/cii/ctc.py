@@ -1,4 +1,5 @@
-"""CII-Bench CTC judge glue: one batched judge call per set of descriptions, shared by the CTC aggregations.
+"""CII-Bench CTC glue: the 130 painting docs, the neutral description prompt, one batched judge call per set of
+descriptions shared by the CTC aggregations. See docs/cii.md ("CTC").
 
 Every ``ctc_*`` metric aggregates the same items; the first one judges them (through the shared client in
 ``hanyi.metrics.judge``, whose disk cache also survives the process) and the others reuse the in-process result.
@@ -7,9 +8,102 @@ Every ``ctc_*`` metric aggregates the same items; the first one judges them (thr
 from __future__ import annotations
 
 import hashlib
+import logging
+import os
 import threading
 
-from hanyi.metrics.cii_ctc import ctc_scores, parse_ctc_score
+from hanyi import backbones
+from hanyi.metrics.cii_ctc import ctc_group_mean, ctc_human_answer, ctc_mean, ctc_scores, parse_ctc_score
+from hanyi.tasks._common import prompt_kwargs, render
+from hanyi.tasks.cii.constants import CTC_DOMAIN, CTC_METRICS
+from hanyi.tasks.cii.loading import with_images
+
+log = logging.getLogger("hanyi.cii")
+CTC_FAILURES = "ctc_judge_failures"
+#: The official CTC records (``CTC_Evaluation/exp_CTC.json`` of the GitHub release) carry the painting titles the
+#: hub dataset lacks: set this to that file, or point HANYI_CII_IMAGE_ROOT at a clone that has it.
+ENV_CTC_JSON = "HANYI_CII_CTC_JSON"
+_NOT_COMPARABLE = (
+    "hanyi cii_ctc: ctc_score is comparable with Table 4 (2.71) only when the described model is GPT-4o and the judge "
+    "is GPT-4o; the paper's description prompt is unpublished and ours is neutral (docs/cii.md). Judge here: %s."
+)
+
+
+def _titles_file() -> str | None:
+    path = os.environ.get(ENV_CTC_JSON)
+    if path and not os.path.isfile(path):
+        raise FileNotFoundError(f"{ENV_CTC_JSON}={path!r} is not a file (expected CTC_Evaluation/exp_CTC.json)")
+    root = os.environ.get("HANYI_CII_IMAGE_ROOT")
+    clone = os.path.join(root, "CTC_Evaluation", "exp_CTC.json") if root else None
+    return path or (clone if clone and os.path.isfile(clone) else None)
+
+
+def cii_ctc_process_docs(dataset):
+    """One doc per distinct CTC image: domain 中华传统文化, first question per ``explanation`` (spec §4.1), with its
+    ``title`` from the data or from the official CTC records (keyed by ``explanation``) when available. The judge is
+    resolved now, before any model call (without one, one line says ctc_score is not emitted)."""
+    backbones.require("judge")
+    seen, keep = set(), []
+    for i, (domain, expl) in enumerate(zip(dataset["domain"], dataset["explanation"])):
+        if domain == CTC_DOMAIN and expl not in seen:
+            seen.add(expl)
+            keep.append(i)
+    docs = with_images(dataset.select(keep))
+    has_titles = "title" in docs.column_names and any(docs["title"])
+    path = None if has_titles else _titles_file()
+    if path:
+        from hanyi.data.cii import ctc_titles
+
+        titles = ctc_titles(path)
+        docs = docs.remove_columns([c for c in ("title",) if c in docs.column_names])
+        docs = docs.add_column("title", [titles.get(e, "") for e in docs["explanation"]])
+        log.info("hanyi cii_ctc: titles of %d/%d paintings from %s", sum(map(bool, docs["title"])), len(docs), path)
+    elif not has_titles:
+        log.warning(
+            "hanyi cii_ctc: no painting titles; the judge's human answer is explanation + meaning only (the official "
+            "one starts with the title). Set %s to the release's CTC_Evaluation/exp_CTC.json.",
+            ENV_CTC_JSON,
+        )
+    return docs
+
+
+def cii_ctc_doc_to_text(doc, lmms_eval_specific_kwargs=None):
+    kw = prompt_kwargs(lmms_eval_specific_kwargs, ctc_prompt=None)
+    return kw["ctc_prompt"] or render("cii", "ctc_describe.jinja")
+
+
+def cii_ctc_process_results(doc, results):
+    from hanyi.metrics.judge import JudgeConfig, warn_judge_disabled
+
+    description = results[0] if results else ""
+    out = {"ctc_blank_rate": float(not str(description).strip())}
+    if JudgeConfig.from_env() is None:
+        warn_judge_disabled([*CTC_METRICS, CTC_FAILURES])
+        return out
+    human = ctc_human_answer(doc["explanation"], doc["metaphorical_meaning"], doc.get("title") or "")
+    user = render("cii", "ctc_judge_user.jinja", human_answer=human, description=description)
+    item = {"id": doc["id"], "difficulty": doc["difficulty"], "emotion": doc["emotion"], "judge_user": user}
+    return {**out, **dict.fromkeys([*CTC_METRICS, CTC_FAILURES], item)}
+
+
+def ctc_aggregation(name: str):
+    """The aggregation of CTC metric ``name``: the judge failure count, the overall mean or a group mean."""
+    field, label = CTC_METRICS.get(name, (None, None))
+
+    def agg(items):
+        judged = judge_batch(items, render("cii", "ctc_judge_system.jinja"))
+        if name == CTC_FAILURES:
+            return float(judged["failures"])
+        scores = judged["scores"]
+        if name == "ctc_score":
+            from hanyi.metrics.judge import JudgeConfig
+
+            log.warning(_NOT_COMPARABLE, getattr(JudgeConfig.from_env(), "model", None))
+        return ctc_mean(scores) if field is None else ctc_group_mean(scores, [it[field] for it in items], label)
+
+    agg.__name__ = agg.__qualname__ = f"cii_{name}"
+    return agg
+
 
 _MEMO: dict[str, dict] = {}
 _LOCK = threading.Lock()

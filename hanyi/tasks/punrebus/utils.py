@@ -1,6 +1,5 @@
 """Pun Rebus Art glue: prompts from templates/, scoring from hanyi.metrics. See docs/punrebus.md."""
 
-import functools
 import logging
 
 from hanyi import backbones
@@ -8,8 +7,13 @@ from hanyi.metrics import choice_punrebus as cp
 from hanyi.metrics import elements as el
 from hanyi.metrics.choice import accuracy_over_all, accuracy_over_parsed, extract_leading_letter, is_correct_choice
 from hanyi.metrics.choice_delimited import extract_choice_delimited
-from hanyi.tasks._common import prompt_kwargs, render, require_images, visuals
-from hanyi.tasks.punrebus.constants import FIVE_SHOT_STORIES, JUDGE_METRIC, JUDGE_SCALE, LETTERS, OPTIONS
+from hanyi.tasks._common import prompt_kwargs, render, visuals
+from hanyi.tasks.punrebus.constants import JUDGE_METRIC, JUDGE_SCALE, LETTERS, OPTIONS
+from hanyi.tasks.punrebus.loading import (  # noqa: F401  (named by the YAMLs as utils.*)
+    punrebus_elements_process_docs,
+    punrebus_expression_process_docs,
+    punrebus_process_docs,
+)
 
 log = logging.getLogger(__name__)
 
@@ -28,10 +32,11 @@ def punrebus_doc_to_text(doc, lmms_eval_specific_kwargs=None):
     return render("punrebus", _template(kw), options=OPTIONS, doc=doc)
 
 
-def _choice_items(doc, response, paper_parser):
-    gold = list(doc["categories"])
+def _choice_items(doc, response, paper_parser, keys=None):
+    gold, rows = list(doc["categories"]), doc.get("category_rows")
     paper, robust = paper_parser(response), extract_choice_delimited(response, OPTIONS)
     item = {"parsed": paper is not None, "correct": is_correct_choice(paper, gold), "pred": paper, "gold": gold}
+    item["gold_rows"] = list(rows) if rows is not None else None  # official per-category denominators
     robust_item = {
         "parsed": robust is not None,
         "correct": is_correct_choice(robust, gold),
@@ -39,8 +44,16 @@ def _choice_items(doc, response, paper_parser):
         "gold": gold,
     }
     out = {"accuracy": item, "accuracy_robust": robust_item, "parse_rate": float(item["parsed"])}
-    out.update({f"accuracy_cat_{c}": item for c in LETTERS}, **{f"wrong_answer_confusion_{c}": item for c in LETTERS})
-    return out | {"parse_rate_robust": float(robust_item["parsed"])}
+    out |= {
+        f"{name}_{c}": item
+        for c in LETTERS
+        for name in ("accuracy_cat", "accuracy_cat_dedup", "wrong_answer_confusion")
+    }
+    out["parse_rate_robust"] = float(robust_item["parsed"])
+    return {k: out[k] for k in keys} if keys else out
+
+
+_PLAIN = ("accuracy", "accuracy_robust", "parse_rate", "parse_rate_robust")
 
 
 def punrebus_matching_process_results(doc, results):
@@ -48,14 +61,13 @@ def punrebus_matching_process_results(doc, results):
 
 
 def punrebus_textonly_process_results(doc, results):
-    out = _choice_items(doc, results[0] if results else "", lambda r: cp.extract_first_char_letter(r, LETTERS))
-    return {k: out[k] for k in ("accuracy", "accuracy_robust", "parse_rate", "parse_rate_robust")}
+    return _choice_items(doc, results[0] if results else "", lambda r: cp.extract_first_char_letter(r, LETTERS), _PLAIN)
 
 
 def punrebus_expression_process_results(doc, results):
     response = results[0] if results else ""
-    out = punrebus_textonly_process_results(doc, results)
-    out["accuracy"] = _choice_items(doc, response, lambda r: extract_leading_letter(r, LETTERS))["accuracy"]
+    # an image answer: accuracy and parse_rate both use the image scorer's parser ("Option X" accepted)
+    out = _choice_items(doc, response, lambda r: extract_leading_letter(r, LETTERS), _PLAIN)
     from hanyi.metrics.judge import JudgeConfig, warn_judge_disabled
 
     if JudgeConfig.from_env(None) is None:
@@ -115,91 +127,23 @@ def punrebus_accuracy_over_all(items):
     return accuracy_over_all(items)
 
 
-def _confusion_row(items, letter):
-    """Row ``letter`` (true category) of the wrong-answer confusion matrix: one short dict per table row."""
-    return cp.wrong_answer_confusion(items, LETTERS)[letter]
+_PER_LETTER = {
+    "punrebus_confusion_": lambda items, letter: cp.wrong_answer_confusion(items, LETTERS)[letter],
+    "punrebus_cat_dedup_": cp.category_accuracy_dedup,
+    "punrebus_cat_": cp.category_accuracy,
+}
 
 
-punrebus_confusion_A = functools.partial(_confusion_row, letter="A")
-punrebus_confusion_B = functools.partial(_confusion_row, letter="B")
-punrebus_confusion_C = functools.partial(_confusion_row, letter="C")
-punrebus_confusion_D = functools.partial(_confusion_row, letter="D")
-punrebus_confusion_E = functools.partial(_confusion_row, letter="E")
-punrebus_confusion_F = functools.partial(_confusion_row, letter="F")
-punrebus_confusion_G = functools.partial(_confusion_row, letter="G")
+def __getattr__(name):
+    """``utils.punrebus_cat_A`` (official per-category accuracy), ``punrebus_cat_dedup_A``, ``punrebus_confusion_A``
+    (row A of the wrong-answer confusion matrix), ... : one aggregation per option letter."""
+    for prefix, fn in _PER_LETTER.items():
+        letter = name[len(prefix) :]
+        if name.startswith(prefix) and len(letter) == 1 and letter in LETTERS:
 
+            def agg(items, _fn=fn, _letter=letter):
+                return _fn(items, _letter)
 
-punrebus_cat_A = functools.partial(cp.category_accuracy, letter="A")
-punrebus_cat_B = functools.partial(cp.category_accuracy, letter="B")
-punrebus_cat_C = functools.partial(cp.category_accuracy, letter="C")
-punrebus_cat_D = functools.partial(cp.category_accuracy, letter="D")
-punrebus_cat_E = functools.partial(cp.category_accuracy, letter="E")
-punrebus_cat_F = functools.partial(cp.category_accuracy, letter="F")
-punrebus_cat_G = functools.partial(cp.category_accuracy, letter="G")
-
-
-_IMAGE_FIX = "Rebuild the data with `hanyi prepare punrebus`, which checks every image and reports the bad ones."
-
-
-def punrebus_process_docs(dataset):
-    """Image tasks: every doc must have its picture, checked at load time before any model call."""
-    return require_images(dataset, "image", "image_id", _IMAGE_FIX)
-
-
-def punrebus_drop_exemplar_stories(dataset):
-    """5-shot: the exemplar stories' images are prompts, not test items (their own images are checked too)."""
-    checked = punrebus_process_docs(dataset)
-    return checked.filter(lambda p: p not in FIVE_SHOT_STORIES, input_columns="story_pinyin")
-
-
-def punrebus_elements_process_docs(dataset):
-    """Element tasks: WordNet and Sentence-BERT resolved now, before any model call (hanyi.backbones)."""
-    backbones.require("wordnet", "sbert")
-    return punrebus_process_docs(dataset)
-
-
-def punrebus_elements_5shot_process_docs(dataset):
-    backbones.require("wordnet", "sbert")
-    return punrebus_drop_exemplar_stories(dataset)
-
-
-def punrebus_expression_process_docs(dataset):
-    """The judge is resolved now; without one, judge_score is not emitted (one warning before generation)."""
-    backbones.require("judge")
-    return punrebus_process_docs(dataset)
-
-
-def _exemplars():
-    from hanyi.data.punrebus import load_exemplar_docs
-    from hanyi.data.sources import resolve
-
-    return load_exemplar_docs(resolve("punrebus"), FIVE_SHOT_STORIES)
-
-
-def _answer(doc, prompt):
-    option = next(o for o in OPTIONS if o[0] == doc["categories"][0])
-    return render("punrebus", "fewshot_answer.jinja", doc=doc, prompt=prompt, option=option)
-
-
-def punrebus_5shot_doc_to_visual(doc):
-    return [img for ex in _exemplars() for img in punrebus_doc_to_visual(ex)] + punrebus_doc_to_visual(doc)
-
-
-def punrebus_5shot_doc_to_text(doc, lmms_eval_specific_kwargs=None):
-    kw = prompt_kwargs(lmms_eval_specific_kwargs, prompt="matching", prompt_variant="paper")
-    return "\n".join([_answer(ex, kw["prompt"]) for ex in _exemplars()] + [punrebus_doc_to_text(doc, kw)])
-
-
-def punrebus_5shot_doc_to_messages(doc, lmms_eval_specific_kwargs=None):
-    kw = prompt_kwargs(lmms_eval_specific_kwargs, prompt="matching", prompt_variant="paper")
-    content = []
-    for ex in _exemplars():
-        content += [
-            {"type": "image", "url": punrebus_doc_to_visual(ex)[0]},
-            {"type": "text", "text": _answer(ex, kw["prompt"])},
-        ]
-    content += [
-        {"type": "image", "url": punrebus_doc_to_visual(doc)[0]},
-        {"type": "text", "text": punrebus_doc_to_text(doc, kw)},
-    ]
-    return [{"role": "user", "content": content}]
+            agg.__name__ = agg.__qualname__ = name
+            return agg
+    raise AttributeError(name)
