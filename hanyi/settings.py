@@ -123,6 +123,7 @@ CHECKS: dict[str, Callable[[str], str | None]] = {
     "HANYI_PUNREBUS_SBERT_MODEL": _any,
     "HANYI_CVLUE_LOGLIK": _choice("auto", "nll", "logprob"),
     "HANYI_CII_IMAGE_ROOT": _existing_dir,
+    "HANYI_CII_CTC_JSON": _existing_file,
     "HANYI_UNPIE_BERTSCORE_MODEL": _any,
     "HANYI_UNPIE_BERTSCORE_LAYERS": _int(1),
     "HANYI_UNPIE_BERTSCORE_BATCH": _int(1),
