@@ -4,6 +4,7 @@
 * ``hanyi prepare <benchmark> ...``: build a benchmark's dataset from its official release (``hanyi.data.<benchmark>``).
 * ``hanyi eval ...``: ``lmms-eval`` with hanyi's tasks registered explicitly (for when the start-up hook is off).
 * ``hanyi report`` / ``hanyi submit``: readable reports and submission files from lmms-eval output directories.
+* ``hanyi export lmms-eval --out DIR``: self-contained task folders for a pull request to lmms-eval (``docs/upstream.md``).
 """
 
 from __future__ import annotations
@@ -202,6 +203,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     subs.add_parser("report", help="Markdown/HTML report from lmms-eval output dirs", add_help=False)
     subs.add_parser("submit", help="submission files from an lmms-eval output dir", add_help=False)
+    subs.add_parser(
+        "export", help="export lmms-eval task folders that need no hanyi (see docs/upstream.md)", add_help=False
+    )
     return parser
 
 
@@ -209,7 +213,7 @@ def main(argv=None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] == "eval":
         return cmd_eval(argv[1:])
-    if argv and argv[0] in ("report", "submit"):
+    if argv and argv[0] in ("report", "submit", "export"):
         return _delegate(f"hanyi.{argv[0]}", argv[1:], prog=f"hanyi {argv[0]}")
     parser = build_parser()
     args = parser.parse_args(argv)
