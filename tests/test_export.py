@@ -169,6 +169,8 @@ def test_exported_glue_loads_with_hanyi_blocked(exported, tmp_path):
         "    spec.loader.exec_module(importlib.util.module_from_spec(spec))\n"
         "assert not [m for m in sys.modules if m == 'hanyi' or m.startswith('hanyi.')]\n"
         "import _cii_lib\n"
+        "from _vulca_lib.data import vulca_embed_reference, vulca_reference\n"
+        "assert os.path.isfile(vulca_reference.DEFAULT_OUT) and os.path.isfile(vulca_embed_reference.DEFAULT_OUT)\n"
         "print(_cii_lib.TASKS_DIR)\n"
     )
     proc = subprocess.run(
