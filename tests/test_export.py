@@ -160,9 +160,12 @@ def test_needed_modules_follow_relative_imports_and_parents():
 
 
 def test_exported_glue_loads_with_hanyi_blocked(exported, tmp_path):
-    """Every glue module loads by file (as lmms-eval loads it) and renders a prompt, with ``hanyi`` unimportable."""
+    """Every glue module loads by file (as lmms-eval loads it) with ``hanyi`` unimportable and no network call."""
     script = (
-        "import glob, importlib.util, os, sys\n"
+        "import glob, importlib.util, os, socket, sys\n"
+        "def _no_network(*args, **kwargs):\n"
+        "    raise AssertionError('network call at import')\n"
+        "socket.socket.connect = socket.create_connection = socket.getaddrinfo = _no_network\n"
         f"out = {exported!r}\n"
         "for path in sorted(glob.glob(os.path.join(out, '*', '*.py'))):\n"
         "    spec = importlib.util.spec_from_file_location(os.path.basename(path)[:-3], path)\n"

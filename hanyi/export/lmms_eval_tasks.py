@@ -240,7 +240,7 @@ def rewrite_yaml(text: str, bench: str, path_value: str, filename: str) -> str:
     def source(m):
         if m.group(1) != bench:
             raise ExportError(f"{filename}: dataset_path names another benchmark ({m.group(1)})")
-        return json.dumps(path_value, ensure_ascii=False)
+        return json.dumps(path_value, ensure_ascii=False) + "  # fixed by hanyi export; HANYI_* variables do not apply"
 
     out = _SOURCE_RE.sub(source, text)
     other = _FUNCTION_RE.search(out)
