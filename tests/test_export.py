@@ -148,6 +148,8 @@ def test_cli_export_data_root_choices(tmp_path, capsys):
 def test_rewrite_refuses_a_bare_hanyi_name():
     with pytest.raises(lt.ExportError, match="x.py:2"):
         lt.rewrite_imports("import hanyi.metrics\nhanyi.metrics.choice\n", "_x_lib", "x.py")
+    with pytest.raises(lt.ExportError, match="y.py:3"):
+        lt.rewrite_imports("import importlib\n\nimportlib.import_module(f'hanyi.data.{x}')\n", "_x_lib", "y.py")
     out = lt.rewrite_imports("def f():\n    from hanyi.metrics import choice\n    return choice\n", "_x_lib", "x.py")
     assert "from _x_lib.metrics import choice" in out
 

@@ -147,6 +147,10 @@ def rewrite_imports(source: str, lib: str, filename: str) -> str:
                 for n in ([a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""])
             )
         )
+        if isinstance(node, ast.Call) and getattr(node.func, "attr", getattr(node.func, "id", "")) == "import_module":
+            first = node.args[0] if node.args else None
+            text = ast.unparse(first) if first is not None else ""
+            bad = bad or text.strip("'\"f").startswith(ROOT)
         if bad:
             raise ExportError(f"{filename}:{node.lineno}: uses the name 'hanyi' in a way the exporter cannot rewrite")
     return out
