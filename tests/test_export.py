@@ -21,6 +21,9 @@ from hanyi.export import lmms_eval_tasks as lt
 
 from .conftest import DEMO_GROUPS
 
+#: Beyond the five groups: tasks whose glue reaches further (5-shot exemplars through the vendored data source,
+#: circular expansion, likelihood ranking, the text-only LM mode, VULCA ablations).
+EXTRA_TASKS = ("punrebus_matching_5shot", "cii_circular", "cvlue_ranking", "unpie_text", "vulca_ablations")
 SHADOW_INIT = 'raise ImportError("hanyi is blocked: an exported task folder tried to import it")\n'
 
 
@@ -208,13 +211,14 @@ def _comparable(results: dict) -> dict:
 
 @pytest.mark.slow
 def test_exported_groups_score_exactly_like_hanyi(exported, evaluate, tmp_path):
-    """lmms-eval's dummy model on the sample data: one evaluator run per side, all five groups, equal results."""
-    ours = evaluate(list(DEMO_GROUPS), "dummy", log_samples=False)["results"]
+    """lmms-eval's dummy model on the sample data: one evaluator run per side, five groups + extras, equal results."""
+    tasks = [*DEMO_GROUPS, *EXTRA_TASKS]
+    ours = evaluate(tasks, "dummy", log_samples=False)["results"]
     path = str(tmp_path / "export_results.json")
     env = _shadow_env(str(tmp_path))
     env.update(HF_HUB_OFFLINE="1", HF_DATASETS_OFFLINE="1", TRANSFORMERS_OFFLINE="1")
     proc = subprocess.run(
-        [sys.executable, "-c", _EXPORT_RUN, exported, ",".join(DEMO_GROUPS), path],
+        [sys.executable, "-c", _EXPORT_RUN, exported, ",".join(tasks), path],
         cwd=str(tmp_path), env=env, capture_output=True, text=True, timeout=1500,
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr[-5000:]
