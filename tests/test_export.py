@@ -148,6 +148,16 @@ def test_cli_export_data_root_choices(tmp_path, capsys):
     assert main(["export", "lmms-eval", "--out", str(tmp_path), "--benchmarks", "cii", "vulca", "--check"]) == 0
 
 
+def test_export_never_replaces_a_folder_it_did_not_write(tmp_path):
+    (tmp_path / "cii").mkdir()
+    (tmp_path / "cii" / "keep.txt").write_text("mine")
+    with pytest.raises(lt.ExportError, match="not written by hanyi export"):
+        lt.export(str(tmp_path), ["cii"], data_root="sample")
+    assert (tmp_path / "cii" / "keep.txt").read_text() == "mine"
+    lt.export(str(tmp_path / "again"), ["cii"], data_root="sample")
+    lt.export(str(tmp_path / "again"), ["cii"], data_root="sample")  # its own earlier export is replaced
+
+
 def test_rewrite_refuses_a_bare_hanyi_name():
     with pytest.raises(lt.ExportError, match="x.py:2"):
         lt.rewrite_imports("import hanyi.metrics\nhanyi.metrics.choice\n", "_x_lib", "x.py")

@@ -257,11 +257,25 @@ def rewrite_yaml(text: str, bench: str, path_value: str, filename: str) -> str:
 # Export
 
 
+MARKER = f"<!-- {GENERATED}; re-export instead of editing -->"
+
+
+def _is_export(folder: str) -> bool:
+    """True for a folder an earlier export wrote (its README starts with :data:`MARKER`)."""
+    try:
+        with open(os.path.join(folder, "README.md"), encoding="utf-8") as f:
+            return f.readline().strip() == MARKER
+    except OSError:
+        return False
+
+
 def export_benchmark(out: str, bench: str, data_root: str) -> dict:
     lib = lib_name(bench)
     src = os.path.join(TASKS_DIR, bench)
     dst = os.path.join(out, bench)
     if os.path.exists(dst):
+        if not _is_export(dst):
+            raise ExportError(f"{dst} exists and was not written by hanyi export; refusing to replace it")
         shutil.rmtree(dst)
     path_value = dataset_path(bench, data_root, dst)
     for root, dirs, files in os.walk(src):
@@ -300,7 +314,7 @@ def export_benchmark(out: str, bench: str, data_root: str) -> dict:
     from hanyi.export import readme
 
     with open(os.path.join(dst, "README.md"), "w", encoding="utf-8") as fh:
-        fh.write(readme.folder_readme(bench, dst, path_value, vendored))
+        fh.write(MARKER + "\n" + readme.folder_readme(bench, dst, path_value, vendored))
     return {"folder": dst, "dataset_path": path_value, "vendored": [m.replace(ROOT, lib, 1) for m in vendored]}
 
 
