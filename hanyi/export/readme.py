@@ -54,7 +54,7 @@ def _intro(markdown: str) -> tuple[str, str]:
     head = sections(markdown)[0][1]
     title = re.search(r"^# +(.+)$", head, flags=re.M)
     text = re.sub(r"```bibtex\n.*?```", "", head, flags=re.S)
-    text = re.sub(r"^# +.+$", "", text, flags=re.M).strip()
+    text = re.sub(r"\n{3,}", "\n\n", re.sub(r"^# +.+$", "", text, flags=re.M)).strip()
     return (title.group(1).strip() if title else ""), text
 
 
