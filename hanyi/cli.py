@@ -6,6 +6,7 @@
 * ``hanyi report`` / ``hanyi submit``: readable reports and submission files from lmms-eval output directories.
 * ``hanyi doctor [--json]`` / ``hanyi setup``: which paper backbones (WordNet, scorer models, judge) are usable here,
   and getting the missing ones (``hanyi.doctor``).
+* ``hanyi export lmms-eval --out DIR``: self-contained task folders for a pull request to lmms-eval (``docs/upstream.md``).
 """
 
 from __future__ import annotations
@@ -206,6 +207,9 @@ def build_parser() -> argparse.ArgumentParser:
     subs.add_parser("submit", help="submission files from an lmms-eval output dir", add_help=False)
     subs.add_parser("doctor", help="which paper backbones (WordNet, models, judge) are usable here", add_help=False)
     subs.add_parser("setup", help="get the missing paper backbones (WordNet offline from Debian)", add_help=False)
+    subs.add_parser(
+        "export", help="export lmms-eval task folders that need no hanyi (see docs/upstream.md)", add_help=False
+    )
     return parser
 
 
@@ -213,7 +217,7 @@ def main(argv=None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] == "eval":
         return cmd_eval(argv[1:])
-    if argv and argv[0] in ("report", "submit"):
+    if argv and argv[0] in ("report", "submit", "export"):
         return _delegate(f"hanyi.{argv[0]}", argv[1:], prog=f"hanyi {argv[0]}")
     if argv and argv[0] in ("doctor", "setup"):
         from hanyi import doctor

@@ -17,14 +17,14 @@ import functools
 import json
 import os
 
+from hanyi import TASKS_DIR
+
 SOURCE = {
     "repo": "yha9806/EMNLP2025-VULCA",
     "commit": "91a6131fffbcfcb5f2abc448d13923962ec64bcb",
     "path": "full_data/human_expert/data/*/*.txt",
 }
-DEFAULT_OUT = os.path.join(
-    os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tasks", "vulca", "reference", "human_embeddings.json"
-)
+DEFAULT_OUT = os.path.join(TASKS_DIR, "vulca", "reference", "human_embeddings.json")
 
 
 def read_texts(folder: str) -> dict[str, str]:

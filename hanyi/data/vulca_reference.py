@@ -18,6 +18,7 @@ import json
 import os
 import sys
 
+from hanyi import TASKS_DIR
 from hanyi.metrics.critique_profile import (
     FEATURE_LABELS,
     PROFILE_KEYS,
@@ -35,9 +36,7 @@ SOURCE = {
     "path": "full_data/human_expert/result_for_profiling/human_expert_features_consolidated.csv",
     "extractor": "MoritzLaurer/mDeBERTa-v3-base-mnli-xnli, template 'This example is {}.'",
 }
-DEFAULT_OUT = os.path.join(
-    os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tasks", "vulca", "reference", "human_reference.json"
-)
+DEFAULT_OUT = os.path.join(TASKS_DIR, "vulca", "reference", "human_reference.json")
 
 
 class ReferenceRowError(ValueError):

@@ -1,0 +1,42 @@
+"""``hanyi export``: hanyi's tasks as self-contained folders for other harnesses (see ``docs/upstream.md``).
+
+* ``hanyi export lmms-eval --out DIR [--benchmarks ...] [--data-root sample|<dir>|hub]`` writes one folder per
+  benchmark, ready to copy into ``lmms_eval/tasks/`` (:mod:`hanyi.export.lmms_eval_tasks`).
+* ``hanyi export lmms-eval --check DIR`` says whether an existing export still matches the source tree.
+
+Nothing here is imported by the tasks; the exported folders import nothing from hanyi.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+
+def main(argv=None, prog: str = "hanyi export") -> int:
+    from hanyi import BENCHMARKS
+    from hanyi.export import lmms_eval_tasks as lt
+
+    parser = argparse.ArgumentParser(prog=prog, description=__doc__.splitlines()[0])
+    subs = parser.add_subparsers(dest="target", required=True)
+    p = subs.add_parser("lmms-eval", help="task folders for a pull request to lmms-eval (lmms_eval/tasks/<name>/)")
+    p.add_argument("--out", required=True, help="directory to write <benchmark>/ folders and PULL_REQUEST.md into")
+    p.add_argument("--benchmarks", nargs="+", choices=BENCHMARKS, default=list(BENCHMARKS), metavar="BENCH")
+    p.add_argument(
+        "--data-root",
+        default="hub",
+        help="dataset_path: 'hub' (hub id where one exists, else the default prepared directory), 'sample' "
+        "(copy the bundled synthetic samples beside the tasks, for testing) or a directory written by hanyi prepare",
+    )
+    p.add_argument("--check", action="store_true", help="compare --out with a fresh export; exit 1 on drift")
+    args = parser.parse_args(sys.argv[1:] if argv is None else argv)
+    if args.check:
+        drift = lt.check_export(args.out, args.benchmarks, args.data_root)
+        for line in drift:
+            print(line)
+        print("export matches the source" if not drift else f"{len(drift)} difference(s): re-run hanyi export")
+        return 1 if drift else 0
+    written = lt.export(args.out, args.benchmarks, args.data_root)
+    print(json.dumps(written, ensure_ascii=False, indent=1))
+    return 0

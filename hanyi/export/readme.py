@@ -1,0 +1,200 @@
+"""The README of each exported folder and the export's PULL_REQUEST.md, rendered from the source tree.
+
+Paper, BibTeX, metric definitions and deviations come from ``docs/<bench>.md`` (its sections are found by their
+headings); groups, tasks and metric keys from the task YAMLs; data access from :mod:`hanyi.data.sources`; the
+upstream patches from ``docs/upstream/*.patch``. Nothing is written twice by hand.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import re
+
+from hanyi import TASKS_DIR
+
+REPO_ROOT = os.path.dirname(os.path.dirname(TASKS_DIR))
+DOCS_DIR = os.path.join(REPO_ROOT, "docs")
+#: Headings of docs/<bench>.md whose sections go into the README, by README section.
+METRIC_HEADINGS = ("metric",)
+DEVIATION_HEADINGS = ("deviation", "inconsistenc", "silent", "open point")
+
+
+def _doc(bench: str) -> str:
+    path = os.path.join(DOCS_DIR, f"{bench}.md")
+    if not os.path.isfile(path):
+        return ""
+    with open(path, encoding="utf-8") as f:
+        return f.read()
+
+
+def sections(markdown: str) -> list[tuple[str, str]]:
+    """``[(heading, body)]`` of the ``## `` sections, in order; the text before the first is heading ``""``."""
+    parts = re.split(r"^## +(.+)$", markdown, flags=re.M)
+    out = [("", parts[0])]
+    out += [(parts[i].strip(), parts[i + 1].strip("\n")) for i in range(1, len(parts), 2)]
+    return out
+
+
+def _pick(markdown: str, keywords) -> str:
+    chunks = [
+        f"### {head}\n\n{body.strip()}\n"
+        for head, body in sections(markdown)[1:]
+        if any(k in head.lower() for k in keywords)
+    ]
+    return "\n".join(chunks) if chunks else "_Not documented in the source page._\n"
+
+
+def bibtex(markdown: str) -> str:
+    m = re.search(r"```bibtex\n(.*?)```", markdown, flags=re.S)
+    return m.group(1).strip() if m else ""
+
+
+def _intro(markdown: str) -> tuple[str, str]:
+    head = sections(markdown)[0][1]
+    title = re.search(r"^# +(.+)$", head, flags=re.M)
+    text = re.sub(r"```bibtex\n.*?```", "", head, flags=re.S)
+    text = re.sub(r"\n{3,}", "\n\n", re.sub(r"^# +.+$", "", text, flags=re.M)).strip()
+    return (title.group(1).strip() if title else ""), text
+
+
+def _index(folder: str) -> dict:
+    """``{name: entry}`` of the exported folder's YAMLs (groups, tags and tasks with merged config)."""
+    import yaml
+
+    from hanyi.cli import _load_yaml
+
+    class _Loader(yaml.SafeLoader):
+        pass
+
+    _Loader.add_constructor("!function", lambda loader, node: f"!function {loader.construct_scalar(node)}")
+    index = {}
+    for name in sorted(os.listdir(folder)):
+        if not name.endswith(".yaml"):
+            continue
+        cfg = _load_yaml(os.path.join(folder, name), _Loader)
+        if isinstance(cfg.get("task"), list) and cfg.get("group"):
+            index[cfg["group"]] = {"type": "group", "tasks": cfg["task"]}
+        elif isinstance(cfg.get("task"), str):
+            index[cfg["task"]] = {"type": "task", "config": cfg}
+    return index
+
+
+def _metric_rows(config: dict) -> list[str]:
+    rows = []
+    for m in config.get("metric_list") or []:
+        agg = m.get("aggregation", "")
+        agg = agg.removeprefix("!function ") if isinstance(agg, str) else agg
+        rows.append(f"`{m.get('metric')}` ({agg}, higher is better: {m.get('higher_is_better', '?')})")
+    return rows
+
+
+def folder_readme(bench: str, folder: str, dataset_path: str, vendored: list[str]) -> str:
+    from hanyi.data.sources import SOURCES
+    from hanyi.export.lmms_eval_tasks import lib_name
+
+    doc = _doc(bench)
+    title, intro = _intro(doc)
+    lib = lib_name(bench)
+    index = _index(folder)
+    groups = {n: e for n, e in index.items() if e["type"] == "group"}
+    tasks = {n: e for n, e in index.items() if e["type"] == "task"}
+    src = SOURCES.get(bench)
+    lines = [f"# {title or bench}", "", "## Paper", "", intro, ""]
+    bib = bibtex(doc)
+    lines += ["### Citation", "", "```bibtex", bib or "% no BibTeX in docs/" + bench + ".md", "```", ""]
+    lines += ["## Groups and tasks", ""]
+    for name, entry in groups.items():
+        lines.append(f"- group `{name}`: " + ", ".join(f"`{t}`" for t in entry["tasks"]))
+    lines += ["", "| task | output type | config | metrics |", "|---|---|---|---|"]
+    for name, entry in tasks.items():
+        cfg = entry["config"]
+        metrics = "; ".join(_metric_rows(cfg)) or "—"
+        lines.append(
+            f"| `{name}` | {cfg.get('output_type', '?')} | {cfg.get('dataset_name') or 'default'} | {metrics} |"
+        )
+    lines += ["", "## Metrics: definitions", "", _pick(doc, METRIC_HEADINGS), ""]
+    lines += ["## Deviations from the paper", "", _pick(doc, DEVIATION_HEADINGS), ""]
+    lines += [
+        "## Data access",
+        "",
+        f"`dataset_path` in these YAMLs: `{dataset_path}`.",
+        "",
+        f"- Hub: `{src.hub_id}`." if src and src.hub_id else "- Not on the Hugging Face hub.",
+        f"- Local copy or the official release: `pip install hanyi`, then `{src.how_to_get}`; point `dataset_path` "
+        "at the directory it writes (a hub-format dataset: `README.md` with `configs:` and parquet files)."
+        if src
+        else "",
+        "- Judge metrics read `HANYI_JUDGE_BASE_URL`, `HANYI_JUDGE_MODEL` (and `HANYI_JUDGE_API_KEY`) when the task "
+        "runs; without them the judge keys are not emitted and one warning says so. Nothing is fetched at import.",
+        "",
+        "## Code in this folder",
+        "",
+        "The YAMLs, `templates/` and the glue modules are hanyi's task folder. "
+        f"`{lib}/` is generated by `hanyi export lmms-eval` from hanyi's single source (`hanyi/metrics`, ...): "
+        "do not edit it here; change hanyi and re-export (`hanyi export lmms-eval --check` reports drift). Modules: "
+        + ", ".join(f"`{m}`" for m in vendored)
+        + ".",
+        "",
+        "## Checklist",
+        "",
+        "For adding novel benchmarks/datasets to the library:",
+        "",
+        "- [x] Is the task an existing benchmark in the literature?",
+        "  - [x] Have you referenced the original paper that introduced the task?",
+        "  - [x] If yes, does the original paper provide a reference implementation? If so, have you checked against "
+        f"the reference implementation and documented how to run such a test? (docs/{bench}.md in hanyi: anchors "
+        "and the official scorer's cases, pinned by hanyi's tests)",
+        "",
+        "If other tasks on this dataset are already supported:",
+        "",
+        '- [x] Is the "Main" variant of this task clearly denoted? (the group above runs the paper\'s main setting)',
+        "- [x] Have you provided a short sentence in a README on what each new variant adds / evaluates?",
+        "- [x] Have you noted which, if any, published evaluation setups are matched by this variant?",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def patches() -> list[tuple[str, str]]:
+    """``[(file name, subject)]`` of ``docs/upstream/*.patch``."""
+    out = []
+    for path in sorted(glob.glob(os.path.join(DOCS_DIR, "upstream", "*.patch"))):
+        with open(path, encoding="utf-8") as f:
+            m = re.search(r"^Subject: (?:\[PATCH[^\]]*\] *)?(.+)$", f.read(), flags=re.M)
+        out.append((os.path.basename(path), m.group(1).strip() if m else ""))
+    return out
+
+
+def pull_request(out: str, benchmarks: list[str], data_root: str) -> str:
+    lines = [
+        "# Add cultural and implied-meaning benchmarks: " + ", ".join(benchmarks),
+        "",
+        "This pull request adds one folder per benchmark under `lmms_eval/tasks/`, exported from hanyi "
+        f"(`hanyi export lmms-eval --data-root {data_root}`). Each folder is self-contained: YAMLs, Jinja prompt "
+        "templates, glue `utils.py`, and a generated `_<bench>_lib/` with the scoring code; nothing imports hanyi. "
+        "Each folder's README gives the paper, BibTeX, tasks, metric definitions, deviations and data access.",
+        "",
+        "## Folders",
+        "",
+    ]
+    for bench in benchmarks:
+        folder = os.path.join(out, bench)
+        groups = [n for n, e in _index(folder).items() if e["type"] == "group"] if os.path.isdir(folder) else []
+        lines.append(f"- `{bench}/`: groups " + ", ".join(f"`{g}`" for g in groups))
+    lines += [
+        "",
+        "## Host fixes this contribution relies on (separate patches against lmms-eval 0.7.3)",
+        "",
+    ]
+    lines += [f"- `{name}`: {subject}" for name, subject in patches()] or ["- none"]
+    lines += [
+        "",
+        "## How it was tested",
+        "",
+        "With `hanyi` made unimportable and its start-up hook off, `lmms-eval --include_path <export> --model dummy "
+        "--tasks <group>` on the bundled sample data gives exactly the metrics of the hanyi tasks (hanyi's "
+        "`tests/test_export.py`).",
+        "",
+    ]
+    return "\n".join(lines)
