@@ -29,3 +29,74 @@ def test_tasks_filters_by_benchmark(capsys):
 def test_prepare_rejects_unknown_benchmark(capsys):
     with pytest.raises(SystemExit):
         main(["prepare", "nope"])
+
+
+def test_prepare_help_prints_help(capsys):
+    assert main(["prepare", "--help"]) == 0
+    out = capsys.readouterr().out
+    assert "usage: hanyi prepare" in out and "punrebus" in out and "--help" in out
+
+
+@pytest.mark.parametrize("bench, option", [("punrebus", "--answer-sheet"), ("vulca", "--images"), ("cii", "--source")])
+def test_prepare_benchmark_help_prints_its_options(capsys, bench, option):
+    with pytest.raises(SystemExit) as exc:
+        main(["prepare", bench, "--help"])
+    assert exc.value.code == 0
+    out = capsys.readouterr().out
+    assert f"usage: hanyi prepare {bench}" in out and option in out and "--out" in out
+
+
+def _one_line_exit_2(capsys, argv) -> str:
+    assert main(argv) == 2
+    captured = capsys.readouterr()
+    lines = captured.err.strip().splitlines()
+    assert len(lines) == 1, captured.err
+    assert "Traceback" not in captured.err and "Fix:" in lines[0]
+    return lines[0]
+
+
+def test_prepare_missing_directory_is_one_line_exit_2(capsys, tmp_path):
+    line = _one_line_exit_2(capsys, ["prepare", "vulca", "--images", str(tmp_path / "nope"), "--out", str(tmp_path)])
+    assert line.startswith("hanyi prepare vulca:") and "nope" in line and "check the paths" in line
+
+
+def test_prepare_wrong_directory_is_one_line_exit_2(capsys, tmp_path):
+    argv = ["prepare", "cii", "--source", "github", "--github-root", str(tmp_path), "--out", str(tmp_path / "o")]
+    line = _one_line_exit_2(capsys, argv)
+    assert "not a CII-Bench clone" in line
+
+
+def test_prepare_without_network_is_one_line_exit_2(capsys, tmp_path, monkeypatch):
+    import urllib.error
+    import urllib.request
+
+    def offline(*args, **kwargs):
+        raise urllib.error.URLError("[Errno -3] Temporary failure in name resolution")
+
+    monkeypatch.setattr(urllib.request, "urlopen", offline)
+    line = _one_line_exit_2(capsys, ["prepare", "punrebus", "--out", str(tmp_path)])
+    assert "no network?" in line and "by hand" in line
+
+
+def test_prepare_malformed_file_is_one_line_exit_2(capsys, tmp_path):
+    sheet = tmp_path / "sheet.csv"
+    sheet.write_text("this,is,not\nthe,answer,sheet\n", encoding="utf-8")
+    (tmp_path / "images").mkdir()
+    argv = ["prepare", "punrebus", "--answer-sheet", str(sheet), "--images", str(tmp_path / "images")]
+    line = _one_line_exit_2(capsys, [*argv, "--out", str(tmp_path / "o")])
+    assert "header" in line and "official release" in line
+
+
+def test_tasks_marks_unprepared_benchmarks_with_one_footnote_each(capsys, tmp_path, monkeypatch):
+    monkeypatch.setenv("HANYI_DATA_ROOT", str(tmp_path))  # nothing prepared there
+    assert main(["tasks", "--no-count"]) == 0
+    out = capsys.readouterr().out
+    lines = out.splitlines()
+    rows = [line for line in lines if line.startswith("punrebus_") or line.startswith("vulca_")]
+    assert rows and all("not prepared" in line for line in rows if " task " in line)
+    assert max(len(line) for line in rows if " task " in line) < 80
+    notes = [line for line in lines if re.match(r"\[\d+\] ", line)]
+    assert len(notes) == 3, notes  # punrebus, cvlue, vulca: the hub benchmarks fall back to the hub
+    assert sorted(n.split(":")[0].split()[1] for n in notes) == ["cvlue", "punrebus", "vulca"]
+    assert "hanyi prepare punrebus" in out
+    assert "sample/punrebus" not in out
