@@ -223,15 +223,42 @@ def cmd_prepare(args, parser) -> int:
 
 
 def cmd_eval(argv) -> int:
+    """``lmms-eval`` with hanyi's tasks registered, exiting 1 when anything was logged as an error.
+
+    lmms-eval 0.7.3 exits 0 when a task fails to load, a generation raises, or the evaluation aborts (unless
+    ``--verbosity DEBUG``): it only logs an ERROR line. Every ERROR record of lmms-eval's logger is counted here (a
+    loguru patcher, which survives the handler reset lmms-eval does at start-up); ``--allow_errors`` keeps exit 0.
+    """
     import lmms_eval.tasks
+    from loguru import logger
 
     from hanyi.discovery import patch_lmms_eval_tasks_module
 
     patch_lmms_eval_tasks_module(lmms_eval.tasks)
     from lmms_eval.cli.dispatch import main as lmms_main
 
-    sys.argv = ["lmms-eval", *argv]
-    return lmms_main() or 0
+    allow_errors = "--allow_errors" in argv
+    errors: list[str] = []
+
+    def count_errors(record) -> None:
+        if record["level"].no >= 40:  # ERROR and CRITICAL
+            errors.append(str(record["message"]))
+
+    logger.configure(patcher=count_errors)
+    sys.argv = ["lmms-eval", *(a for a in argv if a != "--allow_errors")]
+    try:
+        status = lmms_main() or 0
+    finally:
+        logger.configure(patcher=None)
+    if errors and not status and not allow_errors:
+        first = " ".join(errors[0].split())[:200]
+        print(
+            f"hanyi eval: {len(errors)} error(s) were logged during the run (first: {first}); exit status 1. "
+            "Results may be missing or scored on empty answers: see the log above (--allow_errors to exit 0).",
+            file=sys.stderr,
+        )
+        return 1
+    return status
 
 
 def _delegate(module_name: str, argv, prog: str) -> int:

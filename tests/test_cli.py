@@ -100,3 +100,21 @@ def test_tasks_marks_unprepared_benchmarks_with_one_footnote_each(capsys, tmp_pa
     assert sorted(n.split(":")[0].split()[1] for n in notes) == ["cvlue", "punrebus", "vulca"]
     assert "hanyi prepare punrebus" in out
     assert "sample/punrebus" not in out
+
+
+@pytest.mark.slow
+def test_hanyi_eval_exits_non_zero_when_the_run_logged_an_error(tmp_path):
+    # lmms-eval 0.7.3 swallows the exception (no --verbosity DEBUG) and exits 0; hanyi eval must not.
+    import os
+    import subprocess
+    import sys
+
+    replay_file = tmp_path / "replay.jsonl"
+    replay_file.write_text('{"task": "punrebus_matching", "doc_id": 0, "response": "A"}\n', encoding="utf-8")
+    hanyi_cli = os.path.join(os.path.dirname(sys.executable), "hanyi")
+    cmd = [hanyi_cli, "eval", "--model", "replay", "--model_args", f"path={replay_file}",  # on_missing=error
+           "--tasks", "punrebus_matching", "--output_path", str(tmp_path / "out")]  # fmt: skip
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 1, proc.stderr[-3000:]
+    last = proc.stderr.strip().splitlines()[-1]
+    assert last.startswith("hanyi eval: ") and "error(s)" in last and "no recorded response" in last
