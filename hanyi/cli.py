@@ -124,7 +124,7 @@ def cmd_tasks(args) -> int:
             source = sources.resolve(bench) if bench in sources.SOURCES else "?"
         except sources.DataNotFoundError:
             notes.setdefault(bench, f"{bench}: not prepared. To get it: {sources.SOURCES[bench].how_to_get}")
-            rows.append((name, "task", NOT_PREPARED, f"[{list(notes).index(bench) + 1}] [{config}]"))
+            rows.append((name, "task", NOT_PREPARED, f"see [{list(notes).index(bench) + 1}] below  [{config}]"))
             continue
         count = _doc_count(entry, source) if args.count else "-"
         rows.append((name, "task", count, f"{source} [{config}]"))
