@@ -34,6 +34,9 @@ OFFLINE = {
     "TRANSFORMERS_OFFLINE": "1",
     "TOKENIZERS_PARALLELISM": "false",
     "HANYI_DATA_ROOT": "sample",
+    # torchrun sets 1 thread per rank; model-based metrics (NLI, BERTScore) change in the ~10th digit with the
+    # thread count (float reduction order in matmuls), so every launch gets the same count to compare like with like.
+    "OMP_NUM_THREADS": "1",
 }
 #: Answers a replay record cycles through: letters, a box, free text in the benchmarks' languages, an empty answer.
 RESPONSES = (
