@@ -124,7 +124,8 @@ def cmd_tasks(args) -> int:
             source = sources.resolve(bench) if bench in sources.SOURCES else "?"
         except sources.DataNotFoundError:
             notes.setdefault(bench, f"{bench}: not prepared. To get it: {sources.SOURCES[bench].how_to_get}")
-            rows.append((name, "task", NOT_PREPARED, f"see [{list(notes).index(bench) + 1}] below  [{config}]"))
+            where = notes[bench] if args.json else f"see [{list(notes).index(bench) + 1}] below"
+            rows.append((name, "task", NOT_PREPARED, f"{where}  [{config}]"))
             continue
         count = _doc_count(entry, source) if args.count else "-"
         rows.append((name, "task", count, f"{source} [{config}]"))

@@ -118,3 +118,11 @@ def test_hanyi_eval_exits_non_zero_when_the_run_logged_an_error(tmp_path):
     assert proc.returncode == 1, proc.stderr[-3000:]
     last = proc.stderr.strip().splitlines()[-1]
     assert last.startswith("hanyi eval: ") and "error(s)" in last and "no recorded response" in last
+
+
+def test_tasks_json_gives_the_how_to_on_unprepared_rows(capsys, tmp_path, monkeypatch):
+    monkeypatch.setenv("HANYI_DATA_ROOT", str(tmp_path))
+    assert main(["tasks", "vulca", "--no-count", "--json"]) == 0
+    rows = {r["name"]: r for r in json.loads(capsys.readouterr().out)}
+    assert rows["vulca_baseline"]["docs"] == "not prepared"
+    assert "hanyi prepare vulca" in rows["vulca_baseline"]["source"]
