@@ -129,7 +129,10 @@ def run_command(cmd, out_dir: str, env=None):
     wall = time.perf_counter() - start
     log = proc.stdout + proc.stderr
     if proc.returncode != 0:
-        raise RuntimeError(f"{' '.join(cmd[:3])} exited {proc.returncode}:\n{log[-4000:]}")
+        hint = ""
+        if "import timm" in log and "No module named 'torchvision'" in log:
+            hint = "\n(accelerate imports timm, which needs torchvision: `pip uninstall -y timm`, docs/install.md)"
+        raise RuntimeError(f"{' '.join(cmd[:3])} exited {proc.returncode}:\n{log[-4000:]}{hint}")
     found = sorted(glob.glob(os.path.join(out_dir, "**", "*_results.json"), recursive=True))
     if not found:
         raise RuntimeError(f"no results file under {out_dir}:\n{log[-4000:]}")
