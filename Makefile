@@ -4,7 +4,9 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.hanyi-installed
 DEMO_OUT ?= out/demo
-TINY := .cache/tiny_llava
+# Not under a dot-folder: lmms-eval names the results folder after the last two parts of the model path
+# (out/demo/models__tiny-llava/), and a hidden .cache__tiny_llava/ is where nobody looks.
+TINY := out/models/tiny-llava
 OFFLINE := HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 TRANSFORMERS_OFFLINE=1
 DEMO_MODEL := --model llava_hf --model_args pretrained=$(TINY),device_map=cpu,dtype=float32 --device cpu
 
@@ -14,7 +16,7 @@ $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q torch==2.13.0
 	$(BIN)/pip install -q -c constraints.txt -e ".[test,lm-eval]"
-	$(BIN)/pip uninstall -y -q torchvision
+	$(BIN)/pip uninstall -y -q torchvision timm
 	$(BIN)/python -c "import torch, lmms_eval, hanyi; assert torch.__version__.endswith('+cpu') or not torch.cuda.is_available()"
 	touch $(STAMP)
 
@@ -44,6 +46,7 @@ demo: install $(TINY)/hanyi_tiny.json
 	  --gen_kwargs max_new_tokens=16 --output_path $(DEMO_OUT) --log_samples --verbosity DEBUG \
 	  > $(DEMO_OUT)/lmms-eval.log 2>&1 || { tail -40 $(DEMO_OUT)/lmms-eval.log; exit 1; }
 	@grep -E '^\|' $(DEMO_OUT)/lmms-eval.log
+	@echo "results and sample logs: $$(ls -d $(DEMO_OUT)/*__*/ | tr '\n' ' ')"
 	@$(BIN)/hanyi report $(DEMO_OUT) --out $(DEMO_OUT)/report && echo "report: $(DEMO_OUT)/report/report.html"
 
 samples: install

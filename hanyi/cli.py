@@ -94,6 +94,10 @@ def _doc_count(entry: dict, source: str) -> str:
         return f"? ({type(exc).__name__})"
 
 
+#: The doc-count cell of a task whose benchmark has no data where the configuration points (footnote says why).
+NOT_PREPARED = "not prepared"
+
+
 def cmd_tasks(args) -> int:
     import logging
 
@@ -108,6 +112,7 @@ def cmd_tasks(args) -> int:
 
     index = _task_index()
     rows = []
+    notes: dict[str, str] = {}  # benchmark -> footnote, one per benchmark whose data is not prepared
     for name in sorted(index):
         entry = index[name]
         bench = _benchmark_of(entry["yaml_path"])
@@ -117,9 +122,15 @@ def cmd_tasks(args) -> int:
             n = len(entry["tasks"])
             rows.append((name, "group", f"{n} task" + ("s" if n != 1 else ""), ", ".join(map(str, entry["tasks"]))))
             continue
-        source = sources.describe(bench) if bench in sources.SOURCES else "?"
-        count = _doc_count(entry, source) if args.count else "-"
         config = entry["config"].get("dataset_name") or "default"
+        try:
+            source = sources.resolve(bench) if bench in sources.SOURCES else "?"
+        except sources.DataNotFoundError:
+            notes.setdefault(bench, f"{bench}: not prepared. To get it: {sources.SOURCES[bench].how_to_get}")
+            where = notes[bench] if args.json else f"see [{list(notes).index(bench) + 1}] below"
+            rows.append((name, "task", NOT_PREPARED, f"{where}  [{config}]"))
+            continue
+        count = _doc_count(entry, source) if args.count else "-"
         rows.append((name, "task", count, f"{source} [{config}]"))
     if args.json:
         print(
@@ -127,9 +138,13 @@ def cmd_tasks(args) -> int:
         )
         return 0
     width = max((len(r[0]) for r in rows), default=4)
-    print(f"{'name':<{width}}  {'type':<5}  {'docs':>8}  source")
+    print(f"{'name':<{width}}  {'type':<5}  {'docs':>12}  source")
     for r in rows:
-        print(f"{r[0]:<{width}}  {r[1]:<5}  {r[2]:>8}  {r[3]}")
+        print(f"{r[0]:<{width}}  {r[1]:<5}  {r[2]:>12}  {r[3]}")
+    if notes:
+        print()
+    for i, note in enumerate(notes.values(), 1):
+        print(f"[{i}] {note}")
     return 0
 
 
@@ -143,11 +158,49 @@ def _benchmark_module(bench: str, purpose: str):
     return module
 
 
+def _expected_prepare_errors() -> tuple[type[BaseException], ...]:
+    import csv
+    import zipfile
+
+    return (OSError, ValueError, KeyError, RuntimeError, AssertionError, zipfile.BadZipFile, csv.Error)
+
+
+#: What a builder raises on bad input (paths, network, file contents): one line and exit 2, no traceback.
+EXPECTED_PREPARE_ERRORS = _expected_prepare_errors()
+
+
+def _prepare_failure(bench: str, exc: BaseException) -> str:
+    """One line: what went wrong, and the fix. ``HANYI_DEBUG=1`` shows the traceback instead."""
+    import socket
+    import urllib.error
+
+    message = " ".join(str(exc).split()) or type(exc).__name__
+    chain, cause = [], exc
+    while cause is not None and len(chain) < 8:
+        chain.append(cause)
+        cause = cause.__cause__ or cause.__context__
+    network = (urllib.error.URLError, ConnectionError, TimeoutError, socket.timeout, socket.gaierror)
+    if any(isinstance(e, network) for e in chain) or "cannot download" in message:
+        fix = "no network? Download the release by hand and pass its local path"
+    elif isinstance(exc, PermissionError):
+        fix = "choose a writable --out"
+    elif isinstance(exc, (FileNotFoundError, NotADirectoryError, IsADirectoryError)):
+        fix = "check the paths you passed"
+    elif isinstance(exc, OSError):
+        fix = "check the paths and the disk"
+    else:
+        fix = "the input does not look like the official release; re-download it (docs/data.md)"
+    return f"hanyi prepare {bench}: {type(exc).__name__}: {message}. Fix: {fix} (hanyi prepare {bench} --help)."
+
+
 def cmd_prepare(args, parser) -> int:
     from hanyi.data.sources import data_root
 
     module = _benchmark_module(args.benchmark, "prepare")
-    sub = argparse.ArgumentParser(prog=f"hanyi prepare {args.benchmark}")
+    sub = argparse.ArgumentParser(
+        prog=f"hanyi prepare {args.benchmark}",
+        description=(module.__doc__ or "").strip().splitlines()[0] if module.__doc__ else None,
+    )
     sub.add_argument(
         "--out",
         default=None,
@@ -157,7 +210,13 @@ def cmd_prepare(args, parser) -> int:
     sub_args = sub.parse_args(args.rest)
     root = sub_args.out or data_root()
     sub_args.out_dir = os.path.join(os.path.abspath(os.path.expanduser(root)), args.benchmark)
-    counts = module.run_prepare(sub_args)
+    try:
+        counts = module.run_prepare(sub_args)
+    except EXPECTED_PREPARE_ERRORS as exc:
+        if os.environ.get("HANYI_DEBUG", "").strip() not in ("", "0"):
+            raise
+        print(_prepare_failure(args.benchmark, exc), file=sys.stderr)
+        return 2
     print(
         json.dumps(
             {"benchmark": args.benchmark, "out": sub_args.out_dir, **(counts or {})}, ensure_ascii=False, indent=1
@@ -168,15 +227,42 @@ def cmd_prepare(args, parser) -> int:
 
 
 def cmd_eval(argv) -> int:
+    """``lmms-eval`` with hanyi's tasks registered, exiting 1 when anything was logged as an error.
+
+    lmms-eval 0.7.3 exits 0 when a task fails to load, a generation raises, or the evaluation aborts (unless
+    ``--verbosity DEBUG``): it only logs an ERROR line. Every ERROR record of lmms-eval's logger is counted here (a
+    loguru patcher, which survives the handler reset lmms-eval does at start-up); ``--allow_errors`` keeps exit 0.
+    """
     import lmms_eval.tasks
+    from loguru import logger
 
     from hanyi.discovery import patch_lmms_eval_tasks_module
 
     patch_lmms_eval_tasks_module(lmms_eval.tasks)
     from lmms_eval.cli.dispatch import main as lmms_main
 
-    sys.argv = ["lmms-eval", *argv]
-    return lmms_main() or 0
+    allow_errors = "--allow_errors" in argv
+    errors: list[str] = []
+
+    def count_errors(record) -> None:
+        if record["level"].no >= 40:  # ERROR and CRITICAL
+            errors.append(str(record["message"]))
+
+    logger.configure(patcher=count_errors)
+    sys.argv = ["lmms-eval", *(a for a in argv if a != "--allow_errors")]
+    try:
+        status = lmms_main() or 0
+    finally:
+        logger.configure(patcher=None)
+    if errors and not status and not allow_errors:
+        first = " ".join(errors[0].split())[:200]
+        print(
+            f"hanyi eval: {len(errors)} error(s) were logged during the run (first: {first}); exit status 1. "
+            "Results may be missing or scored on empty answers: see the log above (--allow_errors to exit 0).",
+            file=sys.stderr,
+        )
+        return 1
+    return status
 
 
 def _delegate(module_name: str, argv, prog: str) -> int:
@@ -189,6 +275,12 @@ def _delegate(module_name: str, argv, prog: str) -> int:
     return module.main(argv, prog=prog) or 0
 
 
+def _prepare_parser(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    """The ``prepare`` sub-parser (it has no ``-h`` of its own: ``prepare <benchmark> --help`` goes to the builder)."""
+    subs = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    return subs.choices["prepare"]
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="hanyi", description=__doc__.splitlines()[0])
     parser.add_argument("--version", action="version", version=f"hanyi {__version__}")
@@ -197,9 +289,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("benchmark", nargs="*", choices=[[], *BENCHMARKS], help="only these benchmarks")
     p.add_argument("--no-count", dest="count", action="store_false", help="skip loading data to count docs")
     p.add_argument("--json", action="store_true")
-    p = subs.add_parser("prepare", help="build a benchmark's dataset from its official release", add_help=False)
-    p.add_argument("benchmark", choices=BENCHMARKS)
-    p.add_argument("rest", nargs=argparse.REMAINDER)
+    p = subs.add_parser(
+        "prepare",
+        help="build a benchmark's dataset from its official release",
+        add_help=False,
+        description="Build a benchmark's dataset from its official release into <out>/<benchmark>/. "
+        "`hanyi prepare <benchmark> --help` lists that benchmark's options.",
+    )
+    p.add_argument("benchmark", choices=BENCHMARKS, help="one of: " + ", ".join(BENCHMARKS))
+    p.add_argument("rest", nargs=argparse.REMAINDER, help="the benchmark's own options (see its --help)")
     subs.add_parser(
         "eval", help="run lmms-eval with hanyi's tasks registered (all lmms-eval flags pass through)", add_help=False
     )
@@ -225,6 +323,9 @@ def main(argv=None) -> int:
         main_fn = doctor.main_doctor if argv[0] == "doctor" else doctor.main_setup
         return main_fn(argv[1:], prog=f"hanyi {argv[0]}")
     parser = build_parser()
+    if argv[:1] == ["prepare"] and argv[1:2] in (["-h"], ["--help"]):
+        _prepare_parser(parser).print_help()
+        return 0
     args = parser.parse_args(argv)
     if args.command == "tasks":
         return cmd_tasks(args)

@@ -72,6 +72,9 @@ def patch_lmms_eval_tasks_module(tasks_module=None) -> bool:
     """Patch ``lmms_eval.tasks.TaskManager`` unless upstream already handles plugins. Returns True if patched."""
     if tasks_module is None:
         import lmms_eval.tasks as tasks_module
+    from hanyi import multiprocess
+
+    multiprocess.install()  # N-process runs aggregate hanyi's tasks in doc order (hanyi/multiprocess.py)
     if upstream_reads_plugins(tasks_module):
         return False
     return patch_task_manager(tasks_module.TaskManager)

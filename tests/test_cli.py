@@ -29,3 +29,100 @@ def test_tasks_filters_by_benchmark(capsys):
 def test_prepare_rejects_unknown_benchmark(capsys):
     with pytest.raises(SystemExit):
         main(["prepare", "nope"])
+
+
+def test_prepare_help_prints_help(capsys):
+    assert main(["prepare", "--help"]) == 0
+    out = capsys.readouterr().out
+    assert "usage: hanyi prepare" in out and "punrebus" in out and "--help" in out
+
+
+@pytest.mark.parametrize("bench, option", [("punrebus", "--answer-sheet"), ("vulca", "--images"), ("cii", "--source")])
+def test_prepare_benchmark_help_prints_its_options(capsys, bench, option):
+    with pytest.raises(SystemExit) as exc:
+        main(["prepare", bench, "--help"])
+    assert exc.value.code == 0
+    out = capsys.readouterr().out
+    assert f"usage: hanyi prepare {bench}" in out and option in out and "--out" in out
+
+
+def _one_line_exit_2(capsys, argv) -> str:
+    assert main(argv) == 2
+    captured = capsys.readouterr()
+    lines = captured.err.strip().splitlines()
+    assert len(lines) == 1, captured.err
+    assert "Traceback" not in captured.err and "Fix:" in lines[0]
+    return lines[0]
+
+
+def test_prepare_missing_directory_is_one_line_exit_2(capsys, tmp_path):
+    line = _one_line_exit_2(capsys, ["prepare", "vulca", "--images", str(tmp_path / "nope"), "--out", str(tmp_path)])
+    assert line.startswith("hanyi prepare vulca:") and "nope" in line and "check the paths" in line
+
+
+def test_prepare_wrong_directory_is_one_line_exit_2(capsys, tmp_path):
+    argv = ["prepare", "cii", "--source", "github", "--github-root", str(tmp_path), "--out", str(tmp_path / "o")]
+    line = _one_line_exit_2(capsys, argv)
+    assert "not a CII-Bench clone" in line
+
+
+def test_prepare_without_network_is_one_line_exit_2(capsys, tmp_path, monkeypatch):
+    import urllib.error
+    import urllib.request
+
+    def offline(*args, **kwargs):
+        raise urllib.error.URLError("[Errno -3] Temporary failure in name resolution")
+
+    monkeypatch.setattr(urllib.request, "urlopen", offline)
+    line = _one_line_exit_2(capsys, ["prepare", "punrebus", "--out", str(tmp_path)])
+    assert "no network?" in line and "by hand" in line
+
+
+def test_prepare_malformed_file_is_one_line_exit_2(capsys, tmp_path):
+    sheet = tmp_path / "sheet.csv"
+    sheet.write_text("this,is,not\nthe,answer,sheet\n", encoding="utf-8")
+    (tmp_path / "images").mkdir()
+    argv = ["prepare", "punrebus", "--answer-sheet", str(sheet), "--images", str(tmp_path / "images")]
+    line = _one_line_exit_2(capsys, [*argv, "--out", str(tmp_path / "o")])
+    assert "header" in line and "official release" in line
+
+
+def test_tasks_marks_unprepared_benchmarks_with_one_footnote_each(capsys, tmp_path, monkeypatch):
+    monkeypatch.setenv("HANYI_DATA_ROOT", str(tmp_path))  # nothing prepared there
+    assert main(["tasks", "--no-count"]) == 0
+    out = capsys.readouterr().out
+    lines = out.splitlines()
+    rows = [line for line in lines if line.startswith("punrebus_") or line.startswith("vulca_")]
+    assert rows and all("not prepared" in line for line in rows if " task " in line)
+    assert max(len(line) for line in rows if " task " in line) < 100  # was ~170 with the hint on every row
+    notes = [line for line in lines if re.match(r"\[\d+\] ", line)]
+    assert len(notes) == 3, notes  # punrebus, cvlue, vulca: the hub benchmarks fall back to the hub
+    assert sorted(n.split(":")[0].split()[1] for n in notes) == ["cvlue", "punrebus", "vulca"]
+    assert "hanyi prepare punrebus" in out
+    assert "sample/punrebus" not in out
+
+
+@pytest.mark.slow
+def test_hanyi_eval_exits_non_zero_when_the_run_logged_an_error(tmp_path):
+    # lmms-eval 0.7.3 swallows the exception (no --verbosity DEBUG) and exits 0; hanyi eval must not.
+    import os
+    import subprocess
+    import sys
+
+    replay_file = tmp_path / "replay.jsonl"
+    replay_file.write_text('{"task": "punrebus_matching", "doc_id": 0, "response": "A"}\n', encoding="utf-8")
+    hanyi_cli = os.path.join(os.path.dirname(sys.executable), "hanyi")
+    cmd = [hanyi_cli, "eval", "--model", "replay", "--model_args", f"path={replay_file}",  # on_missing=error
+           "--tasks", "punrebus_matching", "--output_path", str(tmp_path / "out")]  # fmt: skip
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 1, proc.stderr[-3000:]
+    last = proc.stderr.strip().splitlines()[-1]
+    assert last.startswith("hanyi eval: ") and "error(s)" in last and "no recorded response" in last
+
+
+def test_tasks_json_gives_the_how_to_on_unprepared_rows(capsys, tmp_path, monkeypatch):
+    monkeypatch.setenv("HANYI_DATA_ROOT", str(tmp_path))
+    assert main(["tasks", "vulca", "--no-count", "--json"]) == 0
+    rows = {r["name"]: r for r in json.loads(capsys.readouterr().out)}
+    assert rows["vulca_baseline"]["docs"] == "not prepared"
+    assert "hanyi prepare vulca" in rows["vulca_baseline"]["source"]

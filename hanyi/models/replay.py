@@ -23,6 +23,7 @@ A request with no record raises :class:`ReplayRecordMissing` naming the task and
 from __future__ import annotations
 
 import json
+import os
 from collections import defaultdict
 
 from lmms_eval.api.instance import Instance
@@ -88,6 +89,23 @@ class ReplayModel(lmms):
         self._by_doc_id, self._by_key = load_records(path)
         self._key_index: dict[tuple[str, str, tuple[str, ...]], list[tuple[str, ...]]] = {}
         self.missing: list[tuple[str, int]] = []
+
+    @property
+    def device(self):
+        """Where the evaluator puts the tensors it gathers across ranks (replay itself computes nothing).
+
+        Under ``accelerate launch`` the evaluator gives every model an ``accelerator``: its device. Under ``torchrun``
+        the collectives use the process group's backend: NCCL needs this rank's GPU, gloo the CPU.
+        """
+        import torch
+
+        accelerator = getattr(self, "accelerator", None)
+        if accelerator is not None:
+            return accelerator.device
+        dist = torch.distributed
+        if dist.is_available() and dist.is_initialized() and dist.get_backend() == "nccl":
+            return torch.device("cuda", int(os.environ.get("LOCAL_RANK", 0)))
+        return torch.device("cpu")
 
     def _doc_key(self, task: str, split: str, doc_id: int, fields: tuple[str, ...]) -> tuple[str, ...]:
         cache_key = (task, split, fields)

@@ -1,0 +1,203 @@
+"""Multi-process runs: ``torchrun`` and ``accelerate launch --cpu`` with 2 gloo processes give the 1-process results.
+
+One launch per launcher covers every top-level group (plus the judge-scored ``cii_ctc``) with ``--model replay`` and
+a fake judge; the tiny LLaVA runs once under ``accelerate launch``. The launches are the slow part (each rank pays
+lmms-eval's import), so they are module-scoped and marked slow. ``benchmarks/multiprocess.py`` prints their times.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import threading
+
+import pytest
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+#: Every group no other group contains, and the judge task that belongs to none.
+GROUPS = ("punrebus", "cvlue_all", "cii", "unpie", "unpie_text", "unpie_sm", "vulca", "vulca_ablations", "cii_ctc")
+
+
+def _load(name: str, path: str):
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _model_metric_env(tmp) -> dict:
+    """Tiny local BERT and NLI models, so BERTScore (UNPIE) and NLI (VULCA) metrics are computed, not skipped."""
+    bert = _load("mp_tiny_bert", f"{REPO}/tests/fixtures/unpie/tiny_bert.py")
+    nli = _load("mp_tiny_nli", f"{REPO}/tests/fixtures/vulca/tiny_nli.py")
+    return {
+        "HANYI_UNPIE_BERTSCORE_MODEL": bert.build_tiny_bert(str(tmp / "tiny_bert")),
+        "HANYI_UNPIE_BERTSCORE_LAYERS": str(bert.NUM_LAYERS),
+        "HANYI_VULCA_NLI_MODEL": nli.build_tiny_nli(str(tmp / "tiny_nli")),
+    }
+
+
+def _bench():
+    spec = importlib.util.spec_from_file_location("hanyi_bench_multiprocess", f"{REPO}/benchmarks/multiprocess.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_replay_model_has_a_device_on_every_rank(tmp_path):
+    # lmms-eval's evaluator reads lm.device on every rank of an N-process run to gather request counts; replay
+    # crashed with "'ReplayModel' object has no attribute 'device'".
+    import torch
+
+    from hanyi.models.replay import ReplayModel
+
+    path = tmp_path / "r.jsonl"
+    path.write_text('{"task": "t", "doc_id": 0, "response": "A"}\n', encoding="utf-8")
+    model = ReplayModel(path=str(path))
+    assert model.device == torch.device("cpu")
+    assert torch.tensor([1], device=model.device).item() == 1
+
+    class FakeAccelerator:
+        device = torch.device("meta")
+
+    model.accelerator = FakeAccelerator()  # set by the evaluator under `accelerate launch`
+    assert model.device == torch.device("meta")
+
+
+def test_records_cover_every_task_of_every_group(tmp_path):
+    bench = _bench()
+    tasks = bench.leaf_tasks(GROUPS)
+    assert "punrebus_matching" in tasks and "cii_ctc" in tasks and "cvlue_ir_rerank" in tasks
+    path = bench.write_records(str(tmp_path / "r.jsonl"), tasks, docs_per_task=3)
+    lines = [json.loads(line) for line in open(path, encoding="utf-8")]
+    assert len(lines) == 3 * len(tasks)
+    assert {(r["task"], r["doc_id"]) for r in lines} == {(t, d) for t in tasks for d in range(3)}
+    assert len({r["response"] for r in lines}) > 3  # not one constant answer
+
+
+@pytest.fixture(scope="module")
+def replay_launches(tmp_path_factory, fake_judge):
+    """``{launcher: (metrics, samples, wall_s, judge_requests)}`` for single, torchrun and accelerate."""
+    bench = _bench()
+    tmp = tmp_path_factory.mktemp("multiprocess")
+    records = bench.write_records(str(tmp / "records.jsonl"), bench.leaf_tasks(GROUPS))
+    model_env = _model_metric_env(tmp)
+    out = {}
+    with fake_judge() as judge:
+        seen: list[str] = []
+        lock = threading.Lock()
+        answer = judge.answer
+
+        def recording_answer(messages):
+            with lock:
+                seen.append(json.dumps(messages, ensure_ascii=False, sort_keys=True))
+            return answer(messages)
+
+        judge.configure(answer=recording_answer)
+        for launcher in ("single", "torchrun", "accelerate"):
+            seen.clear()
+            env = {
+                **model_env,  # (benchmarks/multiprocess.py also sets OMP_NUM_THREADS=1 for every launch)
+                "HANYI_JUDGE_BASE_URL": judge.base_url,
+                "HANYI_JUDGE_MODEL": "fake-judge",
+                "HANYI_JUDGE_CACHE_DIR": str(tmp / f"judge-cache-{launcher}"),
+            }
+            metrics, samples, wall, _log = bench.run_replay(
+                launcher, GROUPS, records, str(tmp / launcher), nproc=2, env=env
+            )
+            out[launcher] = (metrics, samples, wall, list(seen))
+    print({k: f"{v[2]:.1f} s" for k, v in out.items()})
+    return out
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("launcher", ["torchrun", "accelerate"])
+def test_two_processes_give_the_single_process_metrics(replay_launches, launcher):
+    bench = _bench()
+    single, multi = replay_launches["single"], replay_launches[launcher]
+    assert len(single[0]) > 60, sorted(single[0])  # every task and group reported
+    # the model- and judge-based metrics were computed, so their parity is checked too
+    assert "disamb_acc_bertscore,none" in single[0]["unpie_disambiguation_de_homo"]
+    assert any(k.startswith("feat_") for k in single[0]["vulca_baseline"])
+    assert "element_sim,none" in single[0]["punrebus_elements"]
+    assert "correct,none" in single[0]["unpie_reconstruction_de_homo"]
+    assert bench.differences(single[0], multi[0]) == []
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("launcher", ["torchrun", "accelerate"])
+def test_two_processes_log_every_sample_once(replay_launches, launcher):
+    single, multi = replay_launches["single"][1], replay_launches[launcher][1]
+    assert sum(map(len, single.values())) > 300
+    assert multi == single  # same doc ids per task: none lost, none duplicated (lists are sorted, dupes kept)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("launcher", ["torchrun", "accelerate"])
+def test_two_processes_send_every_judge_request_once(replay_launches, launcher):
+    single, multi = replay_launches["single"][3], replay_launches[launcher][3]
+    assert single, "the fake judge received nothing: judge metrics were not exercised"
+    assert len(set(multi)) == len(multi)
+    assert sorted(multi) == sorted(single)
+
+
+@pytest.mark.slow
+def test_tiny_llava_under_accelerate_gives_the_single_process_metrics(tiny_llava, tmp_path):
+    bench = _bench()
+    groups = ("punrebus", "cvlue", "cii", "unpie", "vulca")  # the demo's groups
+    runs = {}
+    for launcher in ("single", "accelerate"):
+        cmd = bench.launch_command(launcher, 2) + [
+            "--model", "llava_hf", "--model_args", f"pretrained={tiny_llava},device_map=cpu,dtype=float32", "--device", "cpu",
+            "--tasks", ",".join(groups), "--gen_kwargs", "max_new_tokens=8", "--limit", "3",
+            "--output_path", str(tmp_path / launcher), "--log_samples", "--verbosity", "DEBUG",
+        ]  # fmt: skip
+        runs[launcher] = bench.run_command(cmd, str(tmp_path / launcher))
+    assert runs["single"][0]["punrebus_matching"] and runs["single"][0]["vulca_baseline"], runs["single"][0]
+    assert bench.differences(runs["single"][0], runs["accelerate"][0]) == []
+    assert runs["single"][1] == runs["accelerate"][1]
+
+
+@pytest.mark.parametrize("n, world_size", [(1, 2), (5, 2), (6, 2), (7, 3), (12, 5), (3, 8)])
+def test_rank_major_gather_is_put_back_in_doc_order(n, world_size):
+    from hanyi.multiprocess import rank_major_to_doc_order
+
+    docs = list(range(n))
+    gathered = [d for rank in range(world_size) for d in docs[rank::world_size]]  # lmms-eval's gather order
+    assert rank_major_to_doc_order(gathered, world_size) == docs
+
+
+def test_aggregation_of_hanyi_tasks_sees_doc_order_under_n_ranks(monkeypatch):
+    from hanyi.multiprocess import patch_task_output
+    from hanyi.tasks.punrebus import utils as punrebus_utils
+
+    seen = []
+
+    class FakeTaskOutput:
+        def __init__(self, process_results):
+            self.task = type("T", (), {"config": type("C", (), {"process_results": process_results})()})()
+            self.sample_metrics = {("m", "none"): [0.1, 0.3, 0.2, 0.4]}  # rank 0: docs 0, 2; rank 1: docs 1, 3
+            self.logged_samples = [{"doc_id": 0}, {"doc_id": 2}, {"doc_id": 1}, {"doc_id": 3}]
+
+        def calculate_aggregate_metric(self, bootstrap_iters=0):
+            seen.append((list(self.sample_metrics[("m", "none")]), [s["doc_id"] for s in self.logged_samples]))
+
+    assert patch_task_output(FakeTaskOutput) and not patch_task_output(FakeTaskOutput)  # idempotent
+    monkeypatch.setenv("WORLD_SIZE", "2")
+    ours = punrebus_utils.punrebus_matching_process_results
+    FakeTaskOutput(ours).calculate_aggregate_metric()
+    FakeTaskOutput(lambda doc, results: {}).calculate_aggregate_metric()  # not a hanyi task: untouched
+    monkeypatch.setenv("WORLD_SIZE", "1")
+    FakeTaskOutput(ours).calculate_aggregate_metric()  # one process: untouched
+    assert seen == [
+        ([0.1, 0.2, 0.3, 0.4], [0, 1, 2, 3]),
+        ([0.1, 0.3, 0.2, 0.4], [0, 2, 1, 3]),
+        ([0.1, 0.3, 0.2, 0.4], [0, 2, 1, 3]),
+    ]
+
+
+def test_discovery_hook_installs_the_doc_order_patch():
+    import lmms_eval.tasks  # noqa: F401  (the start-up hook patches on this import)
+    from lmms_eval.evaluator_utils import TaskOutput
+
+    assert getattr(TaskOutput.calculate_aggregate_metric, "_hanyi_doc_order", False)
