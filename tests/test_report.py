@@ -30,6 +30,8 @@ def write_results(directory: str, model_args: str, results: dict, higher: dict |
         or {t: {k.split(",")[0]: True for k in m if "_stderr" not in k} for t, m in results.items()},
         "n-samples": {t: {"original": 10, "effective": 10} for t in results},
         "versions": {t: 1.0 for t in results},
+        # where lmms-eval records the resolved dataset_path: a hub id unless a test says otherwise
+        "configs": extra.pop("configs", {t: {"task": t, "dataset_path": "org/full-release"} for t in results}),
         "config": {"model": "replay", "model_args": model_args, "limit": extra.pop("limit", None)},
         "model_name": model_args.split("=")[-1],
         "date": extra.pop("date", "20250101_000000"),

@@ -247,3 +247,37 @@ def short_reason(reasons: list[str]) -> str:
     'not comparable (sample data; --limit 2)'
     """
     return "not comparable (" + "; ".join(r.split(" (")[0] for r in reasons) + ")" if reasons else "comparable"
+
+
+def combine(group: str, members: list[dict]) -> dict:
+    """The provenance of a group from its tasks' records: sources, backends and failures pooled.
+
+    >>> g = combine("g", [{"data_source": {"kind": "sample"}, "generation_failures": 1, "n_effective": 2},
+    ...                   {"data_source": {"kind": "hub"}, "generation_failures": 0, "n_effective": 3}])
+    >>> g["data_source"]["kind"], g["generation_failures"], g["n_effective"]
+    ('sample', 1, 5)
+    """
+    members = [m for m in members if m]
+    if not members:
+        return {"task": group, "data_source": {"kind": "unknown"}}
+    kinds = [(m.get("data_source") or {}).get("kind") for m in members]
+    worst = next((k for k in ("sample", "unknown", "prepared", "hub") if k in kinds), "unknown")
+    source = next(m["data_source"] for m, k in zip(members, kinds) if k == worst)
+    backends: dict[str, set] = {}
+    for m in members:
+        for k, vals in (m.get("scorer_backends") or {}).items():
+            backends.setdefault(k, set()).update(vals)
+    failures = [m.get("generation_failures") for m in members]
+    counts = [m.get("n_effective") for m in members]
+    judges = sorted({m["judge_model"] for m in members if m.get("judge_model")})
+    return {
+        "task": group,
+        "data_source": source,
+        "prompt_variant": None,
+        "scorer_backends": {k: sorted(v) for k, v in sorted(backends.items())},
+        "judge_model": ", ".join(judges) or None,
+        "limit": members[0].get("limit"),
+        "n_effective": sum(counts) if all(isinstance(c, int) for c in counts) else None,
+        "generation_failures": sum(failures) if all(isinstance(f, int) for f in failures) else None,
+        "members": [m.get("task") for m in members],
+    }

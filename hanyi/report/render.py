@@ -120,8 +120,9 @@ def write_report(
         for note in section.notes:
             md += [f"> {note}", ""]
             page.append(f'<p class="note">{html.escape(note)}</p>')
-        # build.py appends (table, plot) pairs after the plot-less headline table
-        for table, plot in zip(section.tables, [None, *section.plots]):
+        by_name = {p.name: p for p in section.plots}
+        for table in section.tables:
+            plot = by_name.get(table.plot) if table.plot else None
             md.append(md_table(table))
             page.append(html_table(table))
             if plot is not None and plot.name in pngs:
@@ -143,7 +144,16 @@ def write_report(
         f.write("\n".join(page))
     summary = {
         "hanyi_version": __version__,
-        "runs": [{"label": r.label, "model": r.model, "model_args": r.model_args, "files": r.files} for r in runs],
+        "runs": [
+            {
+                "label": r.label,
+                "model": r.model,
+                "model_args": r.model_args,
+                "files": r.files,
+                "provenance": {name: t.provenance for name, t in r.tasks.items() if t.provenance},
+            }
+            for r in runs
+        ],
         "missing_benchmarks": missing,
         "sections": [
             {
@@ -151,6 +161,9 @@ def write_report(
                 "paper": s.paper,
                 "notes": s.notes,
                 "tables": [asdict(t) for t in s.tables],
+                "comparisons": s.comparisons,
+                "intervals": s.intervals,
+                "paired": s.paired,
                 "plots": [os.path.relpath(plot_files[p.name], out_dir) for p in s.plots if p.name in plot_files],
             }
             for s in sections
