@@ -79,7 +79,7 @@ def directory_hash(path: str) -> str:
             full = os.path.join(root, name)
             digest.update(os.path.relpath(full, path).encode("utf-8") + b"\0")
             with open(full, "rb") as f:
-                for block in iter(lambda: f.read(1 << 20), b""):
+                while block := f.read(1 << 20):
                     digest.update(block)
     return "sha256:" + digest.hexdigest()
 

@@ -34,7 +34,9 @@ def _binom_cdf(k: int, n: int, p: float) -> float:
     if p >= 1:
         return 0.0
     lp, lq = math.log(p), math.log1p(-p)
-    logs = [math.lgamma(n + 1) - math.lgamma(i + 1) - math.lgamma(n - i + 1) + i * lp + (n - i) * lq for i in range(k + 1)]
+    logs = [
+        math.lgamma(n + 1) - math.lgamma(i + 1) - math.lgamma(n - i + 1) + i * lp + (n - i) * lq for i in range(k + 1)
+    ]
     top = max(logs)
     return min(1.0, math.exp(top) * sum(math.exp(v - top) for v in logs))
 
@@ -150,9 +152,7 @@ def per_doc_candidates(samples: list[dict], metric: str) -> list[tuple[str, dict
         if all("correct" in it for _, it in items):
             out.append(("correct, all docs", {d: float(bool(it["correct"])) for d, it in items}))
             if all("parsed" in it for _, it in items):
-                out.append(
-                    ("correct, parsed docs", {d: float(bool(it["correct"])) for d, it in items if it["parsed"]})
-                )
+                out.append(("correct, parsed docs", {d: float(bool(it["correct"])) for d, it in items if it["parsed"]}))
         for key in ("instance_score", "score"):
             if any(key in it for _, it in items):
                 vals = {d: _item_value(it, key) for d, it in items}
