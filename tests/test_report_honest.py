@@ -325,3 +325,22 @@ def test_mcnemar_exact_matches_scipy(b, c):
     scipy_stats = pytest.importorskip("scipy.stats")
     expected = 1.0 if b + c == 0 else scipy_stats.binomtest(b, b + c, 0.5).pvalue
     assert stats.mcnemar_exact(b, c) == pytest.approx(expected, rel=1e-9)
+
+
+def test_submission_carries_the_same_provenance_record(tmp_path):
+    from hanyi.report.results import load_runs
+    from hanyi.submit import hanyi_submission, validate_hanyi_submission
+
+    d = write_run(
+        tmp_path / "run",
+        "pretrained=m",
+        {"punrebus_textonly": {"accuracy,none": 0.5}},
+        samples={"punrebus_textonly": choice_samples([True, False], ["A", ""])},
+        configs={"punrebus_textonly": {"dataset_path": os.path.join(SAMPLE_DIR, "punrebus")}},
+        limit=2,
+    )
+    (run,) = load_runs([str(d)])
+    doc = hanyi_submission(run, "punrebus", ["punrebus_textonly"])
+    validate_hanyi_submission(doc)
+    prov = doc["tasks"]["punrebus_textonly"]["provenance"]
+    assert prov["data_source"]["kind"] == "sample" and prov["limit"] == 2 and prov["generation_failures"] == 1
