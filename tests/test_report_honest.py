@@ -29,8 +29,9 @@ def write_run(directory, model_args, results, samples=None, configs=None, limit=
         "configs": configs or {t: {"task": t, "dataset_path": "org/full-release"} for t in results},
         "higher_is_better": {t: {k.split(",")[0]: True for k in m} for t, m in results.items()},
         "n-samples": {
-            t: {"original": (n or {}).get(t, len(samples.get(t, [])) or 10), "effective": len(samples.get(t, [])) or 10}
+            t: {"original": k, "effective": k}
             for t in results
+            for k in [(n or {}).get(t, len(samples.get(t, [])) or 10)]
         },
         "versions": {t: 1.0 for t in results},
         "config": {"model": "replay", "model_args": model_args, "limit": limit},
@@ -83,7 +84,7 @@ def test_sample_data_makes_every_paper_comparison_not_comparable(tmp_path):
         "pretrained=m",
         {
             "punrebus_textonly": {"accuracy,none": 0.5},
-            "cii_none": {"acc,none": 60.0, "acc_domain_life,none": 50.0},
+            "cii_none": {"acc,none": 0.6, "acc_domain_life,none": 0.5},
         },
         samples={"punrebus_textonly": choice_samples(correct)},
         configs={
@@ -108,7 +109,7 @@ def test_sample_data_makes_every_paper_comparison_not_comparable(tmp_path):
 
 
 def test_a_clean_full_run_is_comparable_and_shows_the_difference(tmp_path):
-    d = write_run(tmp_path / "run", "pretrained=m", {"cii_none": {"acc,none": 60.0}})
+    d = write_run(tmp_path / "run", "pretrained=m", {"cii_none": {"acc,none": 0.6}}, n={"cii_none": 800})
     rep = report(tmp_path, d)
     gpt = next(c for c in section(rep, "cii")["comparisons"] if c["paper_model"] == "GPT-4o")
     assert gpt["comparable"] is True and gpt["reasons"] == [] and gpt["difference"] == pytest.approx(5.9)
@@ -203,7 +204,7 @@ def test_provenance_of_a_prepared_directory_has_its_content_hash(tmp_path):
     d = write_run(
         tmp_path / "run",
         "pretrained=m",
-        {"cii_none": {"acc,none": 60.0}},
+        {"cii_none": {"acc,none": 0.6}},
         configs={"cii_none": {"dataset_path": str(data), "metadata": {"judge_model": "j"}}},
         limit=3,
     )
@@ -344,3 +345,16 @@ def test_submission_carries_the_same_provenance_record(tmp_path):
     validate_hanyi_submission(doc)
     prov = doc["tasks"]["punrebus_textonly"]["provenance"]
     assert prov["data_source"]["kind"] == "sample" and prov["limit"] == 2 and prov["generation_failures"] == 1
+
+
+def test_a_run_on_fewer_docs_than_the_paper_is_not_comparable(tmp_path):
+    d = write_run(tmp_path / "run", "pretrained=m", {"cii_none": {"acc,none": 0.6}}, n={"cii_none": 765})
+    comps = section(report(tmp_path, d), "cii")["comparisons"]
+    assert comps and all(c["reasons"] == ["800 docs in the paper, 765 here"] for c in comps)
+
+
+def test_ctc_judge_other_than_the_papers_is_a_reason(tmp_path):
+    lines = [{"doc_id": 0, "filtered_resps": ["画"], "ctc_score": {"judge_model": "qwen2.5-7b-instruct"}}]
+    d = write_run(tmp_path / "run", "pretrained=m", {"cii_ctc": {"ctc_score,none": 3.0}}, samples={"cii_ctc": lines})
+    comps = section(report(tmp_path, d), "cii")["comparisons"]
+    assert comps and all("a different judge (paper: GPT-4o, ours: qwen2.5-7b-instruct)" in c["reasons"] for c in comps)

@@ -166,16 +166,18 @@ def cii_process_results(doc, results):
     return {"acc": item, "acc_robust": item, "miss_rate": item, **per_category}
 
 
+# Accuracies and rates are fractions in [0, 1], hanyi's one unit for every benchmark (docs/reading-results.md,
+# "Units"); the report converts to the paper's percent.
 def cii_acc(items):
-    return accuracy_percent(items, "correct")
+    return accuracy_percent(items, "correct") / 100
 
 
 def cii_acc_robust(items):
-    return accuracy_percent(items, "correct_robust")
+    return accuracy_percent(items, "correct_robust") / 100
 
 
 def cii_miss_rate(items):
-    return accuracy_percent(items, "miss")
+    return accuracy_percent(items, "miss") / 100
 
 
 def cii_ctc_doc_to_text(doc, lmms_eval_specific_kwargs=None):
@@ -188,12 +190,14 @@ def cii_ctc_process_results(doc, results):
 
     description = results[0] if results else ""
     out = {"ctc_blank_rate": float(not str(description).strip())}
-    if JudgeConfig.from_env() is None:
+    judge = JudgeConfig.from_env()
+    if judge is None:
         warn_judge_disabled([*CTC_METRICS, CTC_FAILURES])
         return out
     human = ctc_human_answer(doc["explanation"], doc["metaphorical_meaning"], doc.get("title", ""))
     user = render("cii", "ctc_judge_user.jinja", human_answer=human, description=description)
     item = {"id": doc["id"], "difficulty": doc["difficulty"], "emotion": doc["emotion"], "judge_user": user}
+    item["judge_model"] = judge.model  # provenance: the report compares it with the paper's judge
     return {**out, **dict.fromkeys([*CTC_METRICS, CTC_FAILURES], item)}
 
 
@@ -202,7 +206,7 @@ def _aggregation(name):
         field, label = CATEGORY_METRICS[name]
 
         def agg(items):
-            return category_accuracy([it for it in items if it is not None], field, label)
+            return category_accuracy([it for it in items if it is not None], field, label) / 100
 
     elif name in CTC_METRICS or name == CTC_FAILURES:
         field, label = CTC_METRICS.get(name, (None, None))
