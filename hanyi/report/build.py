@@ -110,8 +110,15 @@ def _value_cell(metric, ci: dict | None = None, count: bool = False) -> str:
 COUNT_AGGREGATIONS = ("sum", "count")
 
 
+#: Metric-name endings of hanyi's counts, for results whose config does not say (and for aggregations named ``agg``).
+COUNT_SUFFIXES = ("_failures", "_unscored", "_unresolved", "_count")
+
+
 def is_count(run: Run, task: str, name: str) -> bool:
-    """Whether ``name`` is a count: its ``metric_list`` aggregation (as lmms-eval logged it) sums or counts."""
+    """Whether ``name`` is a count: its ``metric_list`` aggregation (as lmms-eval logged it) sums or counts, or its
+    name ends like one of :data:`COUNT_SUFFIXES`."""
+    if name.split(",")[0].endswith(COUNT_SUFFIXES):
+        return True
     t = run.tasks.get(task)
     config = ((run.raw.get("configs") or {}).get(task) or {}) if t else {}
     for entry in config.get("metric_list") or []:
