@@ -3,7 +3,8 @@
 ``_hanyi_autohook.pth`` (installed at the root of site-packages) imports this module at every interpreter
 start-up. It must stay cheap: standard library only, no file access. It installs a one-shot meta-path finder
 that waits for ``lmms_eval.tasks`` to be imported and then appends :data:`hanyi.TASKS_DIR` to every
-``TaskManager``'s include paths (see :func:`hanyi.discovery.patch_task_manager`). Nothing else is touched.
+``TaskManager``'s include paths (see :func:`hanyi.discovery.patch_task_manager`), and wraps ``make_table`` so the
+printed table keeps hanyi's headline rows (:mod:`hanyi.printed_table`). Nothing else is touched.
 
 Set ``HANYI_NO_AUTOHOOK=1`` to turn it off. ``docs/discovery.md`` explains why it exists (lmms-eval 0.7.3 builds its
 task index before it reads ``LMMS_EVAL_PLUGINS``) and when it stands down by itself.
@@ -45,6 +46,12 @@ class _TaskManagerHook:
                 patch_lmms_eval_tasks_module(module)
             except Exception as exc:  # never break lmms-eval because of us
                 sys.stderr.write(f"hanyi: task discovery hook failed ({exc!r}); use --include_path instead\n")
+            try:
+                from hanyi.printed_table import install as install_headline_table
+
+                install_headline_table()  # the printed table keeps hanyi's headline rows (HANYI_FULL_TABLE=1: all)
+            except Exception as exc:  # never break lmms-eval because of us
+                sys.stderr.write(f"hanyi: headline table hook failed ({exc!r}); lmms-eval prints its full table\n")
 
         spec.loader.exec_module = exec_module
         return spec
