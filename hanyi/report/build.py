@@ -38,6 +38,9 @@ class Table:
     caption: str = ""
     ours: list[int] = field(default_factory=list)  # indices of rows that are our runs (highlighted)
     plot: str | None = None  # name of the BarPlot drawn from this table, if any
+    #: ``headline``, ``paper`` (a paper table with our rows), ``paired``: shown open; ``comparison`` and
+    #: ``category``: breakdowns, shown collapsed.
+    kind: str = ""
 
 
 @dataclass
@@ -241,9 +244,11 @@ def headline_table(runs: list[Run], tasks: list[str], hints=None, intervals: lis
     return Table(
         "Headline metrics",
         header,
-        rows,
+        [r for r in rows if any(c not in ("-", "(table)") for c in r[2:-1])],
         "value [95 % interval] from the sample log (exact Clopper-Pearson for 0/1 scores, else a seeded bootstrap "
-        "over docs); value ± standard error where only lmms-eval's is available; counts as integers; n = docs scored",
+        "over docs); value ± standard error where only lmms-eval's is available; counts as integers; n = docs scored. "
+        "Dict-valued metrics (confusion rows) are in the lmms-eval results file.",
+        kind="headline",
     )
 
 
@@ -308,7 +313,7 @@ def comparison(runs: list[Run], link: anchor_mod.Link, records: list | None = No
             caption += f" {label}: not comparable, so no Δ (n/c): {'; '.join(reasons)}."
     if link.table.get("note"):
         caption += f" Note: {link.table['note']}"
-    table = Table(title, header, rows, caption.strip(), marked)
+    table = Table(title, header, rows, caption.strip(), marked, kind="comparison")
     shown = [e for e in entries if e[1] is not None]
     plot = BarPlot(
         name=f"{link.task}__{link.metric}__{link.table['id']}",
@@ -398,7 +403,7 @@ def category_table(runs, task, base, dim, cells, links, display=None) -> tuple[T
         series=[(f"{label} (ours)", vals, True) for label, vals in ours] + [(m, vals, False) for m, vals in paper],
         ylabel=base,
     )
-    return Table(title, header, rows, caption), plot
+    return Table(title, header, rows, caption, kind="category"), plot
 
 
 def paper_names(paper) -> list[str]:
@@ -414,22 +419,34 @@ def build_sections(runs: list[Run], anchors_dir: str = anchor_mod.ANCHORS_DIR) -
         display = {k: v for hint in hints for k, v in hint["labels"].items()}
         section.tables.append(headline_table(runs, tasks, hints, section.intervals))
         linked_any = False
+        all_links: list[anchor_mod.Link] = []
+        empty = 0
         for task in tasks:
             names = _metric_names(runs, task)
             head, families = category_tables(names, hints)
             links = anchor_mod.links_for(bench, task, names, anchors_dir)
+            all_links += links
             linked_any |= bool(links)
+            pairs = []
             for link in links:
                 if link.metric in head:
-                    table, plot = comparison(runs, link, section.comparisons)
-                    table.plot = plot.name
-                    section.tables.append(table)
-                    section.plots.append(plot)
+                    pairs.append(comparison(runs, link, section.comparisons))
             for (base, dim), cells in families.items():
-                table, plot = category_table(runs, task, base, dim, cells, links, display)
-                table.plot = plot.name
+                pairs.append(category_table(runs, task, base, dim, cells, links, display))
+            for table, plot in pairs:
+                if not has_values(table):
+                    empty += 1
+                    continue
+                if any(v is not None for _, vals, _ in plot.series for v in vals):
+                    table.plot = plot.name
+                    section.plots.append(plot)
                 section.tables.append(table)
-                section.plots.append(plot)
+        for table_dict in data.get("tables") or []:
+            shaped = paper_table(runs, table_dict, [lk for lk in all_links if lk.table is table_dict])
+            if shaped is not None:
+                section.tables.insert(1 + sum(t.kind == "paper" for t in section.tables), shaped)
+        if empty:
+            section.notes.append(f"{empty} breakdown table(s) left out: no value of ours in them (e.g. all N/A).")
         if not data:
             section.notes.append(f"No anchor table ships for {bench}; values are shown without paper numbers.")
         elif not linked_any:
@@ -490,10 +507,67 @@ def paired_table(runs: list[Run], records: list[dict]) -> Table:
             ]
         )
     return Table(
-        f"Paired comparison: {b} vs. {a}",
-        header,
-        rows,
-        "Docs scored by both runs, matched by task and doc id. 95 % CI: paired bootstrap over docs (seeded). "
+        kind="paired",
+        title=f"Paired comparison: {b} vs. {a}",
+        header=header,
+        rows=rows,
+        caption="Docs scored by both runs, matched by task and doc id. 95 % CI: paired bootstrap over docs (seeded). "
         "McNemar p: exact two-sided binomial test on the discordant docs (0/1 scores only); without it, "
         "significance means the CI excludes 0.",
     )
+
+
+def paper_table(runs: list[Run], table: dict, links: list[anchor_mod.Link]) -> Table | None:
+    """The paper's table as printed (its columns, units and row order), our runs added as marked rows at the end:
+    one row per (run, task) with a value for each column that task maps, in the paper's unit, and whether the row
+    is comparable. ``None`` when no run has a value for it."""
+    columns = list(table["columns"])
+    by_task: dict[str, list[anchor_mod.Link]] = {}
+    for link in links:
+        by_task.setdefault(link.task, []).append(link)
+    decimals = [_decimals([row["values"][i] for row in table["rows"]]) for i in range(len(columns))]
+    rows = [
+        [row["model"], *[fmt(v, d) if v is not None else "-" for v, d in zip(row["values"], decimals)], ""]
+        for row in table["rows"]
+    ]
+    marked = []
+    for run in runs:
+        for task, task_links in by_task.items():
+            cells = ["-"] * len(columns)
+            reasons: list[str] = []
+            for link in task_links:
+                m = _metric(run, task, link.metric)
+                value = None if m is None or isinstance(m.value, dict) else link.to_paper_unit(m.value)
+                if value is None:
+                    continue
+                i = columns.index(link.column)
+                cells[i] = fmt(value, decimals[i])
+                anchor = {k: table[k] for k in ("judge", "n") if table.get(k) is not None}
+                _, why = prov_mod.comparability(provenance_of(run, task), link.metric, anchor)
+                reasons += [r for r in why if r not in reasons]
+            if all(c == "-" for c in cells):
+                continue
+            marked.append(len(rows))
+            mark = "✓ comparable" if not reasons else f"⚠ {prov_mod.short_reason(reasons)}"
+            rows.append([f"{run.label} (ours, {task})", *cells, mark])
+    if not marked:
+        return None
+    caption = f"{table.get('caption', '')} Unit: {table.get('unit', '')}. Our rows (bold) in the paper's unit."
+    if table.get("note"):
+        caption += f" Note: {table['note']}"
+    header = ["model", *columns, "comparable"]
+    return Table(
+        f"{table.get('cite', table['id'])} as in the paper, with ours", header, rows, caption, marked, None, "paper"
+    )
+
+
+def has_values(table: Table) -> bool:
+    """Whether a table shows at least one number of ours (not only ``-`` or ``(table)``)."""
+    cols = [i for i, h in enumerate(table.header) if "(ours" in h] or None
+    for i, row in enumerate(table.rows):
+        cells = row[1:] if cols is None else [row[c] for c in cols]
+        if (cols is not None or i in table.ours or table.kind in ("headline", "paired")) and any(
+            c not in ("-", "(table)", "n/c", "") for c in cells
+        ):
+            return True
+    return False
