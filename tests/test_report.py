@@ -295,7 +295,7 @@ def _chromium():
 
 @pytest.mark.slow
 @pytest.mark.skipif(_chromium() is None, reason="chromium not installed (CI: apt-get install -y chromium)")
-def test_html_report_renders_in_headless_chromium_with_tables_and_images(llava_report, tmp_path):
+def test_html_report_renders_in_headless_chromium_with_tables_images_and_contents(llava_report, tmp_path):
     import subprocess
     from html.parser import HTMLParser
 
@@ -310,17 +310,29 @@ def test_html_report_renders_in_headless_chromium_with_tables_and_images(llava_r
     class Count(HTMLParser):
         def __init__(self):
             super().__init__()
-            self.tags, self.images = {}, []
+            self.tags, self.images, self.ids, self.links, self.sections = {}, [], set(), [], []
 
         def handle_starttag(self, tag, attrs):
             self.tags[tag] = self.tags.get(tag, 0) + 1
+            attrs = dict(attrs)
             if tag == "img":
-                self.images.append(dict(attrs).get("src", ""))
+                self.images.append(attrs.get("src", ""))
+            if attrs.get("id"):
+                self.ids.add(attrs["id"])
+            if tag == "a" and (attrs.get("href") or "").startswith("#"):
+                self.links.append(attrs["href"][1:])
+            if tag == "section":
+                self.sections.append(0)
+            elif tag == "table" and self.sections:
+                self.sections[-1] += 1
 
     parsed = Count()
     parsed.feed(dom)
     expected_images = len(report_json(str(out))["sections"][0]["plots"])
     assert parsed.tags.get("table", 0) >= 3 and parsed.tags.get("h2", 0) >= 1
+    # the table of contents resolves in the rendered DOM, and no section is empty
+    assert parsed.links and all(link in parsed.ids for link in parsed.links), set(parsed.links) - parsed.ids
+    assert parsed.sections and all(n >= 1 for n in parsed.sections), parsed.sections
     assert parsed.images and all(src.startswith("data:image/png;base64,") for src in parsed.images)
     assert len(parsed.images) >= expected_images
     shot = out / "report.png"

@@ -358,3 +358,88 @@ def test_ctc_judge_other_than_the_papers_is_a_reason(tmp_path):
     d = write_run(tmp_path / "run", "pretrained=m", {"cii_ctc": {"ctc_score,none": 3.0}}, samples={"cii_ctc": lines})
     comps = section(report(tmp_path, d), "cii")["comparisons"]
     assert comps and all("a different judge (paper: GPT-4o, ours: qwen2.5-7b-instruct)" in c["reasons"] for c in comps)
+
+
+# ---- layout: paper-shaped tables, contents, no empty section ------------------------------------------------------
+class _Page:
+    """Ids, in-page links, and what each <section> holds, from an HTML document."""
+
+    def __init__(self, text: str):
+        from html.parser import HTMLParser
+
+        page = self
+        self.ids, self.links, self.sections = set(), [], []
+
+        class Parser(HTMLParser):
+            def handle_starttag(self, tag, attrs):
+                attrs = dict(attrs)
+                if attrs.get("id"):
+                    page.ids.add(attrs["id"])
+                if tag == "a" and (attrs.get("href") or "").startswith("#"):
+                    page.links.append(attrs["href"][1:])
+                if tag == "section":
+                    page.sections.append({"tables": 0, "cells": []})
+                elif page.sections and tag == "table":
+                    page.sections[-1]["tables"] += 1
+
+            def handle_data(self, data):
+                if page.sections and data.strip():
+                    page.sections[-1]["cells"].append(data.strip())
+
+        Parser().feed(text)
+
+
+def check_page(text: str) -> None:
+    page = _Page(text)
+    assert page.links and all(link in page.ids for link in page.links), set(page.links) - page.ids
+    assert page.sections and all(s["tables"] >= 1 for s in page.sections)
+
+
+def test_report_has_paper_shaped_tables_contents_and_collapsed_breakdowns(tmp_path):
+    d = write_run(
+        tmp_path / "run",
+        "pretrained=m",
+        {"cii_none": {"acc,none": 0.6, "acc_domain_life,none": 0.5, "acc_domain_art,none": 0.7}},
+        n={"cii_none": 800},
+    )
+    rep = report(tmp_path, d)
+    t1 = table(rep, "cii", "Table 1 as in the paper")
+    paper = load_cii_t1()
+    assert t1["header"] == ["model", *paper["columns"], "comparable"]
+    assert [r[0] for r in t1["rows"][: len(paper["rows"])]] == [r["model"] for r in paper["rows"]]  # paper's order
+    ours = t1["rows"][t1["ours"][0]]
+    assert ours[0] == "m (ours, cii_none)" and ours[-1] == "✓ comparable"
+    cols = paper["columns"]
+    assert ours[1 + cols.index("Overall")] == "60.0" and ours[1 + cols.index("Life")] == "50.0"
+    html_text = (tmp_path / "rep" / "report.html").read_text(encoding="utf-8")
+    check_page(html_text)
+    assert "<details" in html_text and 'id="contents"' in html_text
+    md = (tmp_path / "rep" / "report.md").read_text(encoding="utf-8")
+    assert "## Contents" in md and "<details" in md
+
+
+def load_cii_t1():
+    from hanyi.report.anchors import load_anchor_file
+
+    return next(t for t in load_anchor_file("cii")["tables"] if t["id"] == "t1")
+
+
+def test_tables_with_no_value_of_ours_are_left_out_with_a_note(tmp_path):
+    d = write_run(
+        tmp_path / "run",
+        "pretrained=m",
+        {
+            "punrebus_matching": {
+                "accuracy,none": 0.5,
+                "accuracy_cat_A,none": "N/A",
+                "accuracy_cat_B,none": "N/A",
+                "wrong_answer_confusion_A,none": {"B": 1},
+            }
+        },
+    )
+    rep = report(tmp_path, d)
+    titles = [t["title"] for t in section(rep, "punrebus")["tables"]]
+    assert not any("by category" in t for t in titles)
+    assert any("left out" in n for n in section(rep, "punrebus")["notes"])
+    head = table(rep, "punrebus", "Headline metrics")
+    assert not any(r[1].startswith("wrong_answer_confusion") for r in head["rows"])  # all "(table)": not a row
