@@ -443,3 +443,16 @@ def test_tables_with_no_value_of_ours_are_left_out_with_a_note(tmp_path):
     assert any("left out" in n for n in section(rep, "punrebus")["notes"])
     head = table(rep, "punrebus", "Headline metrics")
     assert not any(r[1].startswith("wrong_answer_confusion") for r in head["rows"])  # all "(table)": not a row
+
+
+def test_category_cells_beside_paper_columns_are_judged_too(tmp_path):
+    d = write_run(
+        tmp_path / "run",
+        "pretrained=m",
+        {"cii_none": {"acc,none": 0.6, "acc_domain_life,none": 0.5}},
+        configs={"cii_none": {"dataset_path": os.path.join(SAMPLE_DIR, "cii")}},
+        n={"cii_none": 800},
+    )
+    comps = section(report(tmp_path, d), "cii")["comparisons"]
+    life = [c for c in comps if c["metric"] == "acc_domain_life"]
+    assert life and all(c["column"] == "Life" and c["ours"] == 50.0 and not c["comparable"] for c in life)

@@ -359,10 +359,40 @@ def _pick_rows(rows_by_model: dict[str, list[float | None]], k: int = MAX_PAPER_
     return picks[:k]
 
 
-def category_table(runs, task, base, dim, cells, links, display=None) -> tuple[Table, BarPlot]:
-    """Our runs (and linked paper rows) per category label; ``display`` maps labels to printed names."""
+def category_table(runs, task, base, dim, cells, links, display=None, records=None) -> tuple[Table, BarPlot]:
+    """Our runs (and linked paper rows) per category label; ``display`` maps labels to printed names.
+
+    ``records`` receives one comparability record per (run, linked cell, paper row), as :func:`comparison` does."""
     by_metric = {link.metric: link for link in links}
     linked = [by_metric.get(name) for _, name in cells]
+    if records is not None:
+        for run in runs:
+            prov = provenance_of(run, task)
+            for (_, name), lk in zip(cells, linked):
+                m = _metric(run, task, name)
+                ours = None if lk is None or m is None or isinstance(m.value, dict) else lk.to_paper_unit(m.value)
+                if ours is None:
+                    continue
+                for row in lk.rows():
+                    if row.value is None:
+                        continue
+                    ok, reasons = prov_mod.comparability(prov, name, anchor_fields(lk, row.model))
+                    records.append(
+                        {
+                            "run": run.label,
+                            "task": task,
+                            "metric": name,
+                            "table": lk.table.get("id"),
+                            "cite": lk.cite,
+                            "column": lk.column,
+                            "paper_model": row.model,
+                            "paper_value": row.value,
+                            "ours": ours,
+                            "difference": round(ours - row.value, 10) if ok else None,
+                            "comparable": ok,
+                            "reasons": reasons,
+                        }
+                    )
     any_link = next((lk for lk in linked if lk is not None), None)
     display = display or {}
     labels = [lk.column if lk is not None else display.get(label, label) for (label, _), lk in zip(cells, linked)]
@@ -432,7 +462,7 @@ def build_sections(runs: list[Run], anchors_dir: str = anchor_mod.ANCHORS_DIR) -
                 if link.metric in head:
                     pairs.append(comparison(runs, link, section.comparisons))
             for (base, dim), cells in families.items():
-                pairs.append(category_table(runs, task, base, dim, cells, links, display))
+                pairs.append(category_table(runs, task, base, dim, cells, links, display, section.comparisons))
             for table, plot in pairs:
                 if not has_values(table):
                     empty += 1
