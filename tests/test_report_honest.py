@@ -456,3 +456,34 @@ def test_category_cells_beside_paper_columns_are_judged_too(tmp_path):
     comps = section(report(tmp_path, d), "cii")["comparisons"]
     life = [c for c in comps if c["metric"] == "acc_domain_life"]
     assert life and all(c["column"] == "Life" and c["ours"] == 50.0 and not c["comparable"] for c in life)
+
+
+@pytest.mark.slow
+def test_two_replay_runs_of_punrebus_textonly_report_scipys_mcnemar_p(replay, tmp_path):
+    """End to end: two real lmms-eval runs (replay model), saved by lmms-eval's tracker, compared by ``hanyi report``."""
+    import datasets
+
+    from hanyi.report.lmms_output import save_like_cli
+
+    scipy_stats = pytest.importorskip("scipy.stats")
+    n = len(datasets.load_dataset(os.path.join(SAMPLE_DIR, "punrebus"), "textonly", split="test"))
+    letters = "ABCDEFG"
+    dirs, per_doc = [], []
+    for name, shift in (("a", 0), ("b", 3)):
+        records = [
+            {"task": "punrebus_textonly", "doc_id": i, "response": letters[(i * 5 + shift) % 7]} for i in range(n)
+        ]
+        results = replay(records, ["punrebus_textonly"])
+        per_doc.append({s["doc_id"]: bool(s["accuracy"]["correct"]) for s in results["samples"]["punrebus_textonly"]})
+        dirs.append(save_like_cli(results, str(tmp_path / name), model_args=f"path=replay-{name}"))
+    rep = report(tmp_path, *dirs)
+    (rec,) = [p for p in section(rep, "punrebus")["paired"] if p["metric"] == "accuracy"]
+    a, b = per_doc
+    only_a = sum(a[d] and not b[d] for d in a)
+    only_b = sum(b[d] and not a[d] for d in a)
+    expected = 1.0 if only_a + only_b == 0 else scipy_stats.binomtest(only_b, only_a + only_b, 0.5).pvalue
+    assert rec["n_pairs"] == n and (rec["a_only"], rec["b_only"]) == (only_a, only_b)
+    assert rec["mcnemar_p"] == pytest.approx(expected, rel=1e-9)
+    comps = section(rep, "punrebus")["comparisons"]
+    assert comps and all(not c["comparable"] and c["reasons"][0].startswith("sample data") for c in comps)
+    assert rep["runs"][0]["provenance"]["punrebus_textonly"]["data_source"]["kind"] == "sample"
