@@ -269,7 +269,8 @@ def comparison(runs: list[Run], link: anchor_mod.Link, records: list | None = No
     decimals = _decimals([row.value for row in link.rows()])
     ours = [(r.label, link.to_paper_unit(getattr(_metric(r, link.task, link.metric), "value", None))) for r in runs]
     provs = [provenance_of(r, link.task) for r in runs]
-    run_level = [prov_mod.comparability(p, link.metric) for p in provs]
+    table_level = {k: link.table[k] for k in ("judge", "n") if link.table.get(k) is not None}
+    run_level = [prov_mod.comparability(p, link.metric, table_level) for p in provs]
     entries = [(row.model, row.value, False) for row in link.rows()]
     entries += [
         (f"{label} (ours)" + ("" if ok else f" ⚠ {prov_mod.short_reason(reasons)}"), value, True)
