@@ -38,8 +38,8 @@ class Table:
     caption: str = ""
     ours: list[int] = field(default_factory=list)  # indices of rows that are our runs (highlighted)
     plot: str | None = None  # name of the BarPlot drawn from this table, if any
-    #: ``headline``, ``paper`` (a paper table with our rows), ``paired``: shown open; ``comparison`` and
-    #: ``category``: breakdowns, shown collapsed.
+    #: ``headline``, ``paper`` (the paper's main table with our rows), ``paired``: shown open; ``paper_more`` (the
+    #: paper's other tables), ``comparison`` and ``category``: breakdowns, shown collapsed.
     kind: str = ""
 
 
@@ -475,7 +475,9 @@ def build_sections(runs: list[Run], anchors_dir: str = anchor_mod.ANCHORS_DIR) -
         for table_dict in data.get("tables") or []:
             shaped = paper_table(runs, table_dict, [lk for lk in all_links if lk.table is table_dict])
             if shaped is not None:
-                section.tables.insert(1 + sum(t.kind == "paper" for t in section.tables), shaped)
+                n_paper = sum(t.kind in ("paper", "paper_more") for t in section.tables)
+                shaped.kind = "paper" if n_paper == 0 else "paper_more"  # the first is the main table: shown open
+                section.tables.insert(1 + n_paper, shaped)
         if empty:
             section.notes.append(f"{empty} breakdown table(s) left out: no value of ours in them (e.g. all N/A).")
         if not data:

@@ -27,6 +27,10 @@ img{max-width:100%;border:1px solid #eee;margin:.3em 0}code{background:#f5f5f5;p
 """
 
 
+#: Table kinds shown collapsed (``<details>``): the breakdowns.
+COLLAPSED = ("comparison", "category", "paper_more")
+
+
 def slug(text: str) -> str:
     """A file-name-safe slug.
 
@@ -118,12 +122,23 @@ def write_report(
     toc_html, toc_md = ['<nav id="contents"><h2>Contents</h2><ul>'], ["## Contents", ""]
     for si, section in enumerate(sections):
         sid = slug(section.benchmark)
-        toc_html.append(f'<li><a href="#{sid}">{esc(section.benchmark)}</a><ul>')
-        toc_md.append(f"- [{section.benchmark}](#{sid})")
+        links = []
         for ti, table in enumerate(section.tables):
             anchors[(si, ti)] = f"{sid}-{ti}-{slug(table.title)[:60]}"
-            toc_html.append(f'<li><a href="#{anchors[(si, ti)]}">{esc(table.title)}</a></li>')
-        toc_html.append("</ul></li>")
+            links.append(f'<a href="#{anchors[(si, ti)]}">{esc(table.title)}</a>')
+        toc_html.append(
+            f'<li><a href="#{sid}"><b>{esc(section.benchmark)}</b></a>: '
+            + (
+                " · ".join(links[:3])
+                + (
+                    f" · <details><summary>{len(links) - 3} breakdowns</summary>" + " · ".join(links[3:]) + "</details>"
+                    if len(links) > 3
+                    else ""
+                )
+            )
+            + "</li>"
+        )
+        toc_md.append(f"- [{section.benchmark}](#{sid})")
     toc_html.append("</ul></nav>")
     page.append("\n".join(toc_html))
     md += [*toc_md, ""]
@@ -137,7 +152,7 @@ def write_report(
             md += [f"> {note}", ""]
             page.append(f'<p class="note">{esc(note)}</p>')
         by_name = {p.name: p for p in section.plots}
-        breakdowns = [t for t in section.tables if t.kind in ("comparison", "category")]
+        breakdowns = [t for t in section.tables if t.kind in COLLAPSED]
         if breakdowns:
             md += [
                 f"*{len(breakdowns)} breakdown(s) below, collapsed: open them for the per-column and per-category tables.*",
@@ -145,7 +160,7 @@ def write_report(
             ]
         for ti, table in enumerate(section.tables):
             plot = by_name.get(table.plot) if table.plot else None
-            collapsed = table.kind in ("comparison", "category")
+            collapsed = table.kind in COLLAPSED
             anchor = anchors[(si, ti)]
             img_md, img_html = [], ""
             if plot is not None and plot.name in pngs:
