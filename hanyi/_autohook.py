@@ -5,7 +5,8 @@ start-up. It must stay cheap: standard library only, no file access. It installs
 that waits for ``lmms_eval.tasks`` to be imported and then appends :data:`hanyi.TASKS_DIR` to every
 ``TaskManager``'s include paths (see :func:`hanyi.discovery.patch_task_manager`); likewise, when
 ``lm_eval.tasks`` (lm-evaluation-harness) is imported, it adds :data:`hanyi.LM_EVAL_TASKS_DIR` and registers the
-``replay`` model there (:func:`hanyi.discovery.patch_lm_eval_tasks_module`). Nothing else is touched.
+``replay`` model there (:func:`hanyi.discovery.patch_lm_eval_tasks_module`). For lmms-eval it also wraps ``make_table``
+so the printed table keeps hanyi's headline rows (:mod:`hanyi.printed_table`). Nothing else is touched.
 
 Set ``HANYI_NO_AUTOHOOK=1`` to turn it off (both harnesses). ``docs/discovery.md`` explains why it exists (lmms-eval
 0.7.3 builds its task index before it reads ``LMMS_EVAL_PLUGINS``; lm-eval 0.4.13 has no plugin route at all) and
@@ -59,6 +60,14 @@ class _TaskManagerHook:
                 getattr(discovery, patch_name)(module)
             except Exception as exc:  # never break lmms-eval / lm-eval because of us
                 sys.stderr.write(f"hanyi: task discovery hook failed ({exc!r}); use --include_path instead\n")
+            if fullname != _TARGET:  # the printed-table wrapper is lmms-eval's only
+                return
+            try:
+                from hanyi.printed_table import install as install_headline_table
+
+                install_headline_table()  # the printed table keeps hanyi's headline rows (HANYI_FULL_TABLE=1: all)
+            except Exception as exc:  # never break lmms-eval because of us
+                sys.stderr.write(f"hanyi: headline table hook failed ({exc!r}); lmms-eval prints its full table\n")
 
         spec.loader.exec_module = exec_module
         return spec

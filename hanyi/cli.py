@@ -239,6 +239,9 @@ def cmd_eval(argv) -> int:
     from hanyi.discovery import patch_lmms_eval_tasks_module
 
     patch_lmms_eval_tasks_module(lmms_eval.tasks)
+    from hanyi.printed_table import install
+
+    install()
     from lmms_eval.cli.dispatch import main as lmms_main
 
     allow_errors = "--allow_errors" in argv

@@ -97,6 +97,8 @@ def hanyi_submission(run, benchmark: str, tasks: list[str]) -> dict:
         task = run.tasks[name]
         metrics = {m: v.value for m, v in task.metrics.items() if isinstance(v.value, (int, float))}
         entry = {"version": task.version, "n": task.n, "metrics": metrics, "predictions": []}
+        if task.provenance:  # data source, scorer backends, judge, --limit, failed generations
+            entry["provenance"] = task.provenance
         if task.samples_file:
             for s in read_samples(task.samples_file):
                 entry["predictions"].append(

@@ -28,8 +28,13 @@ def write_results(directory: str, model_args: str, results: dict, higher: dict |
         "group_subtasks": extra.pop("group_subtasks", {t: [] for t in results}),
         "higher_is_better": higher
         or {t: {k.split(",")[0]: True for k in m if "_stderr" not in k} for t, m in results.items()},
-        "n-samples": {t: {"original": 10, "effective": 10} for t in results},
+        # CII's paper tables are over its 800 docs: a full-size run, so the comparison stays comparable
+        "n-samples": {
+            t: {"original": n, "effective": n} for t in results for n in [800 if t.startswith("cii") else 10]
+        },
         "versions": {t: 1.0 for t in results},
+        # where lmms-eval records the resolved dataset_path: a hub id unless a test says otherwise
+        "configs": extra.pop("configs", {t: {"task": t, "dataset_path": "org/full-release"} for t in results}),
         "config": {"model": "replay", "model_args": model_args, "limit": extra.pop("limit", None)},
         "model_name": model_args.split("=")[-1],
         "date": extra.pop("date", "20250101_000000"),
@@ -188,7 +193,7 @@ def test_report_puts_ours_in_the_papers_unit_with_the_difference(tmp_path):
                 "accuracy_cat_A,none": 0.25,
                 "accuracy_cat_B,none": 1.0,
             },
-            "cii_none": {"acc,none": 60.0, "acc_domain_life,none": 50.0, "acc_domain_art,none": 70.0},
+            "cii_none": {"acc,none": 0.6, "acc_domain_life,none": 0.5, "acc_domain_art,none": 0.7},
         },
         configs={
             "punrebus_matching": {"lmms_eval_specific_kwargs": {"prompt": "matching", "prompt_variant": "code_exact"}}
@@ -206,7 +211,7 @@ def test_report_puts_ours_in_the_papers_unit_with_the_difference(tmp_path):
     assert not [r[0] for r in pun["rows"] if r[0].startswith(("GPT-4", "Qwen", "Gemini"))]
     assert all("five-shot" not in r[0] for r in pun["rows"])  # rows filter: zero-shot rows only
     cii = find_table(rep, "cii", "cii_none · acc vs. Table 1")
-    assert row_of(cii, "GPT-4o") == ["GPT-4o", "54.1", "+5.9"]  # acc is already a percentage (scale 1)
+    assert row_of(cii, "GPT-4o") == ["GPT-4o", "54.1", "+5.9"]  # our fraction 0.6 is 60.0 in the paper's percent
     domains = find_table(rep, "cii", "cii_none · acc by domain")
     assert row_of(domains, "Life")[1] == "50.00" and row_of(domains, "Art")[1] == "70.00"
     # paper rows: one human row, then best / median / worst by mean over the shown labels (Life, Art)
@@ -223,15 +228,15 @@ def test_report_puts_ours_in_the_papers_unit_with_the_difference(tmp_path):
 
 def test_two_result_dirs_are_compared_side_by_side(tmp_path):
     write_results(
-        str(tmp_path / "a"), "pretrained=org/model-a", {"cii_none": {"acc,none": 40.0, "acc_stderr,none": 1.5}}
+        str(tmp_path / "a"), "pretrained=org/model-a", {"cii_none": {"acc,none": 0.4, "acc_stderr,none": 0.015}}
     )
-    write_results(str(tmp_path / "b"), "pretrained=org/model-b", {"cii_none": {"acc,none": 70.0}})
+    write_results(str(tmp_path / "b"), "pretrained=org/model-b", {"cii_none": {"acc,none": 0.7}})
     out = tmp_path / "rep"
     assert report_main([str(tmp_path / "a"), str(tmp_path / "b"), "--out", str(out), "--no-plots"]) == 0
     rep = report_json(str(out))
     head = find_table(rep, "cii", "Headline metrics")
     assert head["header"] == ["task", "metric", "model-a", "model-b", "n"]
-    assert row_of(head, "cii_none")[2:4] == ["40.00 ± 1.50", "70.00"]
+    assert row_of(head, "cii_none")[2:4] == ["0.4000 ± 0.0150", "0.7000"]
     comp = find_table(rep, "cii", "cii_none · acc vs. Table 1")
     assert row_of(comp, "GPT-4o")[2:] == ["-14.1", "+15.9"]
     assert not list((out / "plots").iterdir())
@@ -333,7 +338,7 @@ def _chromium():
 
 @pytest.mark.slow
 @pytest.mark.skipif(_chromium() is None, reason="chromium not installed (CI: apt-get install -y chromium)")
-def test_html_report_renders_in_headless_chromium_with_tables_and_images(llava_report, tmp_path):
+def test_html_report_renders_in_headless_chromium_with_tables_images_and_contents(llava_report, tmp_path):
     import subprocess
     from html.parser import HTMLParser
 
@@ -348,17 +353,29 @@ def test_html_report_renders_in_headless_chromium_with_tables_and_images(llava_r
     class Count(HTMLParser):
         def __init__(self):
             super().__init__()
-            self.tags, self.images = {}, []
+            self.tags, self.images, self.ids, self.links, self.sections = {}, [], set(), [], []
 
         def handle_starttag(self, tag, attrs):
             self.tags[tag] = self.tags.get(tag, 0) + 1
+            attrs = dict(attrs)
             if tag == "img":
-                self.images.append(dict(attrs).get("src", ""))
+                self.images.append(attrs.get("src", ""))
+            if attrs.get("id"):
+                self.ids.add(attrs["id"])
+            if tag == "a" and (attrs.get("href") or "").startswith("#"):
+                self.links.append(attrs["href"][1:])
+            if tag == "section":
+                self.sections.append(0)
+            elif tag == "table" and self.sections:
+                self.sections[-1] += 1
 
     parsed = Count()
     parsed.feed(dom)
     expected_images = len(report_json(str(out))["sections"][0]["plots"])
     assert parsed.tags.get("table", 0) >= 3 and parsed.tags.get("h2", 0) >= 1
+    # the table of contents resolves in the rendered DOM, and no section is empty
+    assert parsed.links and all(link in parsed.ids for link in parsed.links), set(parsed.links) - parsed.ids
+    assert parsed.sections and all(n >= 1 for n in parsed.sections), parsed.sections
     assert parsed.images and all(src.startswith("data:image/png;base64,") for src in parsed.images)
     assert len(parsed.images) >= expected_images
     shot = out / "report.png"

@@ -5,7 +5,9 @@ Usage::
     hanyi report OUT [OUT2 ...] [--out DIR] [--no-plots]
 
 Each ``OUT`` is an ``lmms-eval --output_path`` directory (or a model sub-directory, or one ``*_results.json``).
-Several directories, or several models in one, are compared side by side. See ``docs/reading-results.md``.
+Several directories, or several models in one, are compared side by side; exactly two runs (``hanyi report RUN_A
+RUN_B``) are also compared doc by doc (paired bootstrap CI, McNemar's exact p). Every paper comparison says whether it
+is comparable and why not. See ``docs/reading-results.md``.
 """
 
 from __future__ import annotations

@@ -196,8 +196,7 @@ def add_sections(section, runs: list, tasks: list[str]) -> None:
             found = None
             section.notes.append(f"Prompt sensitivity skipped: {exc}")
         if found is not None:
-            section.tables.append(found[0])
-            section.plots.append(found[1])
+            _add(section, *found)
     no_samples = []
     for task in tasks:
         per_run = []
@@ -216,9 +215,14 @@ def add_sections(section, runs: list, tasks: list[str]) -> None:
             if bias is not None:
                 per_run.append((run.label, bias))
         if per_run:
-            table, plot = bias_table(task, per_run)
-            section.tables.append(table)
-            section.plots.append(plot)
+            _add(section, *bias_table(task, per_run))
     if no_samples:
         shown = ", ".join(sorted(set(no_samples)))
         section.notes.append(f"No per-sample logs (--log_samples), so no position bias, for: {shown}.")
+
+
+def _add(section, table, plot) -> None:
+    """Append ``table`` with its ``plot`` (the renderer pairs them by ``table.plot``)."""
+    table.plot = plot.name
+    section.tables.append(table)
+    section.plots.append(plot)

@@ -8,6 +8,11 @@ benchmark found in the results, in the order of :data:`hanyi.BENCHMARKS`:
   difference ours − paper;
 * one table per category family (``acc_domain_*``), our runs beside selected paper rows of the linked table;
 * notes: what could not be compared, runs made with ``--limit``.
+
+Every comparison with a paper number is judged by :func:`hanyi.report.provenance.comparability` and recorded in
+``Section.comparisons`` (``comparable`` + ``reasons``); a non-comparable one shows no Δ. Headline numbers get a 95 %
+interval from the sample log (:mod:`hanyi.report.stats`); with exactly two runs, ``Section.paired`` compares them doc
+by doc.
 """
 
 from __future__ import annotations
@@ -17,6 +22,8 @@ from dataclasses import dataclass, field
 from hanyi import BENCHMARKS
 from hanyi.report import anchors as anchor_mod
 from hanyi.report import bias
+from hanyi.report import provenance as prov_mod
+from hanyi.report import stats
 from hanyi.report.layout import category_tables
 from hanyi.report.results import Run, benchmark_of, parents_of
 
@@ -31,6 +38,10 @@ class Table:
     rows: list[list[str]]
     caption: str = ""
     ours: list[int] = field(default_factory=list)  # indices of rows that are our runs (highlighted)
+    plot: str | None = None  # name of the BarPlot drawn from this table, if any
+    #: ``headline``, ``paper`` (the paper's main table with our rows), ``paired``: shown open; ``paper_more`` (the
+    #: paper's other tables), ``comparison`` and ``category``: breakdowns, shown collapsed.
+    kind: str = ""
 
 
 @dataclass
@@ -54,6 +65,12 @@ class Section:
     tables: list[Table] = field(default_factory=list)
     plots: list[BarPlot] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    #: One dict per (run, paper number) compared: task, metric, paper row, values, ``comparable``, ``reasons``.
+    comparisons: list[dict] = field(default_factory=list)
+    #: One dict per (run, task, headline metric): value, 95 % interval (or why none), method.
+    intervals: list[dict] = field(default_factory=list)
+    #: With two runs: one dict per (task, headline metric) compared doc by doc (:func:`hanyi.report.stats.paired`).
+    paired: list[dict] = field(default_factory=list)
 
 
 def fmt(value, decimals: int | None = None) -> str:
@@ -78,13 +95,97 @@ def fmt_diff(value: float | None, decimals: int = 2) -> str:
     return "-" if value is None else f"{value:+.{decimals}f}"
 
 
-def _value_cell(metric) -> str:
-    if metric is None:
+def _value_cell(metric, ci: dict | None = None, count: bool = False) -> str:
+    """``0.4444 [0.3100, 0.5800]`` with a 95 % interval, ``value ± stderr`` without one; counts as integers."""
+    if metric is None or metric.value is None:
         return "-"
     if isinstance(metric.value, dict):
         return "(table)"
+    if count:
+        return f"{metric.value:.0f}" if float(metric.value).is_integer() else fmt(metric.value)
     text = fmt(metric.value)
+    if ci and ci.get("ci_low") is not None:
+        decimals = 4 if abs(metric.value) <= 1 else 2
+        return f"{text} [{fmt(ci['ci_low'], decimals)}, {fmt(ci['ci_high'], decimals)}]"
     return text if metric.stderr is None else f"{text} ± {fmt(metric.stderr)}"
+
+
+#: Aggregation names that make a metric a count (printed as an integer, never as a rate, no interval).
+COUNT_AGGREGATIONS = ("sum", "count")
+
+
+#: Metric-name endings of hanyi's counts, for results whose config does not say (and for aggregations named ``agg``).
+COUNT_SUFFIXES = ("_failures", "_unscored", "_unresolved", "_count")
+
+
+def is_count(run: Run, task: str, name: str) -> bool:
+    """Whether ``name`` is a count: its ``metric_list`` aggregation (as lmms-eval logged it) sums or counts, or its
+    name ends like one of :data:`COUNT_SUFFIXES`."""
+    if name.split(",")[0].endswith(COUNT_SUFFIXES):
+        return True
+    t = run.tasks.get(task)
+    config = ((run.raw.get("configs") or {}).get(task) or {}) if t else {}
+    for entry in config.get("metric_list") or []:
+        if entry.get("metric") == name.split(",")[0]:
+            agg = str(entry.get("aggregation", ""))
+            words = {w for w in __import__("re").split(r"[^a-z]+", agg.lower()) if w}
+            return bool(words & set(COUNT_AGGREGATIONS))
+    return False
+
+
+def provenance_of(run: Run, task: str) -> dict:
+    """A task's provenance; a group's is pooled from its tasks."""
+    t = run.tasks.get(task)
+    if t is None:
+        return {}
+    if not t.is_group:
+        return t.provenance
+    return prov_mod.combine(task, [provenance_of(run, s) for s in t.subtasks if s in run.tasks])
+
+
+def per_doc(run: Run, task: str, name: str) -> tuple[dict, float]:
+    """``({doc key: value}, scale)`` reproducing the reported value; a group pools its tasks' docs."""
+    t = run.tasks.get(task)
+    m = _metric(run, task, name)
+    if t is None or m is None or isinstance(m.value, dict) or m.value is None:
+        return {}, 1.0
+    if not t.is_group:
+        vals, scale = stats.per_doc_scores(t.samples, name, m.value)
+        return {(task, d): v for d, v in vals.items()}, scale
+    pooled: dict = {}
+    scales = set()
+    for sub in t.subtasks:
+        vals, scale = per_doc(run, sub, name)
+        if not vals:
+            return {}, 1.0
+        pooled.update(vals)
+        scales.add(scale)
+    if len(scales) != 1 or not pooled:
+        return {}, 1.0
+    scale = scales.pop()
+    mean = sum(pooled.values()) / len(pooled)
+    return (pooled, scale) if abs(mean * scale - m.value) <= 1e-6 * max(1.0, abs(m.value)) else ({}, 1.0)
+
+
+def interval_of(run: Run, task: str, name: str) -> dict:
+    """The 95 % interval record of one headline number (``ci_low`` is ``None`` with a ``why`` when there is none)."""
+    m = _metric(run, task, name)
+    rec = {"run": run.label, "task": task, "metric": name, "value": None if m is None else m.value}
+    if m is None or isinstance(m.value, dict) or m.value is None:
+        return {**rec, "ci_low": None, "ci_high": None, "why": "no value"}
+    if is_count(run, task, name):
+        return {**rec, "ci_low": None, "ci_high": None, "unit": "count", "why": "a count, not an estimate"}
+    vals, scale = per_doc(run, task, name)
+    if not vals:
+        t = run.tasks.get(task)
+        why = (
+            "no sample log (run lmms-eval with --log_samples)"
+            if t is not None and not t.is_group and t.samples is None
+            else "the aggregate is not a mean of logged per-doc scores"
+        )
+        return {**rec, "ci_low": None, "ci_high": None, "why": why}
+    low, high, method = stats.interval(list(vals.values()))
+    return {**rec, "ci_low": low * scale, "ci_high": high * scale, "method": method, "n": len(vals)}
 
 
 def tasks_by_benchmark(runs: list[Run]) -> dict[str, list[str]]:
@@ -126,34 +227,84 @@ def _arrow(runs: list[Run], task: str, name: str) -> str:
     return ""
 
 
-def headline_table(runs: list[Run], tasks: list[str], hints=None) -> Table:
+def headline_table(runs: list[Run], tasks: list[str], hints=None, intervals: list | None = None) -> Table:
     header = ["task", "metric", *[r.label for r in runs], "n"]
     rows = []
     for task in tasks:
         head, _ = category_tables(_metric_names(runs, task), hints)
         n = "/".join(sorted({str(r.tasks[task].n) for r in runs if task in r.tasks and r.tasks[task].n is not None}))
         for name in head:
-            cells = [_value_cell(_metric(r, task, name)) for r in runs]
+            cells = []
+            for r in runs:
+                count = is_count(r, task, name)
+                ci = interval_of(r, task, name) if _metric(r, task, name) is not None else None
+                if ci is not None and intervals is not None:
+                    intervals.append(ci)
+                cells.append(_value_cell(_metric(r, task, name), ci, count))
             rows.append([task, name + _arrow(runs, task, name), *cells, n or "-"])
     return Table(
-        "Headline metrics", header, rows, "value ± standard error where lmms-eval reports one; n = docs scored"
+        "Headline metrics",
+        header,
+        [r for r in rows if any(c not in ("-", "(table)") for c in r[2:-1])],
+        "value [95 % interval] from the sample log (exact Clopper-Pearson for 0/1 scores, else a seeded bootstrap "
+        "over docs); value ± standard error where only lmms-eval's is available; counts as integers; n = docs scored. "
+        "Dict-valued metrics (confusion rows) are in the lmms-eval results file.",
+        kind="headline",
     )
 
 
-def comparison(runs: list[Run], link: anchor_mod.Link) -> tuple[Table, BarPlot]:
-    """The paper's rows for ``link`` with ours among them (sorted by value), and a bar plot of the same."""
+def anchor_fields(link: anchor_mod.Link, model: str) -> dict:
+    """What the paper side of one anchor row says about how it was produced: task, variant, judge, n."""
+    table = link.table
+    row = next((r for r in table["rows"] if r.get("model") == model), {})
+    out = {k: table[k] for k in ("judge", "n") if table.get(k) is not None}
+    out.update({k: row[k] for k in ("task", "variant", "judge", "n") if row.get(k) is not None})
+    return out
+
+
+def comparison(runs: list[Run], link: anchor_mod.Link, records: list | None = None) -> tuple[Table, BarPlot]:
+    """The paper's rows for ``link`` with ours among them (sorted by value), and a bar plot of the same.
+
+    A Δ is shown only where the comparison is comparable; ``records`` receives one dict per (run, paper row).
+    """
     decimals = _decimals([row.value for row in link.rows()])
     ours = [(r.label, link.to_paper_unit(getattr(_metric(r, link.task, link.metric), "value", None))) for r in runs]
+    provs = [provenance_of(r, link.task) for r in runs]
+    table_level = {k: link.table[k] for k in ("judge", "n") if link.table.get(k) is not None}
+    run_level = [prov_mod.comparability(p, link.metric, table_level) for p in provs]
     entries = [(row.model, row.value, False) for row in link.rows()]
-    entries += [(f"{label} (ours)", value, True) for label, value in ours]
+    entries += [
+        (f"{label} (ours)" + ("" if ok else f" ⚠ {prov_mod.short_reason(reasons)}"), value, True)
+        for (label, value), (ok, reasons) in zip(ours, run_level)
+    ]
     entries.sort(key=lambda e: (e[1] is None, -(e[1] or 0)))
     header = ["model", link.column, *[f"Δ {label}" for label, _ in ours]]
     rows, marked = [], []
     for i, (model, value, is_ours) in enumerate(entries):
-        diffs = [
-            fmt_diff(o - value if o is not None and value is not None and not is_ours else None, decimals)
-            for _, o in ours
-        ]
+        diffs = []
+        for (label, o), prov in zip(ours, provs):
+            if is_ours or o is None or value is None:
+                diffs.append("-")
+                continue
+            ok, reasons = prov_mod.comparability(prov, link.metric, anchor_fields(link, model))
+            diffs.append(fmt_diff(o - value, decimals) if ok else "n/c")
+            if records is not None:
+                records.append(
+                    {
+                        "run": label,
+                        "task": link.task,
+                        "metric": link.metric,
+                        "table": link.table.get("id"),
+                        "cite": link.cite,
+                        "column": link.column,
+                        "paper_model": model,
+                        "paper_value": value,
+                        "ours": o,
+                        "difference": round(o - value, 10) if ok else None,
+                        "comparable": ok,
+                        "reasons": reasons,
+                    }
+                )
         rows.append([model, fmt(value, decimals), *diffs])
         if is_ours:
             marked.append(i)
@@ -164,9 +315,12 @@ def comparison(runs: list[Run], link: anchor_mod.Link) -> tuple[Table, BarPlot]:
             f" Only paper rows produced by {link.task} with prompt variant {link.variant or '(unknown)'} are shown;"
             " rows from other tasks or prompts are not comparable."
         )
+    for (label, _), (ok, reasons) in zip(ours, run_level):
+        if not ok:
+            caption += f" {label}: not comparable, so no Δ (n/c): {'; '.join(reasons)}."
     if link.table.get("note"):
         caption += f" Note: {link.table['note']}"
-    table = Table(title, header, rows, caption.strip(), marked)
+    table = Table(title, header, rows, caption.strip(), marked, kind="comparison")
     shown = [e for e in entries if e[1] is not None]
     plot = BarPlot(
         name=f"{link.task}__{link.metric}__{link.table['id']}",
@@ -212,10 +366,40 @@ def _pick_rows(rows_by_model: dict[str, list[float | None]], k: int = MAX_PAPER_
     return picks[:k]
 
 
-def category_table(runs, task, base, dim, cells, links, display=None) -> tuple[Table, BarPlot]:
-    """Our runs (and linked paper rows) per category label; ``display`` maps labels to printed names."""
+def category_table(runs, task, base, dim, cells, links, display=None, records=None) -> tuple[Table, BarPlot]:
+    """Our runs (and linked paper rows) per category label; ``display`` maps labels to printed names.
+
+    ``records`` receives one comparability record per (run, linked cell, paper row), as :func:`comparison` does."""
     by_metric = {link.metric: link for link in links}
     linked = [by_metric.get(name) for _, name in cells]
+    if records is not None:
+        for run in runs:
+            prov = provenance_of(run, task)
+            for (_, name), lk in zip(cells, linked):
+                m = _metric(run, task, name)
+                ours = None if lk is None or m is None or isinstance(m.value, dict) else lk.to_paper_unit(m.value)
+                if ours is None:
+                    continue
+                for row in lk.rows():
+                    if row.value is None:
+                        continue
+                    ok, reasons = prov_mod.comparability(prov, name, anchor_fields(lk, row.model))
+                    records.append(
+                        {
+                            "run": run.label,
+                            "task": task,
+                            "metric": name,
+                            "table": lk.table.get("id"),
+                            "cite": lk.cite,
+                            "column": lk.column,
+                            "paper_model": row.model,
+                            "paper_value": row.value,
+                            "ours": ours,
+                            "difference": round(ours - row.value, 10) if ok else None,
+                            "comparable": ok,
+                            "reasons": reasons,
+                        }
+                    )
     any_link = next((lk for lk in linked if lk is not None), None)
     display = display or {}
     labels = [lk.column if lk is not None else display.get(label, label) for (label, _), lk in zip(cells, linked)]
@@ -235,7 +419,11 @@ def category_table(runs, task, base, dim, cells, links, display=None) -> tuple[T
             for model in [r.model for r in any_link.rows()]:
                 rows_by_model.setdefault(model, []).append(values.get(model))
         paper = [(m, rows_by_model[m]) for m in _pick_rows(rows_by_model)]
-    header = [dim, *[f"{label} (ours)" for label, _ in ours], *paper_names(paper)]
+    marks = []
+    for run in runs:
+        ok, reasons = prov_mod.comparability(provenance_of(run, task), base)
+        marks.append("" if ok or any_link is None else f" ⚠ {prov_mod.short_reason(reasons)}")
+    header = [dim, *[f"{label} (ours){mark}" for (label, _), mark in zip(ours, marks)], *paper_names(paper)]
     rows = []
     for i, label in enumerate(labels):
         rows.append([label, *[fmt(vals[i]) for _, vals in ours], *[fmt(vals[i]) for _, vals in paper]])
@@ -252,7 +440,7 @@ def category_table(runs, task, base, dim, cells, links, display=None) -> tuple[T
         series=[(f"{label} (ours)", vals, True) for label, vals in ours] + [(m, vals, False) for m, vals in paper],
         ylabel=base,
     )
-    return Table(title, header, rows, caption), plot
+    return Table(title, header, rows, caption, kind="category"), plot
 
 
 def paper_names(paper) -> list[str]:
@@ -266,8 +454,10 @@ def build_sections(runs: list[Run], anchors_dir: str = anchor_mod.ANCHORS_DIR) -
         section = Section(bench, data.get("paper", ""))
         hints = data.get("categories") or []
         display = {k: v for hint in hints for k, v in hint["labels"].items()}
-        section.tables.append(headline_table(runs, tasks, hints))
+        section.tables.append(headline_table(runs, tasks, hints, section.intervals))
         linked_any = False
+        all_links: list[anchor_mod.Link] = []
+        empty = 0
         for task in tasks:
             names = _metric_names(runs, task)
             head, families = category_tables(names, hints)
@@ -276,16 +466,30 @@ def build_sections(runs: list[Run], anchors_dir: str = anchor_mod.ANCHORS_DIR) -
             if len(variants) > 0:
                 section.notes.append(f"{task} ran with different prompt variants: no prompt-specific paper rows.")
             links = anchor_mod.links_for(bench, task, names, anchors_dir, variant)
+            all_links += links
             linked_any |= bool(links)
+            pairs = []
             for link in links:
                 if link.metric in head:
-                    table, plot = comparison(runs, link)
-                    section.tables.append(table)
-                    section.plots.append(plot)
+                    pairs.append(comparison(runs, link, section.comparisons))
             for (base, dim), cells in families.items():
-                table, plot = category_table(runs, task, base, dim, cells, links, display)
+                pairs.append(category_table(runs, task, base, dim, cells, links, display, section.comparisons))
+            for table, plot in pairs:
+                if not has_values(table):
+                    empty += 1
+                    continue
+                if any(v is not None for _, vals, _ in plot.series for v in vals):
+                    table.plot = plot.name
+                    section.plots.append(plot)
                 section.tables.append(table)
-                section.plots.append(plot)
+        for table_dict in data.get("tables") or []:
+            shaped = paper_table(runs, table_dict, [lk for lk in all_links if lk.table is table_dict])
+            if shaped is not None:
+                n_paper = sum(t.kind in ("paper", "paper_more") for t in section.tables)
+                shaped.kind = "paper" if n_paper == 0 else "paper_more"  # the first is the main table: shown open
+                section.tables.insert(1 + n_paper, shaped)
+        if empty:
+            section.notes.append(f"{empty} breakdown table(s) left out: no value of ours in them (e.g. all N/A).")
         if not data:
             section.notes.append(f"No anchor table ships for {bench}; values are shown without paper numbers.")
         elif not linked_any:
@@ -297,5 +501,117 @@ def build_sections(runs: list[Run], anchors_dir: str = anchor_mod.ANCHORS_DIR) -
         for run in runs:
             if run.limit not in (None, "", 0):
                 section.notes.append(f"{run.label} was run with --limit {run.limit}: not comparable to the paper.")
+        if len(runs) == 2:
+            section.paired = paired_records(runs, tasks, hints)
+            if section.paired:
+                section.tables.insert(1, paired_table(runs, section.paired))
         sections.append(section)
     return sections
+
+
+def paired_records(runs: list[Run], tasks: list[str], hints=None) -> list[dict]:
+    """Doc-by-doc comparison of two runs on every headline metric both logged per doc (B − A)."""
+    a_run, b_run = runs
+    out = []
+    for task in tasks:
+        head, _ = category_tables(_metric_names(runs, task), hints)
+        for name in head:
+            if is_count(a_run, task, name) or is_count(b_run, task, name):
+                continue
+            a, scale_a = per_doc(a_run, task, name)
+            b, scale_b = per_doc(b_run, task, name)
+            if not a or not b or scale_a != scale_b:
+                continue
+            result = stats.paired(a, b)
+            if result is None:
+                continue
+            for key in ("mean_a", "mean_b", "difference", "ci_low", "ci_high"):
+                result[key] *= scale_a
+            out.append({"task": task, "metric": name, "run_a": a_run.label, "run_b": b_run.label, **result})
+    return out
+
+
+def paired_table(runs: list[Run], records: list[dict]) -> Table:
+    a, b = runs[0].label, runs[1].label
+    header = ["task", "metric", "docs", a, b, f"{b} − {a}", "95 % CI", "McNemar p", "at 0.05"]
+    rows = []
+    for r in records:
+        p = r.get("mcnemar_p")
+        rows.append(
+            [
+                r["task"],
+                r["metric"],
+                str(r["n_pairs"]),
+                fmt(r["mean_a"]),
+                fmt(r["mean_b"]),
+                fmt_diff(r["difference"], 4 if abs(r["mean_a"]) <= 1 and abs(r["mean_b"]) <= 1 else 2),
+                f"[{fmt(r['ci_low'])}, {fmt(r['ci_high'])}]",
+                "-" if p is None else f"{p:.4g}",
+                "significant" if r["significant"] else "not significant",
+            ]
+        )
+    return Table(
+        kind="paired",
+        title=f"Paired comparison: {b} vs. {a}",
+        header=header,
+        rows=rows,
+        caption="Docs scored by both runs, matched by task and doc id. 95 % CI: paired bootstrap over docs (seeded). "
+        "McNemar p: exact two-sided binomial test on the discordant docs (0/1 scores only); without it, "
+        "significance means the CI excludes 0.",
+    )
+
+
+def paper_table(runs: list[Run], table: dict, links: list[anchor_mod.Link]) -> Table | None:
+    """The paper's table as printed (its columns, units and row order), our runs added as marked rows at the end:
+    one row per (run, task) with a value for each column that task maps, in the paper's unit, and whether the row
+    is comparable. ``None`` when no run has a value for it."""
+    columns = list(table["columns"])
+    by_task: dict[str, list[anchor_mod.Link]] = {}
+    for link in links:
+        by_task.setdefault(link.task, []).append(link)
+    decimals = [_decimals([row["values"][i] for row in table["rows"]]) for i in range(len(columns))]
+    rows = [
+        [row["model"], *[fmt(v, d) if v is not None else "-" for v, d in zip(row["values"], decimals)], ""]
+        for row in table["rows"]
+    ]
+    marked = []
+    for run in runs:
+        for task, task_links in by_task.items():
+            cells = ["-"] * len(columns)
+            reasons: list[str] = []
+            for link in task_links:
+                m = _metric(run, task, link.metric)
+                value = None if m is None or isinstance(m.value, dict) else link.to_paper_unit(m.value)
+                if value is None:
+                    continue
+                i = columns.index(link.column)
+                cells[i] = fmt(value, decimals[i])
+                anchor = {k: table[k] for k in ("judge", "n") if table.get(k) is not None}
+                _, why = prov_mod.comparability(provenance_of(run, task), link.metric, anchor)
+                reasons += [r for r in why if r not in reasons]
+            if all(c == "-" for c in cells):
+                continue
+            marked.append(len(rows))
+            mark = "✓ comparable" if not reasons else f"⚠ {prov_mod.short_reason(reasons)}"
+            rows.append([f"{run.label} (ours, {task})", *cells, mark])
+    if not marked:
+        return None
+    caption = f"{table.get('caption', '')} Unit: {table.get('unit', '')}. Our rows (bold) in the paper's unit."
+    if table.get("note"):
+        caption += f" Note: {table['note']}"
+    header = ["model", *columns, "comparable"]
+    return Table(
+        f"{table.get('cite', table['id'])} as in the paper, with ours", header, rows, caption, marked, None, "paper"
+    )
+
+
+def has_values(table: Table) -> bool:
+    """Whether a table shows at least one number of ours (not only ``-`` or ``(table)``)."""
+    cols = [i for i, h in enumerate(table.header) if "(ours" in h] or None
+    for i, row in enumerate(table.rows):
+        cells = row[1:] if cols is None else [row[c] for c in cols]
+        if (cols is not None or i in table.ours or table.kind in ("headline", "paired")) and any(
+            c not in ("-", "(table)", "n/c", "") for c in cells
+        ):
+            return True
+    return False

@@ -21,9 +21,14 @@ h1{font-size:1.6em}h2{border-bottom:2px solid #d1495b;padding-bottom:.2em;margin
 table{border-collapse:collapse;margin:.5em 0 1em;font-size:.85em}
 th,td{border:1px solid #ccc;padding:.25em .6em;text-align:right}th{background:#f3f3f3}
 td:first-child,th:first-child,td.txt{text-align:left}tr.ours td{background:#fdecef;font-weight:600}
-.caption{color:#555;font-size:.8em;max-width:60em}.note{background:#fff8e1;border-left:4px solid #edae49;padding:.4em .8em}
+details{margin:.3em 0;border-left:3px solid #eee;padding-left:.6em}summary{cursor:pointer;font-weight:600}
+nav ul{margin:.2em 0}nav li{margin:.1em 0}.caption{color:#555;font-size:.8em;max-width:60em}.note{background:#fff8e1;border-left:4px solid #edae49;padding:.4em .8em}
 img{max-width:100%;border:1px solid #eee;margin:.3em 0}code{background:#f5f5f5;padding:0 .2em}
 """
+
+
+#: Table kinds shown collapsed (``<details>``): the breakdowns.
+COLLAPSED = ("comparison", "category", "paper_more")
 
 
 def slug(text: str) -> str:
@@ -39,8 +44,8 @@ def _md_cell(text: str) -> str:
     return str(text).replace("|", "\\|").replace("\n", " ")
 
 
-def md_table(table: Table) -> str:
-    lines = [f"### {table.title}", ""]
+def md_table(table: Table, heading: bool = True) -> str:
+    lines = [f"### {table.title}", ""] if heading else []
     lines.append("| " + " | ".join(_md_cell(h) for h in table.header) + " |")
     lines.append("|" + "|".join(["---"] + ["---:"] * (len(table.header) - 1)) + "|")
     for i, row in enumerate(table.rows):
@@ -60,10 +65,11 @@ def _align(cell) -> str:
     return "" if _NUMERIC.match(str(cell)) else ' class="txt"'
 
 
-def html_table(table: Table) -> str:
+def html_table(table: Table, anchor: str = "", heading: bool = True) -> str:
     esc = html.escape
+    ident = f' id="{esc(anchor)}"' if anchor else ""
     out = [
-        f"<h3>{esc(table.title)}</h3>",
+        f"<h3{ident}>{esc(table.title)}</h3>" if heading else "",
         "<table>",
         "<thead><tr>" + "".join(f"<th>{esc(h)}</th>" for h in table.header) + "</tr></thead>",
         "<tbody>",
@@ -111,24 +117,72 @@ def write_report(
     page.append(html_table(_runs_table(runs)))
     if missing:
         page.append(f'<p class="note">Not in these results: {html.escape(", ".join(missing))}.</p>')
-    for section in sections:
+    esc = html.escape
+    anchors = {}  # (section index, table index) -> unique HTML id
+    toc_html, toc_md = ['<nav id="contents"><h2>Contents</h2><ul>'], ["## Contents", ""]
+    for si, section in enumerate(sections):
+        sid = slug(section.benchmark)
+        links = []
+        for ti, table in enumerate(section.tables):
+            anchors[(si, ti)] = f"{sid}-{ti}-{slug(table.title)[:60]}"
+            links.append(f'<a href="#{anchors[(si, ti)]}">{esc(table.title)}</a>')
+        toc_html.append(
+            f'<li><a href="#{sid}"><b>{esc(section.benchmark)}</b></a>: '
+            + (
+                " · ".join(links[:3])
+                + (
+                    f" · <details><summary>{len(links) - 3} breakdowns</summary>" + " · ".join(links[3:]) + "</details>"
+                    if len(links) > 3
+                    else ""
+                )
+            )
+            + "</li>"
+        )
+        toc_md.append(f"- [{section.benchmark}](#{sid})")
+    toc_html.append("</ul></nav>")
+    page.append("\n".join(toc_html))
+    md += [*toc_md, ""]
+    for si, section in enumerate(sections):
         md += [f"## {section.benchmark}", ""]
-        page.append(f'<section id="{slug(section.benchmark)}"><h2>{html.escape(section.benchmark)}</h2>')
+        page.append(f'<section id="{slug(section.benchmark)}"><h2>{esc(section.benchmark)}</h2>')
         if section.paper:
             md += [f"Paper: {section.paper}", ""]
-            page.append(f"<p>Paper: {html.escape(section.paper)}</p>")
+            page.append(f"<p>Paper: {esc(section.paper)}</p>")
         for note in section.notes:
             md += [f"> {note}", ""]
-            page.append(f'<p class="note">{html.escape(note)}</p>')
-        # build.py appends (table, plot) pairs after the plot-less headline table
-        for table, plot in zip(section.tables, [None, *section.plots]):
-            md.append(md_table(table))
-            page.append(html_table(table))
+            page.append(f'<p class="note">{esc(note)}</p>')
+        by_name = {p.name: p for p in section.plots}
+        breakdowns = [t for t in section.tables if t.kind in COLLAPSED]
+        if breakdowns:
+            md += [
+                f"*{len(breakdowns)} breakdown(s) below, collapsed: open them for the per-column and per-category tables.*",
+                "",
+            ]
+        for ti, table in enumerate(section.tables):
+            plot = by_name.get(table.plot) if table.plot else None
+            collapsed = table.kind in COLLAPSED
+            anchor = anchors[(si, ti)]
+            img_md, img_html = [], ""
             if plot is not None and plot.name in pngs:
                 rel = os.path.relpath(plot_files[plot.name], out_dir)
-                md += [f"![{plot.title}]({rel})", ""]
+                img_md = [f"![{plot.title}]({rel})", ""]
                 b64 = base64.b64encode(pngs[plot.name]).decode("ascii")
-                page.append(f'<img alt="{html.escape(plot.title)}" src="data:image/png;base64,{b64}">')
+                img_html = f'<img alt="{esc(plot.title)}" src="data:image/png;base64,{b64}">'
+            if collapsed:
+                md += [f'<details id="{anchor}"><summary>{esc(table.title)}</summary>', ""]
+                md += [md_table(table, heading=False), *img_md, "</details>", ""]
+                page.append(
+                    f'<details id="{anchor}"><summary>{esc(table.title)}</summary>'
+                    + html_table(table, heading=False)
+                    + img_html
+                    + "</details>"
+                )
+            else:
+                md.append(md_table(table))
+                md += img_md
+                page.append(html_table(table, anchor))
+                if img_html:
+                    page.append(img_html)
         page.append("</section>")
     page.append("</body></html>")
 
@@ -143,7 +197,16 @@ def write_report(
         f.write("\n".join(page))
     summary = {
         "hanyi_version": __version__,
-        "runs": [{"label": r.label, "model": r.model, "model_args": r.model_args, "files": r.files} for r in runs],
+        "runs": [
+            {
+                "label": r.label,
+                "model": r.model,
+                "model_args": r.model_args,
+                "files": r.files,
+                "provenance": {name: t.provenance for name, t in r.tasks.items() if t.provenance},
+            }
+            for r in runs
+        ],
         "missing_benchmarks": missing,
         "sections": [
             {
@@ -151,6 +214,9 @@ def write_report(
                 "paper": s.paper,
                 "notes": s.notes,
                 "tables": [asdict(t) for t in s.tables],
+                "comparisons": s.comparisons,
+                "intervals": s.intervals,
+                "paired": s.paired,
                 "plots": [os.path.relpath(plot_files[p.name], out_dir) for p in s.plots if p.name in plot_files],
             }
             for s in sections

@@ -44,6 +44,10 @@ class TaskResult:
     subtasks: list[str] = field(default_factory=list)
     samples_file: str | None = None
     prompt_variant: str | None = None
+    #: Where the numbers come from (:func:`hanyi.report.provenance.task_provenance`).
+    provenance: dict = field(default_factory=dict)
+    #: The sample log's lines (``--log_samples``), or ``None`` when there is none.
+    samples: list | None = field(default=None, repr=False)
 
 
 @dataclass
@@ -181,14 +185,20 @@ def _label(data: dict) -> str:
 
 
 def load_runs(paths: list[str]) -> list[Run]:
-    """Load and merge every results file under ``paths`` into one :class:`Run` per (model, model_args)."""
-    by_key: dict[tuple[str, str], list[tuple[str, dict]]] = {}
-    for path in paths:
+    """Load and merge every results file under ``paths`` into one :class:`Run` per (path, model, model_args).
+
+    Files of one model below one path are merged; the same model under two paths gives two runs (``hanyi report
+    RUN_A RUN_B`` compares them).
+    """
+    from hanyi.report.provenance import read_samples, task_provenance
+
+    by_key: dict[tuple[int, str, str], list[tuple[str, dict]]] = {}
+    for index, path in enumerate(paths):
         for file in find_results_files(path):
             data = read_results_file(file)
-            by_key.setdefault(_run_key(data), []).append((file, data))
+            by_key.setdefault((index, *_run_key(data)), []).append((file, data))
     runs = []
-    for (model, model_args), items in by_key.items():
+    for (_index, model, model_args), items in by_key.items():
         items.sort(key=lambda item: (str(item[1].get("date", "")), item[0]))
         tasks: dict[str, TaskResult] = {}
         for file, data in items:  # oldest first: newer files overwrite
@@ -198,6 +208,8 @@ def load_runs(paths: list[str]) -> list[Run]:
                 if not isinstance(entry, dict):
                     continue
                 n = (n_samples.get(name) or {}).get("effective")
+                samples_file = _samples_file(file, name)
+                samples = read_samples(samples_file)
                 tasks[name] = TaskResult(
                     name=name,
                     metrics=task_metrics(entry, (data.get("higher_is_better") or {}).get(name)),
@@ -205,7 +217,9 @@ def load_runs(paths: list[str]) -> list[Run]:
                     version=(data.get("versions") or {}).get(name),
                     is_group=name in groups,
                     subtasks=groups.get(name, []),
-                    samples_file=_samples_file(file, name),
+                    samples_file=samples_file,
+                    provenance=task_provenance(data, name, samples) if name not in groups else {},
+                    samples=samples,
                     prompt_variant=prompt_variant((data.get("configs") or {}).get(name), model),
                 )
         last = items[-1][1]

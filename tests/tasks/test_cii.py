@@ -30,7 +30,7 @@ def test_every_task_is_generate_until_and_versioned(cii_tasks, task_manager):
     for name in ALL_TASKS:
         task = cii_tasks[name]
         assert task.OUTPUT_TYPE == "generate_until", name
-        assert task.config.metadata["version"] == 1.1, name
+        assert task.config.metadata["version"] == 1.2, name  # 1.1 review fixes (CTC prompt, article trap); 1.2 accuracies and rates are fractions
 
 
 def test_group_runs_the_paper_setting_on_800_question_split(cii_tasks):
@@ -115,9 +115,9 @@ def replayed(replay):
 
 
 def test_replay_overall_metrics(replayed):
-    assert replayed["acc,none"] == pytest.approx(50.0)
-    assert replayed["acc_robust,none"] == pytest.approx(700 / 12)
-    assert replayed["miss_rate,none"] == pytest.approx(25.0)
+    assert replayed["acc,none"] == pytest.approx(0.50)  # fractions: hanyi's unit for accuracies and rates
+    assert replayed["acc_robust,none"] == pytest.approx(7 / 12)
+    assert replayed["miss_rate,none"] == pytest.approx(0.25)
 
 
 @pytest.mark.parametrize(
@@ -138,7 +138,7 @@ def test_replay_overall_metrics(replayed):
     ],
 )
 def test_replay_category_metrics(replayed, metric, expected):
-    assert replayed[f"{metric},none"] == pytest.approx(expected)
+    assert replayed[f"{metric},none"] == pytest.approx(expected / 100)  # expected in percent, stored as a fraction
 
 
 def test_every_category_metric_is_reported(replayed):
@@ -157,7 +157,7 @@ def test_ctc_without_judge_emits_no_judge_metric(replay):
 
 def test_tiny_llava_runs_the_group(llava_run):
     res = llava_run["results"]["cii_none"]
-    assert 0.0 <= res["acc,none"] <= 100.0 and 0.0 <= res["miss_rate,none"] <= 100.0
+    assert 0.0 <= res["acc,none"] <= 1.0 and 0.0 <= res["miss_rate,none"] <= 1.0
     assert "cii" in llava_run["results"] or "cii" in llava_run.get("groups", {})
 
 

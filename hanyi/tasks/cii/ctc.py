@@ -77,12 +77,14 @@ def cii_ctc_process_results(doc, results):
 
     description = results[0] if results else ""
     out = {"ctc_blank_rate": float(not str(description).strip())}
-    if JudgeConfig.from_env() is None:
+    judge = JudgeConfig.from_env()
+    if judge is None:
         warn_judge_disabled([*CTC_METRICS, CTC_FAILURES])
         return out
     human = ctc_human_answer(doc["explanation"], doc["metaphorical_meaning"], doc.get("title") or "")
     user = render("cii", "ctc_judge_user.jinja", human_answer=human, description=description)
     item = {"id": doc["id"], "difficulty": doc["difficulty"], "emotion": doc["emotion"], "judge_user": user}
+    item["judge_model"] = judge.model  # provenance: the report compares it with the paper's judge
     return {**out, **dict.fromkeys([*CTC_METRICS, CTC_FAILURES], item)}
 
 

@@ -84,16 +84,18 @@ def cii_process_results(doc, results):
     return {"acc": item, "acc_robust": item, "miss_rate": item, **per_category}
 
 
+# Accuracies and rates are fractions in [0, 1], hanyi's one unit for every benchmark (docs/reading-results.md,
+# "Units"); the report converts to the paper's percent.
 def cii_acc(items):
-    return accuracy_percent(items, "correct")
+    return accuracy_percent(items, "correct") / 100
 
 
 def cii_acc_robust(items):
-    return accuracy_percent(items, "correct_robust")
+    return accuracy_percent(items, "correct_robust") / 100
 
 
 def cii_miss_rate(items):
-    return accuracy_percent(items, "miss")
+    return accuracy_percent(items, "miss") / 100
 
 
 def _aggregation(name):
@@ -101,7 +103,7 @@ def _aggregation(name):
         field, label = CATEGORY_METRICS[name]
 
         def agg(items):
-            return category_accuracy([it for it in items if it is not None], field, label)
+            return category_accuracy([it for it in items if it is not None], field, label) / 100
 
     elif name in CTC_METRICS or name == ctc.CTC_FAILURES:
         return ctc.ctc_aggregation(name)

@@ -1,0 +1,283 @@
+"""Where a run's numbers come from, per task, read from what lmms-eval 0.7.3 keeps, and whether they compare with a
+paper's.
+
+lmms-eval writes, for every task, its fully resolved config (``configs[task]``: ``dataset_path`` after hanyi's
+:mod:`hanyi.data.sources` resolved it, ``dataset_kwargs``, ``metadata``, the prompt kwargs), ``n-samples`` and
+``config.limit`` into ``*_results.json``, and every scored doc into ``*_samples_<task>.jsonl`` (with
+``--log_samples``): the filtered response and every item ``process_results`` returned, which for hanyi's metrics
+carries the scorer backend that ran (``lemmatizer``, ``meteor_matcher``, ...). :func:`task_provenance` reads that
+record back into one dict per task, so ``hanyi report`` and ``hanyi submit`` see the same facts:
+
+``data_source``
+    ``{"kind": "sample"}`` for the bundled synthetic sample, ``{"kind": "prepared", "path", "content_hash"}`` for a
+    directory written by ``hanyi prepare`` (sha256 over its file names and bytes), ``{"kind": "hub", "hub_id",
+    "revision"}`` for a hub dataset.
+``scorer_backends``
+    ``{field: [values seen]}`` from :func:`scorer_backends` (the one place to rewire to the resolver API).
+``judge_model``, ``limit``, ``n_original``, ``n_effective``
+    as recorded by lmms-eval.
+``generation_failures``
+    logged responses that are ``None`` or empty (``None`` when the run has no sample log: unknown, not zero).
+
+:func:`comparability` turns a task's provenance and one paper anchor row into ``(comparable, reasons)``.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import os
+
+from hanyi.data.sources import SAMPLE_DIR
+
+#: Sample-log fields that name the scorer backend that ran, and which of our metrics each one decides.
+#: ``None`` = every metric of the task.
+BACKEND_FIELDS: dict[str, tuple[str, ...] | None] = {
+    "lemmatizer": ("element_abs", "element_abs_capped"),
+    "meteor_matcher": ("meteor",),
+    "embedder": None,
+    "nli_model": None,
+    "scorer_backend": None,
+}
+#: Backend values that are a fallback, not the paper's scorer.
+FALLBACK_BACKENDS = frozenset({"rule_fallback", "exact+stem"})
+#: Metric-name endings that mark a fallback or robust key (never the paper's computation).
+FALLBACK_SUFFIXES = ("_robust", "_rule_lemma", "_exact_stem", "_chrf", "_fallback")
+
+
+def classify_source(dataset_path: str | None, dataset_kwargs: dict | None = None) -> dict:
+    """The kind of data a task read, from the ``dataset_path`` lmms-eval recorded.
+
+    >>> classify_source(os.path.join(SAMPLE_DIR, "cii"))["kind"]
+    'sample'
+    >>> classify_source("m-a-p/CII-Bench", {"revision": "abc"})
+    {'kind': 'hub', 'hub_id': 'm-a-p/CII-Bench', 'revision': 'abc'}
+    >>> classify_source(None)
+    {'kind': 'unknown'}
+    """
+    if not dataset_path:
+        return {"kind": "unknown"}
+    path = str(dataset_path)
+    sample_root = os.path.realpath(SAMPLE_DIR)
+    if os.path.realpath(path).startswith(sample_root + os.sep) or "/hanyi/data/sample/" in path.replace(os.sep, "/"):
+        return {"kind": "sample", "path": path}
+    if os.path.isdir(path):
+        return {"kind": "prepared", "path": path, "content_hash": directory_hash(path)}
+    if os.path.isabs(path) or path.startswith("."):
+        return {"kind": "prepared", "path": path, "content_hash": None}  # gone since the run
+    return {"kind": "hub", "hub_id": path, "revision": (dataset_kwargs or {}).get("revision")}
+
+
+@functools.lru_cache(maxsize=32)
+def directory_hash(path: str) -> str:
+    """``sha256:<hex>`` over every file's relative path and bytes, in sorted order (hidden files skipped)."""
+    digest = hashlib.sha256()
+    for root, dirs, files in os.walk(path):
+        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        for name in sorted(f for f in files if not f.startswith(".")):
+            full = os.path.join(root, name)
+            digest.update(os.path.relpath(full, path).encode("utf-8") + b"\0")
+            with open(full, "rb") as f:
+                while block := f.read(1 << 20):
+                    digest.update(block)
+    return "sha256:" + digest.hexdigest()
+
+
+def read_samples(samples_file: str | None) -> list[dict] | None:
+    """The lines of one ``*_samples_<task>.jsonl``; ``None`` when there is no sample log."""
+    if not samples_file or not os.path.exists(samples_file):
+        return None
+    out = []
+    with open(samples_file, encoding="utf-8") as f:
+        for line in f:
+            line = line.strip()
+            if line:
+                out.append(json.loads(line))
+    return out
+
+
+def scorer_backends(samples: list[dict] | None) -> dict[str, list[str]]:
+    """``{backend field: sorted values}`` that the metric code logged per sample.
+
+    This is the single place that decides which scorer backends ran; when hanyi's backbone resolver exposes the
+    backends it resolved, rewire this function to it.
+
+    >>> scorer_backends([{"element_abs": {"lemmatizer": "rule_fallback"}, "meteor": {"meteor_matcher": "exact+stem"}}])
+    {'lemmatizer': ['rule_fallback'], 'meteor_matcher': ['exact+stem']}
+    """
+    found: dict[str, set[str]] = {}
+    for sample in samples or ():
+        for value in sample.values():
+            if not isinstance(value, dict):
+                continue
+            for field in BACKEND_FIELDS:
+                if isinstance(value.get(field), str):
+                    found.setdefault(field, set()).add(value[field])
+    return {k: sorted(v) for k, v in sorted(found.items())}
+
+
+def response_of(sample: dict):
+    """The (filtered) response of one logged sample: a string, or ``None``."""
+    resp = sample.get("filtered_resps", sample.get("resps"))
+    while isinstance(resp, list) and resp:
+        resp = resp[0]
+    if isinstance(resp, list):
+        return None
+    return resp
+
+
+def generation_failures(samples: list[dict] | None) -> int | None:
+    """Logged generations that returned ``None`` or an empty string; ``None`` without a sample log.
+
+    >>> generation_failures([{"filtered_resps": ["A"]}, {"filtered_resps": [""]}, {"resps": [[None]]}])
+    2
+    """
+    if samples is None:
+        return None
+    return sum(1 for s in samples if response_of(s) is None or not str(response_of(s)).strip())
+
+
+def _judge_model(config: dict, samples: list[dict] | None) -> str | None:
+    meta = config.get("metadata") or {}
+    if meta.get("judge_model"):
+        return str(meta["judge_model"])
+    for sample in samples or ():
+        for value in sample.values():
+            if isinstance(value, dict) and isinstance(value.get("judge_model"), str):
+                return value["judge_model"]
+    return None
+
+
+def prompt_variant(config: dict, model: str = "") -> str | None:
+    """The prompt variant a task rendered with (``lmms_eval_specific_kwargs``, the model's own entry first)."""
+    kwargs = config.get("lmms_eval_specific_kwargs") or {}
+    for key in (model, "default"):
+        entry = kwargs.get(key) if key else None
+        if isinstance(entry, dict) and entry.get("prompt_variant"):
+            return str(entry["prompt_variant"])
+    return None
+
+
+def task_provenance(results: dict, task: str, samples: list[dict] | None) -> dict:
+    """The provenance record of ``task`` in one parsed ``*_results.json`` (``samples`` = its sample log or ``None``)."""
+    config = (results.get("configs") or {}).get(task) or {}
+    run_config = results.get("config") or {}
+    n = (results.get("n-samples") or {}).get(task) or {}
+    return {
+        "task": task,
+        "data_source": classify_source(config.get("dataset_path"), config.get("dataset_kwargs")),
+        "prompt_variant": prompt_variant(config, str(run_config.get("model", ""))),
+        "scorer_backends": scorer_backends(samples),
+        "judge_model": _judge_model(config, samples),
+        "limit": run_config.get("limit"),
+        "n_original": n.get("original"),
+        "n_effective": n.get("effective"),
+        "generation_failures": generation_failures(samples),
+        "samples_logged": samples is not None,
+    }
+
+
+def fallback_reasons(prov: dict, metric: str) -> list[str]:
+    """Reasons that ``metric`` was not computed with the paper's scorer.
+
+    >>> fallback_reasons({"scorer_backends": {"lemmatizer": ["rule_fallback"]}}, "element_abs")
+    ['fallback scorer (lemmatizer: rule_fallback)']
+    >>> fallback_reasons({"scorer_backends": {"lemmatizer": ["rule_fallback"]}}, "element_sim")
+    []
+    """
+    reasons = []
+    if metric.endswith(FALLBACK_SUFFIXES):
+        reasons.append(f"fallback scorer ({metric} is not the paper's metric)")
+    for field, values in (prov.get("scorer_backends") or {}).items():
+        affected = BACKEND_FIELDS.get(field)
+        bad = [v for v in values if v in FALLBACK_BACKENDS]
+        if bad and (affected is None or metric in affected):
+            reasons.append(f"fallback scorer ({field}: {', '.join(bad)})")
+    return reasons
+
+
+def comparability(prov: dict, metric: str, anchor: dict | None = None) -> tuple[bool, list[str]]:
+    """``(comparable, reasons)`` for our ``metric`` of a task with provenance ``prov`` against one paper number.
+
+    ``anchor`` holds the paper side: optional ``task``, ``variant``, ``judge`` and ``n`` (from the anchor row, its map
+    entry or its table). Every reason makes the comparison not comparable.
+
+    >>> comparability({"data_source": {"kind": "sample"}, "task": "t"}, "acc")
+    (False, ['sample data (the bundled synthetic sample, not the benchmark)'])
+    >>> prov = {"data_source": {"kind": "hub"}, "task": "t", "n_effective": 765, "generation_failures": 0}
+    >>> comparability(prov, "acc", {"n": 765})
+    (True, [])
+    >>> comparability({**prov, "limit": 10, "n_effective": 10}, "acc", {"n": 765, "task": "t2"})[1]
+    ['--limit 10', 'a different task (paper row: t2, ours: t)', '765 docs in the paper, 10 here']
+    """
+    anchor = anchor or {}
+    reasons = []
+    source = (prov.get("data_source") or {}).get("kind")
+    if source == "sample":
+        reasons.append("sample data (the bundled synthetic sample, not the benchmark)")
+    elif source == "unknown":
+        reasons.append("unknown data source (no task config in the results)")
+    if prov.get("limit") not in (None, -1, "None"):
+        reasons.append(f"--limit {prov['limit']}")
+    reasons += fallback_reasons(prov, metric)
+    failures = prov.get("generation_failures")
+    if failures:
+        reasons.append(f"{failures} failed or empty generation{'s' if failures != 1 else ''}")
+    if anchor.get("task") and anchor["task"] != prov.get("task"):
+        reasons.append(f"a different task (paper row: {anchor['task']}, ours: {prov.get('task')})")
+    if anchor.get("variant") and anchor["variant"] != prov.get("prompt_variant"):
+        reasons.append(
+            f"a different prompt variant (paper row: {anchor['variant']}, ours: {prov.get('prompt_variant')})"
+        )
+    if anchor.get("judge"):
+        ours = prov.get("judge_model")
+        if not ours or str(ours).lower() != str(anchor["judge"]).lower():
+            reasons.append(f"a different judge (paper: {anchor['judge']}, ours: {ours or 'not recorded'})")
+    n_ours = prov.get("n_effective")
+    if anchor.get("n") and n_ours is not None and int(anchor["n"]) != int(n_ours):
+        reasons.append(f"{anchor['n']} docs in the paper, {n_ours} here")
+    return not reasons, reasons
+
+
+def short_reason(reasons: list[str]) -> str:
+    """The mark printed beside a non-comparable row: ``not comparable (sample data)``.
+
+    >>> short_reason(["sample data (the bundled synthetic sample, not the benchmark)", "--limit 2"])
+    'not comparable (sample data; --limit 2)'
+    """
+    return "not comparable (" + "; ".join(r.split(" (")[0] for r in reasons) + ")" if reasons else "comparable"
+
+
+def combine(group: str, members: list[dict]) -> dict:
+    """The provenance of a group from its tasks' records: sources, backends and failures pooled.
+
+    >>> g = combine("g", [{"data_source": {"kind": "sample"}, "generation_failures": 1, "n_effective": 2},
+    ...                   {"data_source": {"kind": "hub"}, "generation_failures": 0, "n_effective": 3}])
+    >>> g["data_source"]["kind"], g["generation_failures"], g["n_effective"]
+    ('sample', 1, 5)
+    """
+    members = [m for m in members if m]
+    if not members:
+        return {"task": group, "data_source": {"kind": "unknown"}}
+    kinds = [(m.get("data_source") or {}).get("kind") for m in members]
+    worst = next((k for k in ("sample", "unknown", "prepared", "hub") if k in kinds), "unknown")
+    source = next(m["data_source"] for m, k in zip(members, kinds) if k == worst)
+    backends: dict[str, set] = {}
+    for m in members:
+        for k, vals in (m.get("scorer_backends") or {}).items():
+            backends.setdefault(k, set()).update(vals)
+    failures = [m.get("generation_failures") for m in members]
+    counts = [m.get("n_effective") for m in members]
+    judges = sorted({m["judge_model"] for m in members if m.get("judge_model")})
+    return {
+        "task": group,
+        "data_source": source,
+        "prompt_variant": None,
+        "scorer_backends": {k: sorted(v) for k, v in sorted(backends.items())},
+        "judge_model": ", ".join(judges) or None,
+        "limit": members[0].get("limit"),
+        "n_effective": sum(counts) if all(isinstance(c, int) for c in counts) else None,
+        "generation_failures": sum(failures) if all(isinstance(f, int) for f in failures) else None,
+        "members": [m.get("task") for m in members],
+    }

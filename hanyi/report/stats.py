@@ -1,0 +1,205 @@
+"""Uncertainty for the report: 95 % intervals for headline numbers and paired comparisons of two runs.
+
+Per-doc scores come from lmms-eval's sample log (``--log_samples``): the item a task's ``process_results`` returned
+for a metric, one per doc. :func:`per_doc_scores` reads the per-doc value (a number, or a dict's ``correct`` /
+``instance_score``) and keeps it only when the mean of those values reproduces the aggregated number lmms-eval
+reported (as a fraction or a percentage), so an interval is never attached to an aggregate that is not a per-doc mean.
+
+* **Intervals** (:func:`interval`): per-doc 0/1 scores get the exact Clopper–Pearson interval; other per-doc scores a
+  percentile bootstrap over docs (:data:`BOOTSTRAP_ITERS` resamples, seed :data:`SEED`).
+* **Paired comparison** (:func:`paired`): the docs both runs scored (matched by task and ``doc_id``), the difference
+  B − A, a paired percentile bootstrap interval of it (docs resampled jointly), and for 0/1 scores McNemar's exact
+  two-sided test, a binomial test of the discordant pairs at p = 1/2 (McNemar 1947; the exact form as in
+  ``scipy.stats.binomtest``).
+"""
+
+from __future__ import annotations
+
+import math
+
+#: Level of every interval.
+LEVEL = 0.95
+BOOTSTRAP_ITERS = 2000
+SEED = 1234
+
+
+def _binom_cdf(k: int, n: int, p: float) -> float:
+    """P(X <= k) for X ~ Binomial(n, p), summed in log space."""
+    if k < 0:
+        return 0.0
+    if k >= n:
+        return 1.0
+    if p <= 0:
+        return 1.0
+    if p >= 1:
+        return 0.0
+    lp, lq = math.log(p), math.log1p(-p)
+    logs = [
+        math.lgamma(n + 1) - math.lgamma(i + 1) - math.lgamma(n - i + 1) + i * lp + (n - i) * lq for i in range(k + 1)
+    ]
+    top = max(logs)
+    return min(1.0, math.exp(top) * sum(math.exp(v - top) for v in logs))
+
+
+def _solve(f, lo: float = 0.0, hi: float = 1.0, iters: int = 200) -> float:
+    """The root of an increasing ``f`` on [lo, hi] by bisection."""
+    for _ in range(iters):
+        mid = (lo + hi) / 2
+        if f(mid) < 0:
+            lo = mid
+        else:
+            hi = mid
+    return (lo + hi) / 2
+
+
+def clopper_pearson(k: int, n: int, level: float = LEVEL) -> tuple[float, float]:
+    """Exact (Clopper–Pearson) interval for ``k`` successes in ``n`` trials.
+
+    >>> [round(x, 4) for x in clopper_pearson(7, 20)]
+    [0.1539, 0.5922]
+    >>> clopper_pearson(0, 10)[0], clopper_pearson(10, 10)[1]
+    (0.0, 1.0)
+    """
+    if n <= 0:
+        raise ValueError("clopper_pearson needs n > 0")
+    alpha = 1 - level
+    lower = 0.0 if k == 0 else _solve(lambda p: (1 - _binom_cdf(k - 1, n, p)) - alpha / 2)
+    upper = 1.0 if k == n else _solve(lambda p: alpha / 2 - _binom_cdf(k, n, p))
+    return lower, upper
+
+
+def _percentile(sorted_values: list[float], q: float) -> float:
+    """Linear-interpolated percentile (numpy's default rule) of an already sorted list."""
+    pos = (len(sorted_values) - 1) * q
+    lo = math.floor(pos)
+    hi = min(lo + 1, len(sorted_values) - 1)
+    return sorted_values[lo] + (sorted_values[hi] - sorted_values[lo]) * (pos - lo)
+
+
+def _boot_means(values: list[float], iters: int, seed: int) -> list[float]:
+    """Sorted means of ``iters`` resamples (with replacement) of ``values``; numpy, seeded."""
+    import numpy as np
+
+    arr = np.asarray(values, dtype=float)
+    rng = np.random.default_rng(seed)
+    means = np.empty(iters)
+    step = max(1, 4_000_000 // max(1, len(arr)))  # bounded memory for large n
+    for start in range(0, iters, step):
+        stop = min(iters, start + step)
+        means[start:stop] = arr[rng.integers(0, len(arr), size=(stop - start, len(arr)))].mean(axis=1)
+    return sorted(means.tolist())
+
+
+def bootstrap_mean(values: list[float], iters: int = BOOTSTRAP_ITERS, seed: int = SEED) -> tuple[float, float]:
+    """Percentile bootstrap interval of the mean, seeded (same input, same interval).
+
+    >>> bootstrap_mean([0.5] * 10)
+    (0.5, 0.5)
+    """
+    means = _boot_means(values, iters, seed)
+    alpha = 1 - LEVEL
+    return _percentile(means, alpha / 2), _percentile(means, 1 - alpha / 2)
+
+
+def is_binary(values: list[float]) -> bool:
+    return all(v in (0.0, 1.0) for v in values)
+
+
+def interval(values: list[float]) -> tuple[float, float, str]:
+    """``(low, high, method)`` for the mean of per-doc ``values`` (in their unit)."""
+    if is_binary(values):
+        low, high = clopper_pearson(int(sum(values)), len(values))
+        return low, high, "exact (Clopper-Pearson)"
+    low, high = bootstrap_mean(values)
+    return low, high, f"bootstrap over docs ({BOOTSTRAP_ITERS}, seed {SEED})"
+
+
+def mcnemar_exact(b: int, c: int) -> float:
+    """Two-sided exact McNemar p-value: binomial test of ``b`` vs ``c`` discordant pairs at p = 1/2.
+
+    >>> mcnemar_exact(0, 0), round(mcnemar_exact(1, 9), 6), mcnemar_exact(3, 3)
+    (1.0, 0.021484, 1.0)
+    """
+    n = b + c
+    if n == 0:
+        return 1.0
+    return min(1.0, 2 * _binom_cdf(min(b, c), n, 0.5))
+
+
+def _item_value(item, key: str):
+    if isinstance(item, bool):
+        return float(item)
+    if isinstance(item, (int, float)):
+        return float(item) if math.isfinite(item) else None
+    if isinstance(item, dict) and key in item:
+        v = item[key]
+        if v is None:
+            return None
+        if isinstance(v, bool) or isinstance(v, (int, float)):
+            return float(v)
+    return None
+
+
+def per_doc_candidates(samples: list[dict], metric: str) -> list[tuple[str, dict[int, float]]]:
+    """Readings of ``metric``'s per-doc values in a sample log: ``[(rule, {doc_id: value})]``."""
+    items = [(s.get("doc_id"), s.get(metric)) for s in samples if metric in s]
+    if not items:
+        return []
+    out = []
+    if all(isinstance(it, (int, float)) for _, it in items):
+        out.append(("value", {d: _item_value(it, "") for d, it in items if _item_value(it, "") is not None}))
+    if all(isinstance(it, dict) for _, it in items):
+        if all("correct" in it for _, it in items):
+            out.append(("correct, all docs", {d: float(bool(it["correct"])) for d, it in items}))
+            if all("parsed" in it for _, it in items):
+                out.append(("correct, parsed docs", {d: float(bool(it["correct"])) for d, it in items if it["parsed"]}))
+        for key in ("instance_score", "score"):
+            if any(key in it for _, it in items):
+                vals = {d: _item_value(it, key) for d, it in items}
+                out.append((f"{key}, scored docs", {d: v for d, v in vals.items() if v is not None}))
+                out.append((f"{key}, unscored as 0", {d: (v if v is not None else 0.0) for d, v in vals.items()}))
+    return [(rule, vals) for rule, vals in out if vals]
+
+
+def per_doc_scores(samples: list[dict] | None, metric: str, reported: float | None) -> tuple[dict[int, float], float]:
+    """``({doc_id: value}, scale)`` whose mean × ``scale`` equals ``reported``; ``({}, 1)`` when none does."""
+    if not samples or reported is None:
+        return {}, 1.0
+    for _rule, vals in per_doc_candidates(samples, metric):
+        mean = sum(vals.values()) / len(vals)
+        for scale in (1.0, 100.0):
+            if math.isclose(mean * scale, reported, rel_tol=1e-6, abs_tol=1e-9):
+                return vals, scale
+    return {}, 1.0
+
+
+def paired(a: dict[int, float], b: dict[int, float], iters: int = BOOTSTRAP_ITERS, seed: int = SEED) -> dict | None:
+    """Compare two runs' per-doc scores on the docs both have: difference B − A, paired bootstrap CI, McNemar."""
+    shared = sorted(set(a) & set(b), key=str)
+    if not shared:
+        return None
+    xs = [a[d] for d in shared]
+    ys = [b[d] for d in shared]
+    n = len(shared)
+    diffs = [y - x for x, y in zip(xs, ys)]
+    boots = _boot_means(diffs, iters, seed)
+    alpha = 1 - LEVEL
+    out = {
+        "n_pairs": n,
+        "mean_a": sum(xs) / n,
+        "mean_b": sum(ys) / n,
+        "difference": sum(diffs) / n,
+        "ci_low": _percentile(boots, alpha / 2),
+        "ci_high": _percentile(boots, 1 - alpha / 2),
+        "ci_method": f"paired bootstrap over docs ({iters}, seed {seed})",
+    }
+    if is_binary(xs) and is_binary(ys):
+        b_only = sum(1 for x, y in zip(xs, ys) if x == 1 and y == 0)
+        c_only = sum(1 for x, y in zip(xs, ys) if x == 0 and y == 1)
+        out.update(a_only=b_only, b_only=c_only, mcnemar_p=mcnemar_exact(b_only, c_only))
+        out["significant"] = out["mcnemar_p"] < 0.05
+        out["test"] = "McNemar exact (two-sided)"
+    else:
+        out["significant"] = not (out["ci_low"] <= 0 <= out["ci_high"])
+        out["test"] = "paired bootstrap CI excludes 0"
+    return out
