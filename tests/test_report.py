@@ -39,7 +39,6 @@ def write_results(directory: str, model_args: str, results: dict, higher: dict |
         "model_name": model_args.split("=")[-1],
         "date": extra.pop("date", "20250101_000000"),
         "lmms_eval_version": "0.7.3",
-        "configs": extra.pop("configs", {}),
     }
     path = os.path.join(directory, f"{data['date']}_results.json")
     with open(path, "w", encoding="utf-8") as f:

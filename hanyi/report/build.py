@@ -21,9 +21,8 @@ from dataclasses import dataclass, field
 
 from hanyi import BENCHMARKS
 from hanyi.report import anchors as anchor_mod
-from hanyi.report import bias
+from hanyi.report import bias, stats
 from hanyi.report import provenance as prov_mod
-from hanyi.report import stats
 from hanyi.report.layout import category_tables
 from hanyi.report.results import Run, benchmark_of, parents_of
 

@@ -30,7 +30,9 @@ def test_every_task_is_generate_until_and_versioned(cii_tasks, task_manager):
     for name in ALL_TASKS:
         task = cii_tasks[name]
         assert task.OUTPUT_TYPE == "generate_until", name
-        assert task.config.metadata["version"] == 1.2, name  # 1.1 review fixes (CTC prompt, article trap); 1.2 accuracies and rates are fractions
+        assert task.config.metadata["version"] == 1.2, (
+            name
+        )  # 1.1 review fixes (CTC prompt, article trap); 1.2 accuracies and rates are fractions
 
 
 def test_group_runs_the_paper_setting_on_800_question_split(cii_tasks):
