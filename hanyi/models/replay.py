@@ -10,6 +10,13 @@ Each line of the file is one record, matched to a doc either by position or by t
 * ``{"task": "punrebus_matching", "key": {"image_id": "mashangfenghou_1.jpg"}, "response": "C"}``
 
 Key values are compared as strings, so ``{"question_id": 12}`` matches a doc whose ``question_id`` is ``"12"``.
+
+lmms-eval's own sample logs replay too: ``path=`` may name a ``<date>_samples_<task>.jsonl`` file or the folder that
+holds them. A line there has ``doc_id`` and ``filtered_resps`` (``resps`` when present) and no ``task``: the task
+comes from the file name. The response is the one the run scored (hanyi's tasks use no response filter), so a run
+whose scoring failed is re-scored without the model::
+
+    lmms-eval --model replay --model_args path=out/my_model --tasks punrebus_textonly --log_samples --output_path out2
 For ``loglikelihood`` / ``multiple_choice`` requests a record carries ``"loglikelihoods": [[logprob, is_greedy], ...]``
 (one entry per choice, in choice order; a bare number means ``is_greedy = false``) instead of ``"response"``.
 
@@ -31,6 +38,8 @@ from __future__ import annotations
 import json
 import logging
 import math
+import os
+import re
 from collections import defaultdict
 
 from lmms_eval.api.instance import Instance
@@ -84,6 +93,30 @@ def _check_record(rec: dict, where: str) -> None:
             )
 
 
+_SAMPLES_FILE = re.compile(r"_samples_(.+)\.jsonl$")
+
+
+def _from_sample_log(rec: dict, task: str) -> dict:
+    """An lmms-eval sample-log line as a replay record of ``task`` (the response of a ``generate_until`` doc)."""
+    resps = rec.get("resps", rec.get("filtered_resps"))  # 0.7.3 writes only filtered_resps to disk
+    while isinstance(resps, list) and len(resps) == 1:
+        resps = resps[0]
+    out = {"task": task, "doc_id": rec.get("doc_id")}
+    if isinstance(resps, str):
+        out["response"] = resps
+    return out
+
+
+def replay_files(path: str) -> list[str]:
+    """``[path]`` for a file; for a folder, every lmms-eval ``*_samples_<task>.jsonl`` in it (sorted)."""
+    if os.path.isdir(path):
+        files = sorted(os.path.join(path, n) for n in os.listdir(path) if _SAMPLES_FILE.search(n))
+        if not files:
+            raise ReplayFileError(f"{path}: a folder given as path= must hold lmms-eval *_samples_<task>.jsonl files")
+        return files
+    return [path]
+
+
 def load_records(path: str, duplicates: list | None = None):
     """Parse a replay file into ``(by_doc_id, by_key)`` lookup tables. Raises :class:`ReplayFileError` on bad lines.
 
@@ -92,6 +125,13 @@ def load_records(path: str, duplicates: list | None = None):
     """
     by_doc_id: dict[tuple[str, int], dict] = {}
     by_key: dict[str, dict[tuple[str, ...], dict[tuple[str, ...], dict]]] = defaultdict(dict)
+    for file in replay_files(path):
+        _load_file(file, by_doc_id, by_key, duplicates)
+    return by_doc_id, dict(by_key)
+
+
+def _load_file(path: str, by_doc_id: dict, by_key: dict, duplicates: list | None) -> None:
+    sample_log = _SAMPLES_FILE.search(os.path.basename(path))
     with open(path, "rb") as f:
         for lineno, raw in enumerate(f, 1):
             where = f"{path}:{lineno}"
@@ -107,6 +147,8 @@ def load_records(path: str, duplicates: list | None = None):
                 raise ReplayFileError(f"{where}: not valid JSON ({exc.msg})") from None
             except RecursionError:
                 raise ReplayFileError(f"{where}: not valid JSON (nested too deeply)") from None
+            if sample_log and isinstance(rec, dict) and "task" not in rec:
+                rec = _from_sample_log(rec, sample_log.group(1))
             if not isinstance(rec, dict) or "task" not in rec:
                 raise ReplayFileError(f"{where}: a record needs a 'task' field")
             if "response" not in rec and "loglikelihoods" not in rec:
@@ -125,7 +167,6 @@ def load_records(path: str, duplicates: list | None = None):
             if key in table and duplicates is not None:
                 duplicates.append((task, doc, table[key]["_line"], lineno))
             table[key] = rec
-    return by_doc_id, dict(by_key)
 
 
 class ReplayModel(lmms):
