@@ -176,7 +176,9 @@ def cmd_prepare(args, parser) -> int:
     try:
         counts = module.run_prepare(sub_args)
     except UnsafePathError as exc:
-        print(f"hanyi prepare {args.benchmark}: {exc} (nothing was written outside {sub_args.out_dir})", file=sys.stderr)
+        print(
+            f"hanyi prepare {args.benchmark}: {exc} (nothing was written outside {sub_args.out_dir})", file=sys.stderr
+        )
         return 2
     print(
         json.dumps(

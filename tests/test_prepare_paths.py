@@ -52,7 +52,9 @@ def _cvlue_release(tmp_path):
 def _cvlue_prepare(tmp_path, shortlist=None):
     from hanyi.data import cvlue
 
-    ns = argparse.Namespace(root=str(tmp_path / "rel"), out_dir=str(tmp_path / "out"), itr_shortlist=shortlist, rerank_k=2)
+    ns = argparse.Namespace(
+        root=str(tmp_path / "rel"), out_dir=str(tmp_path / "out"), itr_shortlist=shortlist, rerank_k=2
+    )
     return cvlue.run_prepare(ns)
 
 

@@ -103,8 +103,13 @@ def test_render_png_takes_a_dollar_in_a_label():
     from hanyi.report.plots import render_png
 
     plot = BarPlot(
-        name="p", title="acc $", kind="ranking", categories=["$x^$", "b$"], series=[("ours", [0.1, 0.2], True)],
-        highlight=[True, False], ylabel="$",
+        name="p",
+        title="acc $",
+        kind="ranking",
+        categories=["$x^$", "b$"],
+        series=[("ours", [0.1, 0.2], True)],
+        highlight=[True, False],
+        ylabel="$",
     )
     assert render_png(plot).startswith(b"\x89PNG")
 
@@ -168,9 +173,7 @@ def test_report_rewrites_its_own_folder_and_only_its_own_plots(tmp_path):
     ],
 )
 def test_submit_refuses_incomplete_logs_unless_allow_partial_and_then_says_so(tmp_path, capsys, rows, limit, message):
-    run = write_run(
-        tmp_path / "m", {"cii_none": {"acc,none": 0.4}}, limit=limit, samples={"cii_none": rows}
-    )
+    run = write_run(tmp_path / "m", {"cii_none": {"acc,none": 0.4}}, limit=limit, samples={"cii_none": rows})
     assert submit_main([str(run), "--benchmark", "cii", "--out", str(tmp_path / "sub")]) == 2
     err = capsys.readouterr().err
     assert "cii_none" in err and message in err and "--allow-partial" in err

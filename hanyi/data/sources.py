@@ -109,8 +109,7 @@ def resolve(benchmark: str) -> str:
         state = "does not exist" if not os.path.exists(root) else "holds no prepared benchmark"
         hub = f", or unset it to load {benchmark} from the hub ({src.hub_id})" if src.hub_id else ""
         raise DataNotFoundError(
-            f"{DATA_ROOT_ENV}={env_root!r} {state}: prepare {benchmark} there (to get the data: {src.how_to_get})"
-            f"{hub}."
+            f"{DATA_ROOT_ENV}={env_root!r} {state}: prepare {benchmark} there (to get the data: {src.how_to_get}){hub}."
         )
     if src.hub_id is not None and env_root != SAMPLE:
         if env_root:  # never silently: the user pointed at local data

@@ -64,8 +64,10 @@ def parse_box(text: str | None) -> tuple[float, float, float, float] | None:
             values = json.loads(m.group(2))
         except (ValueError, RecursionError):  # RecursionError: "[[[[...]" nested past the interpreter's limit
             values = None
-        if isinstance(values, list) and len(values) == 4 and all(
-            isinstance(v, (int, float)) and not isinstance(v, bool) for v in values
+        if (
+            isinstance(values, list)
+            and len(values) == 4
+            and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values)
         ):
             return _finite_box(values)
     m = _LIST4.search(text)

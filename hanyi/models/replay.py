@@ -46,7 +46,6 @@ from lmms_eval.api.instance import Instance
 from lmms_eval.api.model import lmms
 from tqdm import tqdm
 
-
 log = logging.getLogger("hanyi.replay")
 
 

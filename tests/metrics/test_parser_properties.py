@@ -54,7 +54,10 @@ def _finite_json(value):
 
 def _loglik_or_none(r):
     return r is None or (
-        isinstance(r, tuple) and len(r) == 2 and isinstance(r[0], float) and not math.isnan(r[0])
+        isinstance(r, tuple)
+        and len(r) == 2
+        and isinstance(r[0], float)
+        and not math.isnan(r[0])
         and isinstance(r[1], bool)
     )
 
@@ -143,8 +146,17 @@ NESTED = st.one_of(
 NONFINITE = st.builds(
     lambda fmt, v: fmt.format(v=v),
     st.sampled_from(
-        ["[{v}, 0, 10, 10]", '{{"bbox": [{v}, 0, 10, 10]}}', '{{"bbox_2d": [0, 0, {v}, 10]}}', "({v},1),(2,3)",
-         "({v}, False)", "{v}", "score: {v}", '```json\n{{"artwork_identifier": {v}}}\n```', '{{"a": {v}}}']
+        [
+            "[{v}, 0, 10, 10]",
+            '{{"bbox": [{v}, 0, 10, 10]}}',
+            '{{"bbox_2d": [0, 0, {v}, 10]}}',
+            "({v},1),(2,3)",
+            "({v}, False)",
+            "{v}",
+            "score: {v}",
+            '```json\n{{"artwork_identifier": {v}}}\n```',
+            '{{"a": {v}}}',
+        ]
     ),
     st.sampled_from(["NaN", "nan", "Infinity", "-Infinity", "inf", "1e400", "9" * 400, "-" + "9" * 400]),
 )

@@ -40,6 +40,7 @@ logging.getLogger("httpcore").setLevel(logging.WARNING)
 class _DeadlineExceeded(Exception):
     """The attempt ran past ``config.timeout_s`` in total."""
 
+
 Prompt = str | list[dict]
 
 
