@@ -193,7 +193,8 @@ def write_report(
     with open(paths["markdown"], "w", encoding="utf-8") as f:
         f.write(redact_text("\n".join(md)))
     with open(paths["html"], "w", encoding="utf-8") as f:
-        f.write(redact_text("\n".join(page)))
+        # not the inlined PNGs: base64 text must never be touched
+        f.write("\n".join(p if p.startswith("<img ") else redact_text(p) for p in page))
     summary = {
         "hanyi_version": __version__,
         "runs": [{"label": r.label, "model": r.model, "model_args": r.model_args, "files": r.files} for r in runs],
