@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import functools
 import logging
-import math
 import sys
 
 from hanyi import BENCHMARKS
@@ -30,6 +29,13 @@ from hanyi import BENCHMARKS
 log = logging.getLogger("hanyi.guard")
 _MARKER = "_hanyi_guarded"
 ERROR_KEY = "hanyi_error"
+
+
+class ScoringFailed(float):
+    """NaN standing for a metric of a doc whose ``process_results`` raised (a plain NaN item stays a plain value)."""
+
+    def __new__(cls, _value=None):  # copy/pickle pass the value back in: it is always NaN
+        return super().__new__(cls, "nan")
 
 
 def is_hanyi_task(name) -> bool:
@@ -55,6 +61,7 @@ def guarded_aggregation(task: str, metric: str, fn):
     logged error naming ``task`` and ``metric``.
 
     >>> agg = guarded_aggregation("cii_none", "acc", lambda items: 1 / 0)
+    >>> import math
     >>> math.isnan(agg([1, 2]))
     True
     """
@@ -63,7 +70,7 @@ def guarded_aggregation(task: str, metric: str, fn):
 
     @functools.wraps(fn)
     def wrapper(items, *args, **kwargs):
-        if any(isinstance(i, float) and math.isnan(i) for i in items):
+        if any(isinstance(i, ScoringFailed) for i in items):
             log.error(
                 "hanyi: task %s: metric %s is NaN: process_results failed on some docs (see the errors above and "
                 "'%s' in the sample log)",
@@ -116,7 +123,7 @@ def install() -> bool:
                 exc,
                 ", ".join(metrics) or "-",
             )
-            return {**{m: float("nan") for m in metrics}, ERROR_KEY: f"{type(exc).__name__}: {exc}"}
+            return {**{m: ScoringFailed() for m in metrics}, ERROR_KEY: f"{type(exc).__name__}: {exc}"}
 
     original_aggregation = cls.aggregation
 

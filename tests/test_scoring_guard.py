@@ -77,4 +77,5 @@ def test_aggregation_failure_gives_nan_for_that_metric_only_and_saves_samples(re
 def test_guard_leaves_other_tasks_alone():
     assert not guard.is_hanyi_task("mmmu_val") and guard.is_hanyi_task("punrebus_textonly")
     agg = guard.guarded_aggregation("cii_none", "acc", lambda items: sum(items) / len(items))
-    assert agg([1.0, 0.0]) == 0.5 and math.isnan(agg([1.0, float("nan")]))
+    assert agg([1.0, 0.0]) == 0.5 and math.isnan(agg([1.0, guard.ScoringFailed()]))
+    assert math.isnan(agg([1.0, float("nan")]))  # a plain NaN item is the function's business: here it gives NaN
