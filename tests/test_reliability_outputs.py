@@ -62,15 +62,18 @@ def all_text(folder) -> str:
 
 
 # ---- secrets (item 10) -------------------------------------------------------------------------------------------------
-def test_no_secret_from_model_args_or_urls_reaches_any_report_or_submission_file(tmp_path):
+def test_no_secret_from_model_args_or_urls_reaches_any_report_or_submission_file(tmp_path, caplog, capfd):
     run = write_run(
         tmp_path / "out" / "m",
         {"punrebus_matching": {"accuracy,none": 0.5}},
         model_args=SECRET_ARGS,
         samples={"punrebus_matching": full_log()},
     )
-    assert report_main([str(run), "--out", str(tmp_path / "rep"), "--no-plots"]) == 0
-    assert submit_main([str(run), "--benchmark", "punrebus", "--out", str(tmp_path / "sub")]) == 0
+    with caplog.at_level("DEBUG"):
+        assert report_main([str(run), "--out", str(tmp_path / "rep"), "--no-plots"]) == 0
+        assert submit_main([str(run), "--benchmark", "punrebus", "--out", str(tmp_path / "sub")]) == 0
+    printed = caplog.text + "".join(capfd.readouterr())
+    assert "rep" in printed and all(secret not in printed for secret in SECRETS)  # logs and console too
     for folder in (tmp_path / "rep", tmp_path / "sub"):
         text = all_text(folder)
         assert text, folder
