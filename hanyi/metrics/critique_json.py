@@ -23,7 +23,7 @@ _FENCE = re.compile(r"```(?:json|JSON)?[ \t]*\n(.*?)```", re.S)
 _PART_TWO_HEADING = re.compile(r"Part Two", re.I)
 #: Characters the balanced-object search may visit in one answer. Each unclosed ``{`` costs a scan to the end, so
 #: ``"{" * 8000`` alone would take ~32M steps (seconds); past this bound the answer is unparsed instead.
-_SEARCH_BUDGET = 2_000_000
+_SEARCH_BUDGET = 1_000_000
 
 
 class _SearchTooLong(Exception):
