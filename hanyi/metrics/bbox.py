@@ -31,7 +31,10 @@ _JSON_KEY = re.compile(rf"\"(bbox_2d|bbox)\"\s*:\s*(\[[^\]]{{0,{_JSON_VALUE_MAX}
 
 def _finite_box(values) -> tuple[float, float, float, float] | None:
     """Four finite floats, or None: NaN/inf (``NaN`` in JSON, a 400-digit number) is a parse failure, never a box."""
-    box = tuple(float(v) for v in values)
+    try:
+        box = tuple(float(v) for v in values)
+    except OverflowError:  # a JSON integer with hundreds of digits
+        return None
     return box if all(math.isfinite(v) for v in box) else None
 
 

@@ -89,6 +89,7 @@ def test_acc_threshold_is_strict():
         '{"bbox_2d": [0, 0, Infinity, 10]}',
         "[0, 0, " + "9" * 400 + ", 10]",
         "(0," + "9" * 400 + "),(10,10)",
+        '{"bbox": [' + "2" * 400 + ", 0, 0, 0]}",  # a JSON int too large for a float (found by the fuzzer)
     ],
 )
 def test_parse_box_treats_nan_or_inf_as_unparsed(answer):
