@@ -9,6 +9,7 @@ split serves the optional ``score_text: commentary`` mode.
 from __future__ import annotations
 
 import json
+import math
 import re
 
 #: Top-level keys of the Part Two schema, in prompt order.
@@ -32,6 +33,13 @@ class _SearchTooLong(Exception):
 
 def _reject_constant(name: str):
     raise ValueError(f"{name} is not standard JSON")
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):  # 1E400 parses to inf
+        raise ValueError(f"number {text[:20]} is out of range")
+    return value
 
 
 def _last_balanced_object(text: str) -> tuple[int, str] | None:
@@ -113,7 +121,7 @@ def split_critique(response: str) -> dict:
         result["json_error"] = "unparsed: too many unbalanced '{' to search" if too_long else "no JSON object found"
         return result
     try:
-        obj = json.loads(json_text, parse_constant=_reject_constant)
+        obj = json.loads(json_text, parse_constant=_reject_constant, parse_float=_finite_float)
     except json.JSONDecodeError as exc:
         result["json_error"] = f"invalid JSON: {exc.msg} at line {exc.lineno}"
         return result

@@ -73,3 +73,8 @@ def test_split_critique_bounds_the_brace_search(monkeypatch):
 def test_split_critique_rejects_nan_as_non_standard_json():
     r = split_critique('```json\n{"artwork_identifier": NaN}\n```')
     assert r["json"] is None and r["json_error"] == "invalid JSON: NaN is not standard JSON"
+
+
+def test_split_critique_rejects_a_number_that_overflows_to_infinity():
+    r = split_critique('```json\n{"artwork_identifier": [1E400]}\n```')
+    assert r["json"] is None and r["json_error"].startswith("invalid JSON: number 1E400 is out of range")

@@ -43,12 +43,16 @@ def _critique_split(r):
 
 
 def _finite_json(value):
-    if isinstance(value, float):
-        return math.isfinite(value)
-    if isinstance(value, dict):
-        return all(_finite_json(v) for v in value.values())
-    if isinstance(value, list):
-        return all(_finite_json(v) for v in value)
+    """No NaN/inf anywhere in a parsed JSON value (iterative: the value may be nested thousands deep)."""
+    stack = [value]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, float) and not math.isfinite(v):
+            return False
+        if isinstance(v, dict):
+            stack.extend(v.values())
+        elif isinstance(v, list):
+            stack.extend(v)
     return True
 
 
