@@ -193,7 +193,22 @@ def _prepare_failure(bench: str, exc: BaseException) -> str:
     return f"hanyi prepare {bench}: {type(exc).__name__}: {message}. Fix: {fix} (hanyi prepare {bench} --help)."
 
 
+def _refuse_bundled_samples(out_dir: str, given: bool) -> str | None:
+    """Why ``out_dir`` must not be written (it is, or is inside, the package's bundled samples), or ``None``."""
+    from hanyi.data.sources import SAMPLE_DIR
+
+    real, samples = os.path.realpath(out_dir), os.path.realpath(SAMPLE_DIR)
+    if real == samples or real.startswith(samples + os.sep):
+        how = "--out points" if given else "HANYI_DATA_ROOT=sample (with no --out) points"
+        return (
+            f"refusing to write {out_dir}: {how} into the samples bundled with hanyi, which tests and the demo use. "
+            "Pass --out <your data folder> (samples are rebuilt with: python -m hanyi.data.build_samples)."
+        )
+    return None
+
+
 def cmd_prepare(args, parser) -> int:
+    from hanyi.data.safepath import UnsafePathError
     from hanyi.data.sources import data_root
 
     module = _benchmark_module(args.benchmark, "prepare")
@@ -210,8 +225,17 @@ def cmd_prepare(args, parser) -> int:
     sub_args = sub.parse_args(args.rest)
     root = sub_args.out or data_root()
     sub_args.out_dir = os.path.join(os.path.abspath(os.path.expanduser(root)), args.benchmark)
+    refusal = _refuse_bundled_samples(sub_args.out_dir, given=sub_args.out is not None)
+    if refusal:
+        print(f"hanyi prepare {args.benchmark}: {refusal}", file=sys.stderr)
+        return 2
     try:
         counts = module.run_prepare(sub_args)
+    except UnsafePathError as exc:
+        print(
+            f"hanyi prepare {args.benchmark}: {exc} (nothing was written outside {sub_args.out_dir})", file=sys.stderr
+        )
+        return 2
     except EXPECTED_PREPARE_ERRORS as exc:
         if os.environ.get("HANYI_DEBUG", "").strip() not in ("", "0"):
             raise

@@ -13,13 +13,21 @@ Usage::
   ``hanyi-submission`` format (``docs/reading-results.md``): run metadata, per task the aggregated metrics and one
   prediction per doc with its evidence.
 
-Every file is validated against its format before it is written; a violation is an error naming the record.
+Every file is validated against its format before it is written; a violation is an error naming the record. Files
+are standard JSON: a NaN or infinity never reaches them (a non-finite box is written as the empty, unparsed box; other
+non-finite numbers as ``null``).
+
+Completeness: each task's sample log must hold every doc of the dataset split exactly once (checked against the
+results' ``n-samples``), each line with an integer ``doc_id``, and the run must not use ``--limit``. Otherwise the
+command refuses, naming the task and the problem, unless ``--allow-partial`` is given; then the ``hanyi-submission``
+document carries ``"partial": {task: [problems]}`` and CVLUE files get a ``PARTIAL.json`` beside them.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import sys
 
@@ -44,17 +52,76 @@ class SubmissionError(ValueError):
 
 # ---- reading --------------------------------------------------------------------------------------------------------
 def read_samples(path: str) -> list[dict]:
-    """The lines of an lmms-eval ``*_samples_<task>.jsonl`` file, sorted by ``doc_id``. Bad lines raise."""
+    """The lines of an lmms-eval ``*_samples_<task>.jsonl`` file, sorted by ``doc_id``.
+
+    A line that is not JSON, not an object, or lacks an integer ``doc_id`` raises one :class:`SubmissionError` naming
+    the file and line. Duplicates are kept (see :func:`check_complete`).
+    """
     rows = []
     with open(path, encoding="utf-8") as f:
         for lineno, line in enumerate(f, 1):
             if not line.strip():
                 continue
             try:
-                rows.append(json.loads(line))
-            except json.JSONDecodeError as exc:
-                raise SubmissionError(f"{path}:{lineno}: not valid JSON ({exc.msg})") from None
-    return sorted(rows, key=lambda r: (r.get("doc_id", 0), r.get("idx", 0)))
+                row = json.loads(line)
+            except (json.JSONDecodeError, RecursionError) as exc:
+                raise SubmissionError(f"{path}:{lineno}: not valid JSON ({getattr(exc, 'msg', exc)})") from None
+            if not isinstance(row, dict):
+                raise SubmissionError(f"{path}:{lineno}: a sample line must be a JSON object")
+            doc_id = row.get("doc_id")
+            if isinstance(doc_id, bool) or not isinstance(doc_id, int):
+                what = "no doc_id" if "doc_id" not in row else f"doc_id {doc_id!r} is not an integer"
+                raise SubmissionError(f"{path}:{lineno}: {what}")
+            rows.append(row)
+    return sorted(rows, key=lambda r: r["doc_id"])
+
+
+def check_complete(task, samples: list[dict], limit=None) -> list[str]:
+    """The completeness problems of one task's sample log (empty when it is a full, consistent run).
+
+    ``task`` is a :class:`hanyi.report.results.TaskResult`: ``n_original`` is the dataset split's size, ``n`` the
+    docs the run evaluated. Docs are matched by ``doc_id``, never by position.
+
+    >>> from hanyi.report.results import TaskResult
+    >>> t = TaskResult("cii_none", {}, n=3, n_original=4)
+    >>> check_complete(t, [{"doc_id": 0}, {"doc_id": 1}, {"doc_id": 1}], limit=3)
+    ['run with --limit 3', 'doc_id 1 twice', 'missing 2 of 4 docs (first: 2, 3)']
+    """
+    problems = []
+    if limit is not None:
+        problems.append(f"run with --limit {limit}")
+    ids = [s["doc_id"] for s in samples]
+    dupes = sorted({i for i in ids if ids.count(i) > 1}) if len(set(ids)) != len(ids) else []
+    problems += [f"doc_id {i} twice" for i in dupes[:5]]
+    if len(dupes) > 5:
+        problems.append(f"... {len(dupes)} duplicated doc_ids in all")
+    expected = task.n_original if task.n_original is not None else task.n
+    if expected is None:
+        problems.append("the results file gives no n-samples to check the sample log against")
+        return problems
+    missing = sorted(set(range(expected)) - set(ids))
+    if missing:
+        first = ", ".join(str(i) for i in missing[:5])
+        problems.append(f"missing {len(missing)} of {expected} docs (first: {first})")
+    extra = sorted(i for i in set(ids) if not 0 <= i < expected)
+    if extra:
+        problems.append(f"{len(extra)} doc_ids outside the dataset's 0..{expected - 1} (first: {extra[0]})")
+    return problems
+
+
+def _finite(value):
+    """``value`` with every NaN/inf float replaced by ``None`` (submission files are standard JSON).
+
+    >>> _finite({"a": [1.0, float("nan")], "b": float("inf")})
+    {'a': [1.0, None], 'b': None}
+    """
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite(v) for v in value]
+    return value
 
 
 def evidence(sample: dict, metrics) -> dict:
@@ -80,8 +147,9 @@ def _response(sample: dict):
 
 
 # ---- hanyi-submission (documented JSON) ----------------------------------------------------------------------------
-def hanyi_submission(run, benchmark: str, tasks: list[str]) -> dict:
-    """The ``hanyi-submission`` document of ``tasks`` of one run."""
+def hanyi_submission(run, benchmark: str, tasks: list[str], samples: dict[str, list[dict]] | None = None) -> dict:
+    """The ``hanyi-submission`` document of ``tasks`` of one run (``samples``: already-read sample logs by task)."""
+    samples = samples or {}
     out = {
         "format": FORMAT_NAME,
         "version": FORMAT_VERSION,
@@ -95,12 +163,17 @@ def hanyi_submission(run, benchmark: str, tasks: list[str]) -> dict:
     }
     for name in tasks:
         task = run.tasks[name]
-        metrics = {m: v.value for m, v in task.metrics.items() if isinstance(v.value, (int, float))}
+        metrics = {
+            m: v.value
+            for m, v in task.metrics.items()
+            if isinstance(v.value, (int, float)) and not isinstance(v.value, bool) and math.isfinite(v.value)
+        }
         entry = {"version": task.version, "n": task.n, "metrics": metrics, "predictions": []}
         if task.provenance:  # data source, scorer backends, judge, --limit, failed generations
             entry["provenance"] = task.provenance
-        if task.samples_file:
-            for s in read_samples(task.samples_file):
+        if name in samples or task.samples_file:
+            rows = samples[name] if name in samples else read_samples(task.samples_file)
+            for s in rows:
                 entry["predictions"].append(
                     {
                         "doc_id": s["doc_id"],
@@ -110,7 +183,7 @@ def hanyi_submission(run, benchmark: str, tasks: list[str]) -> dict:
                     }
                 )
         out["tasks"][name] = entry
-    return out
+    return _finite(out)
 
 
 def validate_hanyi_submission(doc: dict) -> None:
@@ -133,7 +206,7 @@ def validate_hanyi_submission(doc: dict) -> None:
         raise SubmissionError("hanyi-submission: no task")
     for name, task in doc["tasks"].items():
         if not isinstance(task.get("metrics"), dict) or not all(
-            isinstance(v, (int, float)) for v in task["metrics"].values()
+            isinstance(v, (int, float)) and math.isfinite(v) for v in task["metrics"].values()
         ):
             raise SubmissionError(f"hanyi-submission: {name}: 'metrics' must map names to numbers")
         seen = set()
@@ -173,7 +246,10 @@ def cvlue_vg(samples: list[dict], task: str = "cvlue_vg") -> list[dict]:
     for s in samples:
         ev = s.get("miou") if isinstance(s.get("miou"), dict) else {}
         _need(ev, ("ref_id", "image_path", "pred_bbox"), task, s)
-        out.append({"ref_id": ev["ref_id"], "image": ev["image_path"], "bbox": [float(x) for x in ev["pred_bbox"]]})
+        box = [float(x) for x in ev["pred_bbox"]]
+        if not all(math.isfinite(x) for x in box):
+            box = []  # a NaN/inf box is a parse failure: the empty box (IoU 0), as the official scorer reads it
+        out.append({"ref_id": ev["ref_id"], "image": ev["image_path"], "bbox": box})
     return out
 
 
@@ -236,7 +312,11 @@ def validate_cvlue(kind: str, data) -> None:
             raise SubmissionError(f"{where}: needs string 'image' and 'answer'")
         if kind == "vg_submit.json":
             box = rec.get("bbox")
-            if not isinstance(box, list) or len(box) not in (0, 4) or not all(isinstance(x, (int, float)) for x in box):
+            if (
+                not isinstance(box, list)
+                or len(box) not in (0, 4)
+                or not all(isinstance(x, (int, float)) and math.isfinite(x) for x in box)
+            ):
                 raise SubmissionError(f"{where}: bbox must be [] or 4 numbers [x, y, w, h]")
         if kind == "vd_submit.json":
             ranking = rec.get("answer_sort")
@@ -250,8 +330,9 @@ def validate_cvlue(kind: str, data) -> None:
         seen.add(key)
 
 
-def cvlue_files(run) -> dict[str, object]:
+def cvlue_files(run, samples: dict[str, list[dict]] | None = None) -> dict[str, object]:
     """``{file name: data}`` for every CVLUE submission task the run has (with a sample log)."""
+    samples_by_task = samples or {}
     files = {}
     for task, fname in CVLUE_FILES.items():
         result = run.tasks.get(task)
@@ -259,7 +340,7 @@ def cvlue_files(run) -> dict[str, object]:
             continue
         if not result.samples_file:
             raise SubmissionError(f"{task}: no sample log beside the results; re-run lmms-eval with --log_samples")
-        samples = read_samples(result.samples_file)
+        samples = samples_by_task.get(task) or read_samples(result.samples_file)
         if task == "cvlue_vqa":
             data = cvlue_vqa(samples, task)
         elif task == "cvlue_vg":
@@ -286,6 +367,11 @@ def build_parser(prog: str) -> argparse.ArgumentParser:
     parser.add_argument(
         "--model", default=None, help="which run, by its report label, when the dir holds several models"
     )
+    parser.add_argument(
+        "--allow-partial",
+        action="store_true",
+        help="write even when a sample log is incomplete, duplicated or from a --limit run (the file says so)",
+    )
     return parser
 
 
@@ -302,8 +388,14 @@ def _pick_run(runs, label):
     return runs[0]
 
 
-def make_submission(path: str, benchmark: str, out_dir: str, model: str | None = None) -> list[str]:
-    """Write the submission files of ``benchmark``; returns their paths."""
+def make_submission(
+    path: str, benchmark: str, out_dir: str, model: str | None = None, allow_partial: bool = False
+) -> list[str]:
+    """Write the submission files of ``benchmark``; returns their paths.
+
+    Refuses (:class:`SubmissionError`) a task without a sample log or with an incomplete one
+    (:func:`check_complete`) unless ``allow_partial``; then the problems are recorded in the output.
+    """
     from hanyi.report.results import benchmark_of, load_runs, parents_of
 
     run = _pick_run(load_runs([path]), model)
@@ -311,20 +403,59 @@ def make_submission(path: str, benchmark: str, out_dir: str, model: str | None =
     tasks = sorted(t for t in run.tasks if benchmark_of(t, parents) == benchmark and not run.tasks[t].is_group)
     if not tasks:
         raise SubmissionError(f"no {benchmark} task in {path} (tasks: {', '.join(sorted(run.tasks)) or 'none'})")
+    checked = [t for t in tasks if benchmark != "cvlue" or t in CVLUE_FILES]
+    samples, partial = {}, {}
+    for name in checked:
+        task = run.tasks[name]
+        if not task.samples_file:
+            if benchmark == "cvlue":
+                continue  # cvlue_files names the missing log
+            partial[name] = ["no sample log beside the results (re-run lmms-eval with --log_samples)"]
+            continue
+        samples[name] = read_samples(task.samples_file)
+        problems = check_complete(task, samples[name], run.limit)
+        if problems:
+            partial[name] = problems
+    if partial and not allow_partial:
+        lines = [f"{name}: {'; '.join(p)}" for name, p in sorted(partial.items())]
+        raise SubmissionError(
+            "incomplete results, not a submission (--allow-partial writes them anyway, marked partial):\n  "
+            + "\n  ".join(lines)
+        )
+    samples = {name: _last_per_doc(rows) for name, rows in samples.items()}
     if benchmark == "cvlue":
-        files = cvlue_files(run)
+        files = cvlue_files(run, samples)
+        if partial:
+            files["PARTIAL.json"] = {"partial": partial}
     else:
-        doc = hanyi_submission(run, benchmark, tasks)
+        doc = hanyi_submission(run, benchmark, tasks, samples)
+        if partial:
+            doc["partial"] = partial
         validate_hanyi_submission(doc)
         files = {f"{benchmark}_submission.json": doc}
     os.makedirs(out_dir, exist_ok=True)
     written = []
     for name, data in files.items():
         target = os.path.join(out_dir, name)
+        text = json.dumps(_redact_tree(_finite(data)), ensure_ascii=False, indent=1, allow_nan=False)
         with open(target, "w", encoding="utf-8") as f:
-            json.dump(data, f, ensure_ascii=False, indent=1)
+            f.write(text)
         written.append(target)
     return written
+
+
+def _last_per_doc(rows: list[dict]) -> list[dict]:
+    """One record per ``doc_id`` (the last line of the log wins), sorted by ``doc_id``."""
+    by_id = {}
+    for row in rows:
+        by_id[row["doc_id"]] = row
+    return [by_id[i] for i in sorted(by_id)]
+
+
+def _redact_tree(value):
+    from hanyi.redact import redact_tree
+
+    return redact_tree(value)
 
 
 def main(argv: list[str] | None = None, prog: str = "hanyi submit") -> int:
@@ -334,7 +465,7 @@ def main(argv: list[str] | None = None, prog: str = "hanyi submit") -> int:
     base = args.path if os.path.isdir(args.path) else os.path.dirname(args.path) or "."
     out_dir = args.out or os.path.join(base, "hanyi_submission", args.benchmark)
     try:
-        written = make_submission(args.path, args.benchmark, out_dir, args.model)
+        written = make_submission(args.path, args.benchmark, out_dir, args.model, args.allow_partial)
     except (NoResultsError, SubmissionError) as exc:
         print(f"{prog}: {exc}", file=sys.stderr)
         return 2

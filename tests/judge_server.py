@@ -8,7 +8,8 @@ Behaviour is set at start-up or at any time with :meth:`FakeJudgeServer.configur
 * ``garbage_rate``: fraction of successful answers replaced by text with no score or verdict in it;
 * ``answer``: ``callable(messages) -> str`` giving the judge's answer (default: ``"Score: N"`` with N in 1..5
   derived from the last message);
-* ``echo_auth_in_errors``: error bodies quote the ``Authorization`` header (to test key scrubbing).
+* ``echo_auth_in_errors``: error bodies quote the ``Authorization`` header (to test key scrubbing);
+* ``drip_s``: a 200 answer's body is sent one byte every ``drip_s`` seconds (a slow-dripping server).
 
 Counters: ``total_requests``, ``max_in_flight``, ``last_authorization``, ``status_counts``.
 
@@ -52,6 +53,7 @@ class FakeJudgeServer(ThreadingHTTPServer):
         self.garbage_rate = 0.0
         self.answer: Callable[[list[dict]], str] = default_answer
         self.echo_auth_in_errors = False
+        self.drip_s = 0.0
         self.seed = 0
         self.configure(**options)
         self.reset_counters()
@@ -64,7 +66,7 @@ class FakeJudgeServer(ThreadingHTTPServer):
         with self.lock:
             for name, value in options.items():
                 if name not in {"failure_rate", "failure_statuses", "delay_s", "garbage_rate", "answer",
-                                "echo_auth_in_errors", "seed"}:  # fmt: skip
+                                "echo_auth_in_errors", "seed", "drip_s"}:  # fmt: skip
                     raise TypeError(f"unknown fake judge option {name!r}")
                 setattr(self, name, value)
             if "seed" in options or not hasattr(self, "rng"):
@@ -110,6 +112,15 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(data)))
         self.end_headers()
+        if status == 200 and self.server.drip_s:
+            try:
+                for i in range(len(data)):
+                    self.wfile.write(data[i : i + 1])
+                    self.wfile.flush()
+                    time.sleep(self.server.drip_s)
+            except OSError:  # the client gave up: expected
+                self.close_connection = True
+            return
         self.wfile.write(data)
 
     def do_POST(self) -> None:

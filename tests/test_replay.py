@@ -71,3 +71,67 @@ def test_key_records_match_docs_by_their_fields(replay):
 def test_missing_record_names_task_and_doc(replay):
     with pytest.raises(ReplayRecordMissing, match=r"task 'punrebus_matching', doc_id 1 \(split 'test'\)"):
         replay([{"task": "punrebus_matching", "doc_id": 0, "response": "C"}], ["punrebus_matching"], limit=2)
+
+
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        ('{"task": "t", "doc_id": 1.9, "response": "A"}', r"r.jsonl:2: doc_id must be an integer, got 1.9"),
+        ('{"task": "t", "doc_id": true, "response": "A"}', r"r.jsonl:2: doc_id must be an integer, got True"),
+        ('{"task": "t", "doc_id": "abc", "response": "A"}', r"r.jsonl:2: doc_id must be an integer, got 'abc'"),
+        ('{"task": "t", "doc_id": 1e400, "response": "A"}', r"r.jsonl:2: doc_id must be an integer, got inf"),
+        ('{"task": "t", "doc_id": 1, "response": {"text": "A"}}', r"r.jsonl:2: response must be a string .* an object"),
+        ('{"task": "t", "doc_id": 1, "response": ["A"]}', r"r.jsonl:2: response must be a string .* a list"),
+        ('{"task": "t", "doc_id": 1, "response": true}', r"r.jsonl:2: response must be a string .* a bool"),
+        ('{"task": "t", "doc_id": 1, "response": NaN}', r"r.jsonl:2: response must be a string .* nan"),
+        ('{"task": "t", "doc_id": 1, "loglikelihoods": [NaN]}', r"r.jsonl:2: loglikelihoods must be"),
+        ('{"task": "t", "doc_id": 1, "response": ' + "[" * 100_000, r"r.jsonl:2: not valid JSON"),
+    ],
+)
+def test_wrong_typed_values_name_the_file_and_line(tmp_path, line, message):
+    path = _write(tmp_path, ['{"task": "t", "doc_id": 0, "response": "A"}', line])
+    with pytest.raises(ReplayFileError, match=message):
+        load_records(path)
+
+
+def test_a_line_that_is_not_utf8_is_named(tmp_path):
+    path = tmp_path / "r.jsonl"
+    path.write_bytes(b'{"task": "t", "doc_id": 0, "response": "A"}\n{"task": "t", "doc_id": 1, "response": "\xff"}\n')
+    with pytest.raises(ReplayFileError, match=r"r.jsonl:2: not UTF-8"):
+        load_records(str(path))
+
+
+def test_duplicates_and_unmatched_records_are_counted_and_the_last_line_wins(tmp_path, caplog):
+    lines = [
+        {"task": "t", "doc_id": 0, "response": "first"},
+        {"task": "t", "doc_id": 0, "response": "second"},
+        {"task": "t", "doc_id": 9, "response": "no such doc"},
+        {"task": "other", "doc_id": 0, "response": "no such task"},
+        {"task": "t", "key": {"id": "zz"}, "response": "no doc has this key"},
+    ]
+    path = _write(tmp_path, [json.dumps(r) for r in lines])
+    with caplog.at_level("WARNING", logger="hanyi.replay"):
+        model = ReplayModel(path=path)
+        model.task_dict = {"t": {"test": _Docs([{"id": "a"}, {"id": "b"}])}}
+        assert model.generate_until([_instance(("ctx", {}, None, 0, "t", "test"))]) == ["second"]
+    text = caplog.text
+    assert "1 duplicate record(s)" in text and "the last line wins" in text and "line 1 replaced by line 2" in text
+    assert "1 record(s)" in text and "name a task not being evaluated" in text and "2 match no doc" in text
+    assert model.unmatched == {"no_task": 1, "no_doc": 2}
+
+
+class _Docs(list):
+    """The little of a ``datasets.Dataset`` that replay's key matching uses."""
+
+    @property
+    def column_names(self):
+        return list(self[0])
+
+    def select_columns(self, fields):
+        rows = self
+
+        class _Cols:
+            def __getitem__(self, _):
+                return {f: [r[f] for r in rows] for f in fields}
+
+        return _Cols()

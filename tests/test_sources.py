@@ -71,3 +71,23 @@ def test_module_attribute_is_resolved_on_every_access(env, tmp_path):
 
 def test_describe_never_raises(env):
     assert sources.describe("punrebus").startswith("missing (run: hanyi prepare punrebus")
+
+
+@pytest.mark.parametrize("bench", ["cii", "unpie", "vulca"])
+def test_an_empty_data_root_is_one_clear_error_never_the_hub(env, tmp_path, bench):
+    (tmp_path / "empty").mkdir()
+    env.setenv("HANYI_DATA_ROOT", str(tmp_path / "empty"))
+    with pytest.raises(sources.DataNotFoundError, match=r"HANYI_DATA_ROOT=.*empty' holds no prepared benchmark") as e:
+        sources.resolve(bench)
+    assert "\n" not in str(e.value)
+    env.setenv("HANYI_DATA_ROOT", str(tmp_path / "missing"))
+    with pytest.raises(sources.DataNotFoundError, match="does not exist"):
+        sources.resolve(bench)
+
+
+def test_a_hub_fallback_under_a_data_root_is_a_warning(env, tmp_path, caplog):
+    env.setenv("HANYI_DATA_ROOT", str(tmp_path / "root"))
+    _prepare(tmp_path / "root" / "cvlue")
+    with caplog.at_level("WARNING", logger="hanyi.data.sources"):
+        assert sources.resolve("unpie") == "jiwan-chung/VisualPun_UNPIE"
+    assert "loading jiwan-chung/VisualPun_UNPIE from the hub instead" in caplog.text

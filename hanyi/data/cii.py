@@ -18,6 +18,8 @@ import ast
 import json
 import os
 
+from hanyi.data.safepath import inside
+
 HUB_ID = "m-a-p/CII-Bench"
 SPLITS = ("test", "dev")
 OPTION_FIELDS = tuple(f"option{i}" for i in range(1, 7))
@@ -138,7 +140,8 @@ def rows_from_github(root: str, split: str) -> list[dict]:
     rows = []
     for rec in records:
         meta = rec.get("meta_data", {})
-        image_path = os.path.join(root, rec.get("local_path", ""))
+        local = rec.get("local_path")
+        image_path = inside(root, local, f"{split}.json record id={rec.get('id')!r} local_path") if local else ""
         image = {"bytes": open(image_path, "rb").read(), "path": None} if os.path.isfile(image_path) else None
         for q in rec.get("questions", []):
             options = list(q.get("options") or [])

@@ -26,6 +26,7 @@ import random
 import shutil
 
 from hanyi.data.cvlue_categories import category_of, culture_group
+from hanyi.data.safepath import inside
 
 SPLITS = {"val": "validation", "test": "test"}
 TASKS = ("VQA", "VG", "VD", "IC")
@@ -341,7 +342,8 @@ def _features(config: str):
 def _with_images(docs: list[dict], root: str, missing: set[str]) -> list[dict]:
     out = []
     for doc in docs:
-        path = os.path.join(root, doc["image_path"])
+        ids = ", ".join(f"{k}={doc[k]}" for k in ("question_id", "ref_id", "dialog_id", "image_id") if k in doc)
+        path = inside(root, doc["image_path"], f"CVLUE record ({ids or 'no id'}) image_path")
         if not os.path.isfile(path):
             missing.add(doc["image_path"])
             continue
@@ -414,7 +416,7 @@ def convert_release(
                 f"task {task}: no split with gold (" + "; ".join(r for r in refused if r.startswith(task)) + ")"
             )
     anomalies += refused
-    missing_images |= {p for p in itr_images if not os.path.isfile(os.path.join(root, p))}
+    missing_images |= {p for p in itr_images if not os.path.isfile(inside(root, p, "ITR image_path"))}
     if missing_files or missing_images:
         lines = missing_files + [f"image missing: {p}" for p in sorted(missing_images)[:20]]
         if len(missing_images) > 20:
@@ -423,8 +425,10 @@ def convert_release(
             "incomplete CVLUE release:\n  " + "\n  ".join(lines) + f"\nRequest the data: {REQUEST_URL}"
         )
     for rel in sorted(itr_images):
-        os.makedirs(os.path.dirname(os.path.join(out_dir, rel)), exist_ok=True)
-        shutil.copyfile(os.path.join(root, rel), os.path.join(out_dir, rel))
+        target = inside(out_dir, rel, "ITR image copy")
+        os.makedirs(os.path.dirname(target), exist_ok=True)
+        inside(out_dir, rel, "ITR image copy")  # again, now that its folders exist (a symlinked folder)
+        shutil.copyfile(inside(root, rel, "ITR image_path"), target)
     card = f"# CVLUE, converted by hanyi\n\nSource: {REQUEST_URL}. Do not redistribute (ND licence). See docs/cvlue.md."
     info = {
         "source": source or os.path.abspath(root),

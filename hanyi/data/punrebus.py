@@ -28,6 +28,8 @@ import urllib.request
 import zipfile
 from collections import OrderedDict
 
+from hanyi.data.safepath import inside
+
 log = logging.getLogger(__name__)
 
 OFFICIAL_REPO = "zhang-tuo-pdf/Pun-Rebus-Art-Benchmark"
@@ -199,7 +201,8 @@ def iter_image_files(images: str):
     if os.path.isdir(images):
         paths = sorted(os.path.relpath(os.path.join(d, f), images) for d, _, files in os.walk(images) for f in files)
         for rel in paths:
-            yield rel.replace(os.sep, "/"), lambda rel=rel: open(os.path.join(images, rel), "rb").read()
+            path = inside(images, rel, "PunRebus image")  # a symlink to a file elsewhere is refused
+            yield rel.replace(os.sep, "/"), lambda path=path: open(path, "rb").read()
         return
     with zipfile.ZipFile(images) as zf:
         for info in sorted((i for i in zf.infolist() if not i.is_dir()), key=lambda i: i.filename):

@@ -6,8 +6,10 @@ Task YAMLs say ``dataset_path: !function hanyi.data.sources.<benchmark>``. lmms-
 
 1. ``HANYI_<BENCHMARK>_DATA`` (e.g. ``HANYI_CII_DATA``): a prepared directory or a hub id, for that benchmark only.
 2. ``HANYI_DATA_ROOT=sample``: the small synthetic sample bundled in the package (the demo and the tests).
-3. ``HANYI_DATA_ROOT=<dir>``: ``<dir>/<benchmark>/`` as written by ``hanyi prepare``. A benchmark that is on the hub
-   falls back to its hub id when that folder does not exist; the others raise :class:`DataNotFoundError`.
+3. ``HANYI_DATA_ROOT=<dir>``: ``<dir>/<benchmark>/`` as written by ``hanyi prepare``. A ``<dir>`` that is missing or
+   holds no prepared benchmark at all raises :class:`DataNotFoundError` (one line; never a silent switch to the hub).
+   Otherwise a benchmark that is on the hub falls back to its hub id, with a warning, when its folder is not
+   there; the others raise :class:`DataNotFoundError`.
 4. Unset: the hub id where the benchmark is on the hub, otherwise :func:`default_data_root` / ``<benchmark>``.
 """
 
@@ -75,6 +77,10 @@ def _is_prepared(path: str) -> bool:
     return os.path.isfile(os.path.join(path, MANIFEST))
 
 
+def _holds_a_prepared_benchmark(root: str) -> bool:
+    return any(_is_prepared(os.path.join(root, name)) for name in SOURCES)
+
+
 def resolve(benchmark: str) -> str:
     """Return the ``dataset_path`` for ``benchmark``: a prepared directory or a hub id.
 
@@ -99,9 +105,22 @@ def resolve(benchmark: str) -> str:
     path = os.path.join(root, benchmark)
     if _is_prepared(path):
         return path
+    if env_root and env_root != SAMPLE and not _holds_a_prepared_benchmark(root):
+        state = "does not exist" if not os.path.exists(root) else "holds no prepared benchmark"
+        hub = f", or unset it to load {benchmark} from the hub ({src.hub_id})" if src.hub_id else ""
+        raise DataNotFoundError(
+            f"{DATA_ROOT_ENV}={env_root!r} {state}: prepare {benchmark} there (to get the data: {src.how_to_get}){hub}."
+        )
     if src.hub_id is not None and env_root != SAMPLE:
-        if env_root:
-            log.info("hanyi: %s not prepared under %s; loading %s from the hub", benchmark, root, src.hub_id)
+        if env_root:  # never silently: the user pointed at local data
+            log.warning(
+                "hanyi: %s is not prepared under %s=%s; loading %s from the hub instead (set HANYI_%s_DATA to choose)",
+                benchmark,
+                DATA_ROOT_ENV,
+                root,
+                src.hub_id,
+                benchmark.upper(),
+            )
         return src.hub_id
     where = f"{DATA_ROOT_ENV}={env_root!r}" if env_root else f"the default data root {root}"
     raise DataNotFoundError(

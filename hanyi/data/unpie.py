@@ -18,6 +18,8 @@ import logging
 import os
 import urllib.request
 
+from hanyi.data.safepath import UnsafePathError, inside
+
 log = logging.getLogger(__name__)
 
 HUB_ID = "jiwan-chung/VisualPun_UNPIE"
@@ -106,8 +108,12 @@ def resolve_image_source(value, *, download: bool | None = None, doc_hint: str =
             raise ImageUnavailableError(f"{doc_hint}: download of {s[:100]} failed ({exc})") from None
         return path
     root = os.environ.get(IMAGE_ROOT_ENV)
-    if root and not s.startswith("data:") and os.path.isfile(os.path.join(root, s)):
-        return os.path.join(root, s)
+    if not s.startswith("data:") and len(s) < 4096 and os.path.exists(os.path.join(root or "", s)):
+        # a file path from the release: only inside $HANYI_UNPIE_IMAGE_ROOT, never absolute, '..' or a symlink out
+        if root:
+            return inside(root, s, f"{doc_hint} image path")
+        if os.path.isabs(s) or ".." in s.replace("\\", "/").split("/"):
+            raise UnsafePathError(f"{doc_hint}: image path {s[:200]!r} leaves the working folder; refused")
     return s
 
 

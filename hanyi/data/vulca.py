@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import re
 
+from hanyi.data.safepath import inside
 from hanyi.tasks.vulca.constants import MONTHS, TITLE_PREFIX
 
 IMAGE_EXTS = (".jpg", ".jpeg", ".png", ".tif", ".tiff", ".webp")
@@ -132,7 +133,7 @@ def run_prepare(args) -> dict:
     Image.MAX_IMAGE_PIXELS = None  # the NPM scans are large on purpose
     found, unmatched = {}, []
     for name in sorted(os.listdir(args.images)):
-        path = os.path.join(args.images, name)
+        path = inside(args.images, name, "VULCA image")  # a symlink to a file elsewhere is refused
         if not (os.path.isfile(path) and name.lower().endswith(IMAGE_EXTS)):
             continue
         doc_id = month_of(name)
@@ -150,7 +151,7 @@ def run_prepare(args) -> dict:
     images = {}
     for doc_id, name in found.items():
         try:
-            images[doc_id] = Image.open(os.path.join(args.images, name)).convert("RGB")
+            images[doc_id] = Image.open(inside(args.images, name, "VULCA image")).convert("RGB")
         except Exception as exc:
             raise ValueError(f"{name}: image does not decode ({exc})") from None
     card = "# VULCA: Twelve Months paintings\n\nImages: National Palace Museum (Taipei) open data, 清院 十二月令圖 (paper: CC BY 4.0)."

@@ -11,6 +11,7 @@ coordinate convention chosen per model (``COORD_FORMATS``), never by comparing w
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Sequence
 
@@ -22,13 +23,27 @@ COORD_FORMATS = {"norm1": 1.0, "qwen1000": 1000.0, "pixel": None}
 _NUM = r"(-?\d+(?:\.\d+)?)"
 _QWEN_PAIRS = re.compile(rf"\(\s*{_NUM}\s*,\s*{_NUM}\s*\)\s*,?\s*\(\s*{_NUM}\s*,\s*{_NUM}\s*\)")
 _LIST4 = re.compile(rf"\[\s*{_NUM}\s*,\s*{_NUM}\s*,\s*{_NUM}\s*,\s*{_NUM}\s*\]")
-_JSON_KEY = re.compile(r"\"(bbox_2d|bbox)\"\s*:\s*(\[[^\]]*\])")
+#: The list after a ``"bbox"`` key is at most this long (a bound on the regex's work: without it, many unclosed
+#: ``"bbox": [`` in one answer make the search quadratic).
+_JSON_VALUE_MAX = 500
+_JSON_KEY = re.compile(rf"\"(bbox_2d|bbox)\"\s*:\s*(\[[^\]]{{0,{_JSON_VALUE_MAX}}}\])")
+
+
+def _finite_box(values) -> tuple[float, float, float, float] | None:
+    """Four finite floats, or None: NaN/inf (``NaN`` in JSON, a 400-digit number) is a parse failure, never a box."""
+    try:
+        box = tuple(float(v) for v in values)
+    except OverflowError:  # a JSON integer with hundreds of digits
+        return None
+    return box if all(math.isfinite(v) for v in box) else None
 
 
 def parse_box(text: str | None) -> tuple[float, float, float, float] | None:
     """The first box in a model answer as ``(x1, y1, x2, y2)`` in the model's own units, or ``None``.
 
     Order (spec §6.3): Qwen ``(x1,y1),(x2,y2)``, then a JSON ``bbox_2d``/``bbox`` value, then the first ``[a,b,c,d]``.
+    The first pattern that matches decides: a box with NaN or inf there is unparsed (``None``), never a NaN IoU.
+    Work is linear in the answer's length; nesting, huge numbers or any other input never raise.
 
     >>> parse_box("<ref>唢呐</ref><box>(12,340),(560,780)</box>")
     (12.0, 340.0, 560.0, 780.0)
@@ -38,23 +53,29 @@ def parse_box(text: str | None) -> tuple[float, float, float, float] | None:
     (0.12, 0.5, 0.3, 0.61)
     >>> parse_box("我看不到唢呐") is None
     True
+    >>> parse_box('{"bbox": [NaN, 1, 2, 3]}') is None
+    True
     """
     if not isinstance(text, str):
         return None
     m = _QWEN_PAIRS.search(text)
     if m:
-        return tuple(float(v) for v in m.groups())
+        return _finite_box(m.groups())
     m = _JSON_KEY.search(text)
     if m:
         try:
             values = json.loads(m.group(2))
-        except ValueError:
+        except (ValueError, RecursionError):  # RecursionError: "[[[[...]" nested past the interpreter's limit
             values = None
-        if isinstance(values, list) and len(values) == 4 and all(isinstance(v, (int, float)) for v in values):
-            return tuple(float(v) for v in values)
+        if (
+            isinstance(values, list)
+            and len(values) == 4
+            and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values)
+        ):
+            return _finite_box(values)
     m = _LIST4.search(text)
     if m:
-        return tuple(float(v) for v in m.groups())
+        return _finite_box(m.groups())
     return None
 
 

@@ -9,6 +9,7 @@ split serves the optional ``score_text: commentary`` mode.
 from __future__ import annotations
 
 import json
+import math
 import re
 
 #: Top-level keys of the Part Two schema, in prompt order.
@@ -21,14 +22,39 @@ PART_TWO_KEYS = (
 )
 _FENCE = re.compile(r"```(?:json|JSON)?[ \t]*\n(.*?)```", re.S)
 _PART_TWO_HEADING = re.compile(r"Part Two", re.I)
+#: Characters the balanced-object search may visit in one answer. Each unclosed ``{`` costs a scan to the end, so
+#: ``"{" * 8000`` alone would take ~32M steps (seconds); past this bound the answer is unparsed instead.
+_SEARCH_BUDGET = 1_000_000
+
+
+class _SearchTooLong(Exception):
+    """The balanced-object search ran past :data:`_SEARCH_BUDGET`."""
+
+
+def _reject_constant(name: str):
+    raise ValueError(f"{name} is not standard JSON")
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):  # 1E400 parses to inf
+        raise ValueError(f"number {text[:20]} is out of range")
+    return value
 
 
 def _last_balanced_object(text: str) -> tuple[int, str] | None:
-    """(start, substring) of the last balanced ``{...}`` in ``text`` (string-aware), or None."""
+    """(start, substring) of the last balanced ``{...}`` in ``text`` (string-aware), or None.
+
+    Raises :class:`_SearchTooLong` after visiting :data:`_SEARCH_BUDGET` characters.
+    """
     best = None
+    budget = _SEARCH_BUDGET
     for start in (m.start() for m in re.finditer(r"\{", text)):
         if best is not None and start < best[0] + len(best[1]):
             continue
+        budget -= len(text) - start
+        if budget < 0:
+            raise _SearchTooLong
         depth, in_str, esc = 0, False, False
         for i in range(start, len(text)):
             ch = text[i]
@@ -53,7 +79,9 @@ def split_critique(response: str) -> dict:
     """Split ``response`` into commentary and the Part Two JSON.
 
     The JSON candidate is the last fenced code block, else the last balanced ``{...}``. The commentary is the text
-    before it, with a trailing "Part Two" heading line removed.
+    before it, with a trailing "Part Two" heading line removed. Any input gives a result, never an exception: JSON
+    nested past Python's recursion limit, ``NaN``/``Infinity`` (not standard JSON) and answers whose brace search
+    would exceed a fixed work bound are reported in ``json_error`` with ``json_valid`` false.
 
     Returns:
         ``{"commentary": str, "json_text": str | None, "json": dict | None, "json_error": str | None,
@@ -64,13 +92,19 @@ def split_critique(response: str) -> dict:
     ('TEXT:\\nFine silk.', {'artwork_identifier': 'x'}, False, 'missing keys: evaluative_stance, core_focal_points, argumentative_quality_impression, multimodal_input_notes')
     >>> split_critique("no json here")["json_error"]
     'no JSON object found'
+    >>> split_critique('{"artwork_identifier": NaN}')["json_error"]
+    'invalid JSON: NaN is not standard JSON'
     """
     text = response if isinstance(response, str) else ""
     fences = list(_FENCE.finditer(text))
+    too_long = False
     if fences:
         start, json_text = fences[-1].start(), fences[-1].group(1).strip()
     else:
-        found = _last_balanced_object(text)
+        try:
+            found = _last_balanced_object(text)
+        except _SearchTooLong:
+            found, too_long = None, True
         start, json_text = found if found else (len(text), None)
     lines = text[:start].rstrip().split("\n")
     if lines and _PART_TWO_HEADING.search(lines[-1]):
@@ -84,12 +118,18 @@ def split_critique(response: str) -> dict:
         "json_valid": False,
     }
     if json_text is None:
-        result["json_error"] = "no JSON object found"
+        result["json_error"] = "unparsed: too many unbalanced '{' to search" if too_long else "no JSON object found"
         return result
     try:
-        obj = json.loads(json_text)
+        obj = json.loads(json_text, parse_constant=_reject_constant, parse_float=_finite_float)
     except json.JSONDecodeError as exc:
         result["json_error"] = f"invalid JSON: {exc.msg} at line {exc.lineno}"
+        return result
+    except RecursionError:
+        result["json_error"] = "invalid JSON: nested too deeply"
+        return result
+    except ValueError as exc:
+        result["json_error"] = f"invalid JSON: {exc}"
         return result
     if not isinstance(obj, dict):
         result["json_error"] = f"JSON is a {type(obj).__name__}, not an object"

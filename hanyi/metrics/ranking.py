@@ -24,6 +24,9 @@ from collections.abc import Iterable, Mapping, Sequence
 
 LOGLIK_KINDS = ("auto", "nll", "logprob")
 _TUPLE_TEXT = re.compile(r"^\(\s*([^,]+?)\s*,\s*(True|False)\s*\)$")
+#: The string form of ``(value, is_greedy)`` is short; longer text is garbage and is not handed to ``literal_eval``
+#: (which can raise MemoryError/RecursionError on deep or long input).
+_TUPLE_TEXT_MAX = 200
 
 
 def parse_loglikelihood(value) -> tuple[float, bool] | None:
@@ -40,9 +43,11 @@ def parse_loglikelihood(value) -> tuple[float, bool] | None:
     """
     if isinstance(value, str):
         text = value.strip()
+        if len(text) > _TUPLE_TEXT_MAX:
+            return None
         try:
             value = ast.literal_eval(text)
-        except (ValueError, SyntaxError):
+        except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
             m = _TUPLE_TEXT.match(text)  # repr of inf/-inf is not a literal
             if not m:
                 return None

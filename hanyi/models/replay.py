@@ -10,6 +10,13 @@ Each line of the file is one record, matched to a doc either by position or by t
 * ``{"task": "punrebus_matching", "key": {"image_id": "mashangfenghou_1.jpg"}, "response": "C"}``
 
 Key values are compared as strings, so ``{"question_id": 12}`` matches a doc whose ``question_id`` is ``"12"``.
+
+lmms-eval's own sample logs replay too: ``path=`` may name a ``<date>_samples_<task>.jsonl`` file or the folder that
+holds them. A line there has ``doc_id`` and ``filtered_resps`` (``resps`` when present) and no ``task``: the task
+comes from the file name. The response is the one the run scored (hanyi's tasks use no response filter), so a run
+whose scoring failed is re-scored without the model::
+
+    lmms-eval --model replay --model_args path=out/my_model --tasks punrebus_textonly --log_samples --output_path out2
 For ``loglikelihood`` / ``multiple_choice`` requests a record carries ``"loglikelihoods": [[logprob, is_greedy], ...]``
 (one entry per choice, in choice order; a bare number means ``is_greedy = false``) instead of ``"response"``.
 
@@ -18,17 +25,28 @@ For ``loglikelihood`` / ``multiple_choice`` requests a record carries ``"loglike
 
 A request with no record raises :class:`ReplayRecordMissing` naming the task and the doc, unless
 ``on_missing=empty`` is given, which answers ``""`` (the task then counts it as an unparsed answer).
+
+Input checks (each a :class:`ReplayFileError` naming the file and line): the line is UTF-8 JSON; ``doc_id`` is a
+JSON integer (not ``1.9``, ``true``, ``"3"`` or ``1e400``); ``response`` is a string or ``null`` (``null`` answers
+``""``), never an object, list, number or bool; ``loglikelihoods`` is a list of finite numbers or
+``[number, bool]`` pairs. Warnings, with counts, on the ``hanyi.replay`` logger: duplicate records for one doc (the
+last line wins), and records whose task is not being evaluated or whose ``doc_id``/``key`` matches no doc.
 """
 
 from __future__ import annotations
 
 import json
+import logging
+import math
 import os
+import re
 from collections import defaultdict
 
 from lmms_eval.api.instance import Instance
 from lmms_eval.api.model import lmms
 from tqdm import tqdm
+
+log = logging.getLogger("hanyi.replay")
 
 
 class ReplayRecordMissing(LookupError):
@@ -45,31 +63,109 @@ def _norm(value) -> str:
     return str(value)
 
 
-def load_records(path: str):
-    """Parse a replay file into ``(by_doc_id, by_key)`` lookup tables. Raises :class:`ReplayFileError` on bad lines."""
+def _type_name(value) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, float) and not math.isfinite(value):
+        return repr(value)
+    return {dict: "an object", list: "a list", bool: "a bool", str: "a string"}.get(type(value), type(value).__name__)
+
+
+def _check_record(rec: dict, where: str) -> None:
+    """Raise :class:`ReplayFileError` (``where`` = ``file:line``) unless the record's values have usable types."""
+    if "doc_id" in rec and (isinstance(rec["doc_id"], bool) or not isinstance(rec["doc_id"], int)):
+        raise ReplayFileError(f"{where}: doc_id must be an integer, got {rec['doc_id']!r}")
+    if "response" in rec and rec["response"] is not None and not isinstance(rec["response"], str):
+        raise ReplayFileError(f"{where}: response must be a string (or null), got {_type_name(rec['response'])}")
+    if "loglikelihoods" in rec:
+        values = rec["loglikelihoods"]
+
+        def number(v):
+            return isinstance(v, (int, float)) and not isinstance(v, bool) and not math.isnan(v)
+
+        if not isinstance(values, list) or not all(
+            number(v) or (isinstance(v, list) and len(v) == 2 and number(v[0]) and isinstance(v[1], bool))
+            for v in values
+        ):
+            raise ReplayFileError(
+                f"{where}: loglikelihoods must be a list of numbers or [number, is_greedy] pairs (no NaN)"
+            )
+
+
+_SAMPLES_FILE = re.compile(r"_samples_(.+)\.jsonl$")
+
+
+def _from_sample_log(rec: dict, task: str) -> dict:
+    """An lmms-eval sample-log line as a replay record of ``task`` (the response of a ``generate_until`` doc)."""
+    resps = rec.get("resps", rec.get("filtered_resps"))  # 0.7.3 writes only filtered_resps to disk
+    while isinstance(resps, list) and len(resps) == 1:
+        resps = resps[0]
+    out = {"task": task, "doc_id": rec.get("doc_id")}
+    if isinstance(resps, str):
+        out["response"] = resps
+    return out
+
+
+def replay_files(path: str) -> list[str]:
+    """``[path]`` for a file; for a folder, every lmms-eval ``*_samples_<task>.jsonl`` in it (sorted)."""
+    if os.path.isdir(path):
+        files = sorted(os.path.join(path, n) for n in os.listdir(path) if _SAMPLES_FILE.search(n))
+        if not files:
+            raise ReplayFileError(f"{path}: a folder given as path= must hold lmms-eval *_samples_<task>.jsonl files")
+        return files
+    return [path]
+
+
+def load_records(path: str, duplicates: list | None = None):
+    """Parse a replay file into ``(by_doc_id, by_key)`` lookup tables. Raises :class:`ReplayFileError` on bad lines.
+
+    A later record for the same doc replaces an earlier one; each replaced record's ``(task, doc, line)`` is
+    appended to ``duplicates`` when given.
+    """
     by_doc_id: dict[tuple[str, int], dict] = {}
     by_key: dict[str, dict[tuple[str, ...], dict[tuple[str, ...], dict]]] = defaultdict(dict)
-    with open(path, encoding="utf-8") as f:
-        for lineno, line in enumerate(f, 1):
+    for file in replay_files(path):
+        _load_file(file, by_doc_id, by_key, duplicates)
+    return by_doc_id, dict(by_key)
+
+
+def _load_file(path: str, by_doc_id: dict, by_key: dict, duplicates: list | None) -> None:
+    sample_log = _SAMPLES_FILE.search(os.path.basename(path))
+    with open(path, "rb") as f:
+        for lineno, raw in enumerate(f, 1):
+            where = f"{path}:{lineno}"
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise ReplayFileError(f"{where}: not UTF-8 ({exc.reason} at byte {exc.start})") from None
             if not line.strip():
                 continue
             try:
                 rec = json.loads(line)
             except json.JSONDecodeError as exc:
-                raise ReplayFileError(f"{path}:{lineno}: not valid JSON ({exc.msg})") from None
+                raise ReplayFileError(f"{where}: not valid JSON ({exc.msg})") from None
+            except RecursionError:
+                raise ReplayFileError(f"{where}: not valid JSON (nested too deeply)") from None
+            if sample_log and isinstance(rec, dict) and "task" not in rec:
+                rec = _from_sample_log(rec, sample_log.group(1))
             if not isinstance(rec, dict) or "task" not in rec:
-                raise ReplayFileError(f"{path}:{lineno}: a record needs a 'task' field")
+                raise ReplayFileError(f"{where}: a record needs a 'task' field")
             if "response" not in rec and "loglikelihoods" not in rec:
-                raise ReplayFileError(f"{path}:{lineno}: a record needs 'response' or 'loglikelihoods'")
+                raise ReplayFileError(f"{where}: a record needs 'response' or 'loglikelihoods'")
+            _check_record(rec, where)
+            rec = {**rec, "_line": lineno}
             task = str(rec["task"])
             if "doc_id" in rec:
-                by_doc_id[(task, int(rec["doc_id"]))] = rec
+                key, table, doc = (task, rec["doc_id"]), by_doc_id, f"doc_id {rec['doc_id']}"
             elif isinstance(rec.get("key"), dict) and rec["key"]:
                 fields = tuple(sorted(rec["key"]))
-                by_key[task].setdefault(fields, {})[tuple(_norm(rec["key"][k]) for k in fields)] = rec
+                table = by_key[task].setdefault(fields, {})
+                key, doc = tuple(_norm(rec["key"][k]) for k in fields), f"key {_norm(rec['key'])}"
             else:
-                raise ReplayFileError(f"{path}:{lineno}: a record needs 'doc_id' or a non-empty 'key' object")
-    return by_doc_id, dict(by_key)
+                raise ReplayFileError(f"{where}: a record needs 'doc_id' or a non-empty 'key' object")
+            if key in table and duplicates is not None:
+                duplicates.append((task, doc, table[key]["_line"], lineno))
+            table[key] = rec
 
 
 class ReplayModel(lmms):
@@ -86,9 +182,59 @@ class ReplayModel(lmms):
         self.path = path
         self.on_missing = on_missing
         self.touch_visuals = str(touch_visuals).lower() in ("1", "true", "yes")
-        self._by_doc_id, self._by_key = load_records(path)
+        duplicates: list = []
+        self._by_doc_id, self._by_key = load_records(path, duplicates)
+        if duplicates:
+            task, doc, old, new = duplicates[0]
+            log.warning(
+                "replay: %d duplicate record(s) in %s; the last line wins (first: task %r %s, line %d replaced by "
+                "line %d)",
+                len(duplicates),
+                path,
+                task,
+                doc,
+                old,
+                new,
+            )
         self._key_index: dict[tuple[str, str, tuple[str, ...]], list[tuple[str, ...]]] = {}
         self.missing: list[tuple[str, int]] = []
+        self.unmatched: dict[str, int] = {}
+        self._checked_unmatched = False
+
+    def _warn_unmatched(self, requests) -> None:
+        """Once: count records whose task is not evaluated, or whose doc_id / key matches no doc, and warn."""
+        if self._checked_unmatched:
+            return
+        self._checked_unmatched = True
+        task_dict = getattr(self, "task_dict", None) or {}
+        splits = {req.args[4]: req.args[5] for req in requests if len(req.args) >= 6}
+        no_task, no_doc = 0, 0
+        for (task, doc_id), _rec in self._by_doc_id.items():
+            if task not in task_dict:
+                no_task += 1
+            elif task in splits and not 0 <= doc_id < len(task_dict[task][splits[task]]):
+                no_doc += 1
+        for task, tables in self._by_key.items():
+            if task not in task_dict:
+                no_task += sum(len(t) for t in tables.values())
+            elif task in splits:
+                split = splits[task]
+                for fields, table in tables.items():
+                    try:
+                        known = {self._doc_key(task, split, i, fields) for i in range(len(task_dict[task][split]))}
+                    except ReplayRecordMissing:
+                        continue  # reported when a request looks it up
+                    no_doc += sum(1 for k in table if k not in known)
+        self.unmatched = {"no_task": no_task, "no_doc": no_doc}
+        if no_task or no_doc:
+            log.warning(
+                "replay: %d record(s) in %s name a task not being evaluated (tasks: %s) and %d match no doc of "
+                "their task; they are ignored",
+                no_task,
+                self.path,
+                ", ".join(sorted(task_dict)) or "none",
+                no_doc,
+            )
 
     @property
     def device(self):
@@ -139,6 +285,7 @@ class ReplayModel(lmms):
             )
 
     def generate_until(self, requests: list[Instance]) -> list[str]:
+        self._warn_unmatched(requests)
         out = []
         for req in tqdm(requests, desc="Replaying", disable=len(requests) < 50):
             _ctx, _gen_kwargs, doc_to_visual, doc_id, task, split = req.args[:6]
@@ -154,6 +301,7 @@ class ReplayModel(lmms):
         return out
 
     def loglikelihood(self, requests: list[Instance]) -> list[tuple[float, bool]]:
+        self._warn_unmatched(requests)
         out = []
         for req in requests:
             _ctx, _target, _visual, doc_id, task, split = req.args[:6]

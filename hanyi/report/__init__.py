@@ -63,6 +63,7 @@ def make_report(paths: list[str], out_dir: str, plots: bool = True, max_plots: i
     from hanyi.report import build, render, results
 
     t0 = time.perf_counter()
+    render.claim_out_dir(out_dir)  # before any work: never into a folder of the user's files
     runs = results.load_runs(paths)
     t1 = time.perf_counter()
     sections = build.build_sections(runs)
@@ -102,6 +103,7 @@ def make_report(paths: list[str], out_dir: str, plots: bool = True, max_plots: i
 
 
 def main(argv: list[str] | None = None, prog: str = "hanyi report") -> int:
+    from hanyi.report.render import OutDirError
     from hanyi.report.results import NoResultsError
 
     args = build_parser(prog).parse_args(argv)
@@ -109,7 +111,7 @@ def main(argv: list[str] | None = None, prog: str = "hanyi report") -> int:
     out_dir = args.out or os.path.join(first if os.path.isdir(first) else os.path.dirname(first) or ".", "hanyi_report")
     try:
         written = make_report(args.paths, out_dir, plots=args.plots, max_plots=args.max_plots)
-    except (NoResultsError, LookupError) as exc:
+    except (NoResultsError, LookupError, OutDirError) as exc:
         print(f"{prog}: {exc}", file=sys.stderr)
         return 2
     print(f"benchmarks: {', '.join(written['benchmarks'])}")

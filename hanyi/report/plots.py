@@ -104,8 +104,11 @@ def _grouped(plot: BarPlot):
 
 
 def render_png(plot: BarPlot) -> bytes:
-    """The PNG bytes of one plot."""
-    fig = _ranking(plot) if plot.kind == "ranking" else _grouped(plot)
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png")
+    """The PNG bytes of one plot. Labels are plain text: a ``$`` in a model or task name is not mathtext."""
+    import matplotlib
+
+    with matplotlib.rc_context({"text.parse_math": False}):
+        fig = _ranking(plot) if plot.kind == "ranking" else _grouped(plot)
+        buf = io.BytesIO()
+        fig.savefig(buf, format="png")
     return buf.getvalue()

@@ -14,6 +14,7 @@ import os
 from dataclasses import dataclass, field
 
 from hanyi import BENCHMARKS
+from hanyi.redact import redact_text
 
 #: Suffixes lmms-eval appends to a metric name for its standard errors, in order of preference.
 STDERR_SUFFIXES = ("_stderr", "_stderr_clt")
@@ -48,6 +49,7 @@ class TaskResult:
     provenance: dict = field(default_factory=dict)
     #: The sample log's lines (``--log_samples``), or ``None`` when there is none.
     samples: list | None = field(default=None, repr=False)
+    n_original: int | None = None  # docs in the dataset split (``n-samples[task].original``), before ``--limit``
 
 
 @dataclass
@@ -175,7 +177,55 @@ def read_results_file(path: str) -> dict:
             raise NoResultsError(f"{path}: not valid JSON ({exc.msg} at line {exc.lineno})") from None
     if not isinstance(data, dict) or not isinstance(data.get("results"), dict):
         raise NoResultsError(f"{path}: not an lmms-eval results file (no 'results' object)")
+    check_field_types(path, data)
     return data
+
+
+#: Top-level fields of an lmms-eval results file that hanyi reads, with the JSON type each must have when present.
+_FIELD_TYPES = {
+    "config": dict,
+    "n-samples": dict,
+    "versions": dict,
+    "group_subtasks": dict,
+    "higher_is_better": dict,
+    "configs": dict,
+    "model_name": str,
+    "date": (str, int, float),
+    "lmms_eval_version": str,
+}
+
+
+def check_field_types(path: str, data: dict) -> None:
+    """Raise one :class:`NoResultsError` line naming ``path`` and the field when a field hanyi reads has the wrong
+    JSON type (instead of an ``AttributeError`` deep in the report).
+
+    >>> check_field_types("r.json", {"results": {}, "config": ["x"]})
+    Traceback (most recent call last):
+    ...
+    hanyi.report.results.NoResultsError: r.json: field 'config' is a list, expected an object
+    """
+    names = {dict: "an object", list: "a list", str: "a string"}
+
+    def bad(where: str, value, expected) -> NoResultsError:
+        want = " or ".join(names.get(t, t.__name__) for t in (expected if isinstance(expected, tuple) else (expected,)))
+        got = "null" if value is None else type(value).__name__.replace("dict", "object").replace("str", "string")
+        return NoResultsError(f"{path}: field {where!r} is {'a ' if value is not None else ''}{got}, expected {want}")
+
+    for key, expected in _FIELD_TYPES.items():
+        if key in data and data[key] is not None and not isinstance(data[key], expected):
+            raise bad(key, data[key], expected)
+    for key in ("n-samples", "versions", "group_subtasks", "higher_is_better"):
+        for task, value in (data.get(key) or {}).items():
+            if key == "n-samples" and value is not None and not isinstance(value, dict):
+                raise bad(f"{key}.{task}", value, dict)
+            if key == "group_subtasks" and value is not None and not isinstance(value, list):
+                raise bad(f"{key}.{task}", value, list)
+            if key == "higher_is_better" and value is not None and not isinstance(value, dict):
+                raise bad(f"{key}.{task}", value, dict)
+    config = data.get("config") or {}
+    for key in ("model", "model_args"):
+        if config.get(key) is not None and not isinstance(config[key], (str, dict)):
+            raise bad(f"config.{key}", config[key], str)
 
 
 def _label(data: dict) -> str:
@@ -210,6 +260,7 @@ def load_runs(paths: list[str]) -> list[Run]:
                 n = (n_samples.get(name) or {}).get("effective")
                 samples_file = _samples_file(file, name)
                 samples = read_samples(samples_file)
+                n_original = (n_samples.get(name) or {}).get("original")
                 tasks[name] = TaskResult(
                     name=name,
                     metrics=task_metrics(entry, (data.get("higher_is_better") or {}).get(name)),
@@ -221,13 +272,14 @@ def load_runs(paths: list[str]) -> list[Run]:
                     provenance=task_provenance(data, name, samples) if name not in groups else {},
                     samples=samples,
                     prompt_variant=prompt_variant((data.get("configs") or {}).get(name), model),
+                    n_original=n_original if isinstance(n_original, int) else None,
                 )
         last = items[-1][1]
         runs.append(
             Run(
-                label=_label(last),
-                model=model,
-                model_args=model_args,
+                label=redact_text(_label(last)),
+                model=redact_text(model),
+                model_args=redact_text(model_args),
                 tasks=tasks,
                 files=[f for f, _ in items],
                 lmms_eval_version=str(last.get("lmms_eval_version", "")),

@@ -8,7 +8,9 @@ from __future__ import annotations
 import functools
 import os
 
-from hanyi import TASKS_DIR
+from hanyi import TASKS_DIR, guard
+
+guard.install()  # no-op unless lmms-eval's task module is loaded (it is when lmms-eval imports a task's utils.py)
 
 
 @functools.cache

@@ -80,3 +80,22 @@ def test_unknown_coord_format_raises():
 
 def test_acc_threshold_is_strict():
     assert accuracy_at_iou([0.5, 0.5000001]) == 0.5
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        '{"bbox": [NaN, 0, 10, 10]}',
+        '{"bbox_2d": [0, 0, Infinity, 10]}',
+        "[0, 0, " + "9" * 400 + ", 10]",
+        "(0," + "9" * 400 + "),(10,10)",
+        '{"bbox": [' + "2" * 400 + ", 0, 0, 0]}",  # a JSON int too large for a float (found by the fuzzer)
+    ],
+)
+def test_parse_box_treats_nan_or_inf_as_unparsed(answer):
+    assert parse_box(answer) is None
+
+
+def test_parse_box_survives_brackets_nested_past_the_recursion_limit():
+    assert parse_box('{"bbox": ' + "[" * 100_000 + "]") is None
+    assert parse_box('{"bbox": ' + "[" * 100_000 + "] then [1, 2, 3, 4]") == (1.0, 2.0, 3.0, 4.0)

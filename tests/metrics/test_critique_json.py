@@ -54,3 +54,27 @@ def test_released_gemini_transcript_has_valid_part_two():
         pytest.skip("released Gemini transcript not present")
     result = split_critique(open(path, encoding="utf-8").read())
     assert result["json_valid"] and result["commentary"].startswith("TEXT:") and "Part Two" not in result["commentary"]
+
+
+def test_split_critique_reports_json_nested_past_the_recursion_limit():
+    r = split_critique("Fine.\n```json\n" + '{"a":' * 50_000 + "1" + "}" * 50_000 + "\n```")
+    assert r["json_valid"] is False and r["json_error"] == "invalid JSON: nested too deeply"
+
+
+def test_split_critique_bounds_the_brace_search(monkeypatch):
+    import hanyi.metrics.critique_json as cj
+
+    monkeypatch.setattr(cj, "_SEARCH_BUDGET", 10_000)
+    r = cj.split_critique("{" * 8000)
+    assert r["json_valid"] is False and r["json_error"].startswith("unparsed: too many unbalanced")
+    assert cj.split_critique('text {"artwork_identifier": 1}')["json"] == {"artwork_identifier": 1}
+
+
+def test_split_critique_rejects_nan_as_non_standard_json():
+    r = split_critique('```json\n{"artwork_identifier": NaN}\n```')
+    assert r["json"] is None and r["json_error"] == "invalid JSON: NaN is not standard JSON"
+
+
+def test_split_critique_rejects_a_number_that_overflows_to_infinity():
+    r = split_critique('```json\n{"artwork_identifier": [1E400]}\n```')
+    assert r["json"] is None and r["json_error"].startswith("invalid JSON: number 1E400 is out of range")

@@ -550,3 +550,39 @@ def test_top_p_is_sent_and_keyed_only_when_set():
     client = JudgeClient(cfg)
     assert client._payload(request_fingerprint("m", msgs, 0.0, 16, 0.95))["top_p"] == 0.95
     assert "top_p" not in JudgeClient(JudgeConfig(base_url="http://127.0.0.1:9/v1", model="m"))._payload(unset)
+
+
+# --- issue 13: empty answers and slow-dripping servers --------------------------------------------------------
+
+
+@pytest.mark.parametrize("content", [None, "", "   "])
+def test_a_200_with_null_or_empty_content_is_retried_and_never_cached(fake_judge, tmp_path, content):
+    fake_judge.configure(answer=lambda messages: content)
+    client = JudgeClient(make_config(fake_judge.base_url, tmp_path, max_retries=2))
+    results = client.judge_many(["empty please"], score_1_to_5)
+    assert results[0].error.startswith("request_failed: empty answer") and results[0].raw is None
+    assert fake_judge.total_requests == 3 and client.stats["retries"] == 2
+    assert cache_files(tmp_path) == []
+
+    fake_judge.configure(answer=judge_server.default_answer)  # the server recovers: the next run asks again
+    again = JudgeClient(make_config(fake_judge.base_url, tmp_path)).judge_many(["empty please"], score_1_to_5)
+    assert again[0].error is None and not again[0].cached
+
+
+def test_a_slow_dripping_server_hits_the_total_deadline(fake_judge, tmp_path):
+    fake_judge.configure(drip_s=0.05)  # ~150 bytes: about 8 s per answer, each byte well inside the read timeout
+    client = JudgeClient(make_config(fake_judge.base_url, tmp_path, timeout_s=0.5, max_retries=1))
+    started = time.monotonic()
+    results = client.judge_many(["drip"], score_1_to_5)
+    elapsed = time.monotonic() - started
+    assert results[0].error.startswith("request_failed: no complete answer within 0.5s")
+    assert elapsed < 3.0, elapsed  # two attempts of 0.5 s (plus backoff), not two of ~8 s
+    client.close()
+
+
+def test_httpx_request_log_never_shows_the_judge_url_credentials(fake_judge, tmp_path, caplog):
+    url = fake_judge.base_url.replace("http://", "http://bob:pw-LEAK@") + "?key=key-LEAK"
+    config = JudgeConfig(base_url=url, model="fake-judge", cache_dir=str(tmp_path), max_retries=0)
+    with caplog.at_level(logging.DEBUG):
+        JudgeClient(config).judge_many(["hello"], score_1_to_5)
+    assert "pw-LEAK" not in caplog.text and "key-LEAK" not in caplog.text

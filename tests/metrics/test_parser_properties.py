@@ -8,6 +8,7 @@ satisfy; a parser added to hanyi.metrics belongs in this table.
 from __future__ import annotations
 
 import importlib
+import math
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -23,7 +24,46 @@ def _is(*types):
 
 
 def _box_or_none(r):
-    return r is None or (isinstance(r, tuple) and len(r) == 4 and all(isinstance(v, float) for v in r))
+    return r is None or (
+        isinstance(r, tuple) and len(r) == 4 and all(isinstance(v, float) and math.isfinite(v) for v in r)
+    )
+
+
+def _critique_split(r):
+    """split_critique's documented shape, with JSON that is standard (no NaN/inf anywhere in it)."""
+    return (
+        isinstance(r, dict)
+        and isinstance(r["commentary"], str)
+        and (r["json_text"] is None or isinstance(r["json_text"], str))
+        and (r["json"] is None or isinstance(r["json"], dict))
+        and (r["json_error"] is None or isinstance(r["json_error"], str))
+        and r["json_valid"] is (r["json_error"] is None)
+        and (r["json"] is None or _finite_json(r["json"]))
+    )
+
+
+def _finite_json(value):
+    """No NaN/inf anywhere in a parsed JSON value (iterative: the value may be nested thousands deep)."""
+    stack = [value]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, float) and not math.isfinite(v):
+            return False
+        if isinstance(v, dict):
+            stack.extend(v.values())
+        elif isinstance(v, list):
+            stack.extend(v)
+    return True
+
+
+def _loglik_or_none(r):
+    return r is None or (
+        isinstance(r, tuple)
+        and len(r) == 2
+        and isinstance(r[0], float)
+        and not math.isnan(r[0])
+        and isinstance(r[1], bool)
+    )
 
 
 def _score_or_none(low, high):
@@ -66,9 +106,9 @@ PARSERS = [
     ),
     ("hanyi.metrics.free_text", "extract_labelled_answer", {}, _is(str)),
     ("hanyi.metrics.bbox", "parse_box", {}, _box_or_none),
-    ("hanyi.metrics.ranking", "parse_loglikelihood", {}, lambda r: r is None or (isinstance(r, tuple) and len(r) == 2)),
+    ("hanyi.metrics.ranking", "parse_loglikelihood", {}, _loglik_or_none),
     ("hanyi.metrics.short_answer_zh", "clean_answer", {}, _is(str)),
-    ("hanyi.metrics.critique_json", "split_critique", {}, _is(dict)),
+    ("hanyi.metrics.critique_json", "split_critique", {}, _critique_split),
     ("hanyi.metrics.judge", "parse_integer_score", {"low": 1, "high": 5}, _score_or_none(1, 5)),
     ("hanyi.metrics.judge", "parse_yes_no", {}, lambda r: r is None or isinstance(r, bool)),
 ]
@@ -90,8 +130,51 @@ MARKDOWN = st.builds(
     st.sampled_from(list("ABCDEFGabcdefgＡＢＣ")),
     st.sampled_from(["", "**", ")", "）", ".", "。", ": because", "\n\nExplanation"]),
 )
+BRACKETS = st.sampled_from(list("{}[]()<>\"'"))
+# Nesting past Python's recursion limit, unclosed openers, and one opener repeated around a real answer.
+NESTED = st.one_of(
+    st.builds(
+        lambda o, n: o * n,
+        st.sampled_from(["{", "[", "(", '{"a":', '{"bbox": [', "```json\n["]),
+        st.integers(1, 30_000),
+    ),
+    st.builds(
+        lambda pair, n, core: pair[0] * n + core + pair[1] * n,
+        st.sampled_from([("{", "}"), ("[", "]"), ("(", ")"), ('{"a":', "}")]),
+        st.integers(1, 5_000),
+        st.sampled_from(["", "1", '"bbox": [1, 2, 3, 4]', "(1,2),(3,4)", "A"]),
+    ),
+    st.text(alphabet=BRACKETS, max_size=500),
+)
+# NaN / inf in every spelling a model (or a JSON encoder) may produce, inside the formats the parsers read.
+NONFINITE = st.builds(
+    lambda fmt, v: fmt.format(v=v),
+    st.sampled_from(
+        [
+            "[{v}, 0, 10, 10]",
+            '{{"bbox": [{v}, 0, 10, 10]}}',
+            '{{"bbox_2d": [0, 0, {v}, 10]}}',
+            "({v},1),(2,3)",
+            "({v}, False)",
+            "{v}",
+            "score: {v}",
+            '```json\n{{"artwork_identifier": {v}}}\n```',
+            '{{"a": {v}}}',
+        ]
+    ),
+    st.sampled_from(["NaN", "nan", "Infinity", "-Infinity", "inf", "1e400", "9" * 400, "-" + "9" * 400]),
+)
+# 10^5-character answers: repeated openers, digits, and a valid answer buried at the end.
+HUGE = st.builds(
+    lambda unit, tail: (unit * (100_000 // len(unit)))[:100_000] + tail,
+    st.sampled_from(["{", "[", "(", "9", "A", '"bbox":[', "(1,2),(3,", "[1,", "选", " ", "\n", "{}"]),
+    st.sampled_from(["", "[1, 2, 3, 4]", "A", '{"x": 1}']),
+)
 TEXT = st.one_of(
     st.text(),
+    NESTED,
+    NONFINITE,
+    HUGE,
     st.text(alphabet=st.one_of(CJK, PUNCT), max_size=200),
     st.text(alphabet=st.one_of(FULLWIDTH, PUNCT), max_size=200),
     MARKDOWN,
@@ -119,6 +202,8 @@ def test_parser_returns_a_defined_result_for_any_text(module, name, kwargs, ok, 
     PARSERS,
     ids=[f"{m.rsplit('.', 1)[-1]}.{n}-{i}" for i, (m, n, _, _) in enumerate(PARSERS)],
 )
-@pytest.mark.parametrize("value", [None, 3, b"A", ["A"], {"a": 1}])
+@pytest.mark.parametrize(
+    "value", [None, 3, b"A", ["A"], {"a": 1}, True, float("nan"), float("inf"), 1e400, ("A",), 2.5, object()]
+)
 def test_parser_tolerates_non_strings(module, name, kwargs, ok, value):
     assert ok(_load(module, name)(value, **kwargs))

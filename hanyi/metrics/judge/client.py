@@ -2,17 +2,22 @@
 
 Requests run on a thread pool of ``config.concurrency`` workers, and every HTTP attempt also holds one of
 ``config.concurrency`` slots of the client, so the bound holds even when several threads share one client.
-Retryable failures (429, 408, 409, 425, 5xx, timeouts, connection errors, malformed 200 bodies) are retried
-``config.max_retries`` times with exponential backoff and jitter; other 4xx answers fail at once. Each finished
-answer is written to the cache as soon as it arrives. ``httpx`` is imported on first use only.
+Retryable failures (429, 408, 409, 425, 5xx, timeouts, connection errors, malformed 200 bodies, and 200 answers whose
+content is ``null`` or empty) are retried ``config.max_retries`` times with exponential backoff and jitter; other 4xx
+answers fail at once. ``config.timeout_s`` bounds each attempt in total (connect, headers and the whole body), not
+only each read, so a server that drips its answer byte by byte cannot stall a worker. Each finished, non-empty
+answer is written to the cache as soon as it arrives; an empty one is never cached. ``httpx`` is imported on first
+use only; its per-request INFO log line (which quotes the URL) is silenced.
 """
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import random
 import threading
+import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from typing import Any
@@ -27,6 +32,14 @@ logger = logging.getLogger("hanyi.judge")
 STAT_KEYS = ("calls_made", "cache_hits", "retries", "failures", "parse_failures")
 _RETRYABLE_STATUS = frozenset({408, 409, 425, 429}) | frozenset(range(500, 600))
 _BODY_SNIPPET_CHARS = 300
+#: httpx logs every request at INFO with its full URL (user-info and ``?key=`` included); keep it at WARNING.
+logging.getLogger("httpx").setLevel(logging.WARNING)
+logging.getLogger("httpcore").setLevel(logging.WARNING)
+
+
+class _DeadlineExceeded(Exception):
+    """The attempt ran past ``config.timeout_s`` in total."""
+
 
 Prompt = str | list[dict]
 
@@ -119,7 +132,7 @@ class JudgeClient:
                 pending[key].append(i)
                 continue
             raw = self.cache.get(key)
-            if raw is None:
+            if raw is None or not raw.strip():  # an empty answer (older caches) is not a judgement
                 pending[key] = [i]
             else:
                 self._bump("cache_hits")
@@ -217,6 +230,37 @@ class JudgeClient:
             text = text.replace(secret, "***")
         return text
 
+    def _post(self, payload: dict, headers: dict):
+        """POST once and read the whole body within ``config.timeout_s`` in total; raises :class:`_DeadlineExceeded`.
+
+        The deadline is checked after every chunk of the body; a server that sends nothing at all hits the read
+        timeout (the time left when the request started), so one attempt never takes much more than that.
+        """
+        import httpx
+
+        deadline = time.monotonic() + self.config.timeout_s
+        client = self._http_client()
+
+        def left() -> float:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise _DeadlineExceeded
+            return remaining
+
+        with client.stream(
+            "POST", self.config.endpoint, json=payload, headers=headers, timeout=httpx.Timeout(left())
+        ) as response:
+            chunks = []
+            stream = response.iter_bytes()
+            while True:
+                left()
+                try:
+                    chunks.append(next(stream))
+                except StopIteration:
+                    break
+            left()
+            return response, b"".join(chunks)
+
     def _backoff(self, attempt: int, retry_after: float | None) -> float:
         cap = min(self.config.backoff_max_s, self.config.backoff_base_s * 2 ** (attempt - 1))
         delay = cap / 2 + self._rng.uniform(0, cap / 2)
@@ -244,7 +288,10 @@ class JudgeClient:
             try:
                 with self._slots:
                     self._bump("calls_made")
-                    response = self._http_client().post(self.config.endpoint, json=payload, headers=headers)
+                    response, body = self._post(payload, headers)
+            except _DeadlineExceeded:
+                reason = f"no complete answer within {self.config.timeout_s:g}s"
+                continue
             except httpx.TransportError as exc:
                 reason = self._scrub(f"{type(exc).__name__}: {exc}")
                 continue
@@ -253,17 +300,20 @@ class JudgeClient:
                 return _Attempt(None, f"{REQUEST_FAILED}: {reason}", attempt + 1)
             if response.status_code == 200:
                 try:
-                    content = response.json()["choices"][0]["message"]["content"]
-                    return _Attempt(content if isinstance(content, str) else "", None, attempt + 1)
-                except (ValueError, KeyError, IndexError, TypeError):
+                    content = json.loads(body)["choices"][0]["message"]["content"]
+                except (ValueError, KeyError, IndexError, TypeError, RecursionError):
                     reason = "malformed response body"
                     continue
+                if not isinstance(content, str) or not content.strip():
+                    reason = "empty answer (content null or empty)"
+                    continue
+                return _Attempt(content, None, attempt + 1)
             if response.status_code in _RETRYABLE_STATUS:
                 reason = f"HTTP {response.status_code}"
                 retry_after = _retry_after_seconds(response.headers.get("retry-after"))
                 continue
-            body = self._scrub(response.text[:_BODY_SNIPPET_CHARS].replace("\n", " "))
-            return _Attempt(None, f"{REQUEST_FAILED}: HTTP {response.status_code}: {body}", attempt + 1)
+            snippet = body[:_BODY_SNIPPET_CHARS].decode("utf-8", "replace").replace("\n", " ")
+            return _Attempt(None, f"{REQUEST_FAILED}: HTTP {response.status_code}: {self._scrub(snippet)}", attempt + 1)
         return _Attempt(None, f"{REQUEST_FAILED}: {reason} (after {attempts} attempts)", attempts)
 
     # --- bookkeeping ---------------------------------------------------------------------------------------------
