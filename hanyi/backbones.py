@@ -147,12 +147,11 @@ def _is_packaged_minilm(path: str) -> bool:
 
 def _check_bertscore() -> tuple[bool, str, str]:
     from hanyi.metrics import reference_choice as rc
-    from hanyi.tasks.unpie import scoring
 
-    model, layers, batch = scoring.bertscore_settings()
+    model, layers, batch = rc.bertscore_settings()
     label = f"{model} (layer {layers})"
     if layers is None:
-        return False, label, f"no layer known for BERTScore model {model!r}; set {scoring.LAYERS_ENV}"
+        return False, label, f"no layer known for BERTScore model {model!r}; set {rc.LAYERS_ENV}"
     try:
         rc.load_bertscorer(model, int(layers))
     except Exception as exc:  # ScorerUnavailable, OSError offline, a bad layer index

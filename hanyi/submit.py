@@ -57,22 +57,19 @@ def read_samples(path: str) -> list[dict]:
     A line that is not JSON, not an object, or lacks an integer ``doc_id`` raises one :class:`SubmissionError` naming
     the file and line. Duplicates are kept (see :func:`check_complete`).
     """
+    from hanyi.report.samples import SamplesFileError, numbered_samples
+
+    try:
+        lines = numbered_samples(path)
+    except SamplesFileError as exc:
+        raise SubmissionError(str(exc)) from None
     rows = []
-    with open(path, encoding="utf-8") as f:
-        for lineno, line in enumerate(f, 1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except (json.JSONDecodeError, RecursionError) as exc:
-                raise SubmissionError(f"{path}:{lineno}: not valid JSON ({getattr(exc, 'msg', exc)})") from None
-            if not isinstance(row, dict):
-                raise SubmissionError(f"{path}:{lineno}: a sample line must be a JSON object")
-            doc_id = row.get("doc_id")
-            if isinstance(doc_id, bool) or not isinstance(doc_id, int):
-                what = "no doc_id" if "doc_id" not in row else f"doc_id {doc_id!r} is not an integer"
-                raise SubmissionError(f"{path}:{lineno}: {what}")
-            rows.append(row)
+    for lineno, row in lines:
+        doc_id = row.get("doc_id")
+        if isinstance(doc_id, bool) or not isinstance(doc_id, int):
+            what = "no doc_id" if "doc_id" not in row else f"doc_id {doc_id!r} is not an integer"
+            raise SubmissionError(f"{path}:{lineno}: {what}")
+        rows.append(row)
     return sorted(rows, key=lambda r: r["doc_id"])
 
 

@@ -96,8 +96,9 @@ def test_tasks_marks_unprepared_benchmarks_with_one_footnote_each(capsys, tmp_pa
     assert rows and all("not prepared" in line for line in rows if " task " in line)
     assert max(len(line) for line in rows if " task " in line) < 100  # was ~170 with the hint on every row
     notes = [line for line in lines if re.match(r"\[\d+\] ", line)]
-    assert len(notes) == 3, notes  # punrebus, cvlue, vulca: the hub benchmarks fall back to the hub
-    assert sorted(n.split(":")[0].split()[1] for n in notes) == ["cvlue", "punrebus", "vulca"]
+    # a HANYI_DATA_ROOT never switches cii or unpie to the hub silently, so all five are "not prepared" there
+    assert len(notes) == 5, notes
+    assert sorted(n.split(":")[0].split()[1] for n in notes) == ["cii", "cvlue", "punrebus", "unpie", "vulca"]
     assert "hanyi prepare punrebus" in out
     assert "sample/punrebus" not in out
 

@@ -161,7 +161,7 @@ def test_missing_data_is_a_clear_error_under_lm_eval(monkeypatch, tmp_path, lm_t
     from hanyi.data.sources import DataNotFoundError
 
     monkeypatch.setenv("HANYI_DATA_ROOT", str(tmp_path / "nothing-here"))
-    with pytest.raises(DataNotFoundError, match=r"No punrebus data under .*hanyi prepare punrebus"):
+    with pytest.raises(DataNotFoundError, match=r"HANYI_DATA_ROOT=.*does not exist.*hanyi prepare punrebus"):
         lm_task_manager.load(["punrebus_textonly"])
 
 

@@ -195,7 +195,12 @@ def test_report_puts_ours_in_the_papers_unit_with_the_difference(tmp_path):
             "cii_none": {"acc,none": 0.6, "acc_domain_life,none": 0.5, "acc_domain_art,none": 0.7},
         },
         configs={
-            "punrebus_matching": {"lmms_eval_specific_kwargs": {"prompt": "matching", "prompt_variant": "code_exact"}}
+            "punrebus_matching": {
+                "task": "punrebus_matching",
+                "dataset_path": "org/full-release",
+                "lmms_eval_specific_kwargs": {"prompt": "matching", "prompt_variant": "code_exact"},
+            },
+            "cii_none": {"task": "cii_none", "dataset_path": "org/full-release"},
         },
     )
     out = tmp_path / "rep"

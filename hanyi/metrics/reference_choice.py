@@ -17,6 +17,7 @@ sentence chrF (:func:`chrf_scores`) and must report it under a different metric 
 from __future__ import annotations
 
 import functools
+import os
 from collections.abc import Callable, Sequence
 
 #: Default BERTScore model and layer: what ``bert_score`` picks for ``lang`` in {de, fr, ko} (and any non-English).
@@ -130,3 +131,25 @@ def bertscore_f1_scorer(
         return [float(x) for x in f1.tolist()]
 
     return score
+
+
+MODEL_ENV, LAYERS_ENV, BATCH_ENV = (
+    "HANYI_UNPIE_BERTSCORE_MODEL",
+    "HANYI_UNPIE_BERTSCORE_LAYERS",
+    "HANYI_UNPIE_BERTSCORE_BATCH",
+)
+
+
+def bertscore_settings() -> tuple[str, int | None, int]:
+    """UNPIE's BERTScore backbone: ``(model, num_layers, batch_size)`` from the environment; ``num_layers`` is ``None`` when unknown."""
+    model = os.environ.get(MODEL_ENV, "").strip() or DEFAULT_BERTSCORE_MODEL
+    layers = os.environ.get(LAYERS_ENV, "").strip()
+    if layers:
+        num_layers = int(layers)
+    elif model == DEFAULT_BERTSCORE_MODEL:
+        num_layers = DEFAULT_BERTSCORE_LAYER
+    else:
+        from bert_score.utils import model2layers
+
+        num_layers = model2layers.get(model)
+    return model, num_layers, int(os.environ.get(BATCH_ENV, "") or 64)

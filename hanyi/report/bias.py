@@ -15,11 +15,11 @@ Both read the per-sample logs (``--log_samples``) beside the results files; noth
 
 from __future__ import annotations
 
-import json
 import math
 import string
 
 from hanyi.metrics.circular import bootstrap_spread, chi_square, letter_distribution, total_variation
+from hanyi.report.samples import SamplesFileError, read_samples
 
 #: Sample-log keys tried first for the letter evidence (circular tasks, CII, Pun Rebus); then any other key.
 PREFERRED_KEYS = ("circular_acc", "acc", "accuracy")
@@ -27,27 +27,6 @@ PREFERRED_KEYS = ("circular_acc", "acc", "accuracy")
 CII_PROMPT_TASKS = ("cii_none", "cii_cot", "cii_domain", "cii_emotion", "cii_rhetoric")
 BOOTSTRAP_ITERS = 1000
 BOOTSTRAP_SEED = 0
-
-
-class SamplesFileError(ValueError):
-    """A per-sample log line is not a JSON object."""
-
-
-def read_samples(path: str) -> list[dict]:
-    """The lines of one ``*_samples_<task>.jsonl``; raises :class:`SamplesFileError` naming the file and line."""
-    lines = []
-    with open(path, encoding="utf-8") as f:
-        for lineno, line in enumerate(f, 1):
-            if not line.strip():
-                continue
-            try:
-                value = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise SamplesFileError(f"{path}:{lineno}: not valid JSON ({exc.msg})") from None
-            if not isinstance(value, dict):
-                raise SamplesFileError(f"{path}:{lineno}: not a JSON object")
-            lines.append(value)
-    return lines
 
 
 def _letters(value) -> list[str] | None:

@@ -26,10 +26,10 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import json
 import os
 
 from hanyi.data.sources import SAMPLE_DIR
+from hanyi.report import samples
 
 #: Sample-log fields that name the scorer backend that ran, and which of our metrics each one decides.
 #: ``None`` = every metric of the task.
@@ -85,16 +85,14 @@ def directory_hash(path: str) -> str:
 
 
 def read_samples(samples_file: str | None) -> list[dict] | None:
-    """The lines of one ``*_samples_<task>.jsonl``; ``None`` when there is no sample log."""
+    """The lines of one ``*_samples_<task>.jsonl``; ``None`` when there is no sample log or it is unreadable (the
+    report says why in its position-bias notes, ``hanyi submit`` refuses it naming the line)."""
     if not samples_file or not os.path.exists(samples_file):
         return None
-    out = []
-    with open(samples_file, encoding="utf-8") as f:
-        for line in f:
-            line = line.strip()
-            if line:
-                out.append(json.loads(line))
-    return out
+    try:
+        return samples.read_samples(samples_file)
+    except samples.SamplesFileError:
+        return None
 
 
 def scorer_backends(samples: list[dict] | None) -> dict[str, list[str]]:

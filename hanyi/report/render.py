@@ -54,7 +54,7 @@ def _md_cell(text: str) -> str:
 
 
 def md_table(table: Table, heading: bool = True) -> str:
-    lines = [f"### {table.title}", ""] if heading else []
+    lines = [f"### {_md_text(table.title)}", ""] if heading else []
     lines.append("| " + " | ".join(_md_cell(h) for h in table.header) + " |")
     lines.append("|" + "|".join(["---"] + ["---:"] * (len(table.header) - 1)) + "|")
     for i, row in enumerate(table.rows):
@@ -63,7 +63,7 @@ def md_table(table: Table, heading: bool = True) -> str:
             cells = [f"**{c}**" for c in cells]
         lines.append("| " + " | ".join(cells) + " |")
     if table.caption:
-        lines += ["", f"*{table.caption}*"]
+        lines += ["", f"*{_md_text(table.caption)}*"]
     return "\n".join(lines) + "\n"
 
 

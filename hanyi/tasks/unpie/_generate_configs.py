@@ -9,6 +9,8 @@ import os
 from hanyi.tasks.unpie.constants import LANGUAGE_NAMES, SPLIT_SUFFIX
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+#: The text-only (LM) groups are also lm-evaluation-harness groups: written there too, identical (docs/lm-eval.md).
+LM_EVAL_DIR = os.path.join(HERE, "..", "..", "lm_eval_tasks", "unpie")
 TEMPLATES = {  # (kind, mode) -> template; disambiguation has no LM variant (paper §4.1)
     ("grounding", "vlm"): "grounding_image.jinja",
     ("grounding", "text"): "grounding_text.jinja",
@@ -20,16 +22,18 @@ TEMPLATES = {  # (kind, mode) -> template; disambiguation has no LM variant (pap
     ("reconstruction", "sm"): "reconstruction_image.jinja",
 }
 IMAGE_SLOT = {"grounding": '""', "disambiguation": '""', "reconstruction": "(see the attached image)"}
-AGGREGATE = {
+_DISAMB = ("disamb_acc_bertscore", "disamb_acc_bertscore_custom_model", "disamb_acc_chrf")
+_RECON = ("pun_word_recovered", "bleu4", "meteor", "meteor_exact_stem")
+AGGREGATE = {  # paper keys, their fallback keys, then the robust (_robust) twins
     "grounding": ("exact_match", "exact_match_strict", "exact_match_lenient", "answer_rate"),
-    "disambiguation": ("disamb_acc_bertscore", "disamb_acc_bertscore_custom_model", "disamb_acc_chrf", "answer_rate"),
-    "reconstruction": ("correct", "pun_word_recovered", "bleu4", "meteor", "meteor_exact_stem", "answer_rate"),
+    "disambiguation": (*_DISAMB, "answer_rate", *(f"{m}_robust" for m in _DISAMB)),
+    "reconstruction": ("correct", *_RECON, "answer_rate", *(f"{m}_robust" for m in _RECON)),
 }
 MODE_INFIX = {"vlm": "", "text": "_text", "sm": "_sm"}
 
 
-def _write(name, lines):
-    with open(os.path.join(HERE, f"{name}.yaml"), "w", encoding="utf-8") as f:
+def _write(name, lines, folder=HERE):
+    with open(os.path.join(folder, f"{name}.yaml"), "w", encoding="utf-8") as f:
         f.write("\n".join(lines) + "\n")
 
 
@@ -57,6 +61,8 @@ def _group(name, members, metrics):
         lines.append("aggregate_metric_list:  # All = unweighted mean of Homo and Hetero (paper §4)")
         lines += [f"  - {{metric: {m}, aggregation: mean, weight_by_size: false}}" for m in metrics]
     _write(name, lines + ["metadata:", "  version: 0.1"])
+    if name.startswith(("unpie_text", "unpie_grounding_text", "unpie_reconstruction_text")):
+        _write(name, lines + ["metadata:", "  version: 0.1"], LM_EVAL_DIR)
 
 
 def main():

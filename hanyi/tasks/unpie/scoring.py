@@ -10,31 +10,11 @@ from __future__ import annotations
 
 import logging
 import math
-import os
 
 from hanyi.metrics import reference_choice as rc
+from hanyi.metrics.reference_choice import BATCH_ENV, LAYERS_ENV, MODEL_ENV, bertscore_settings  # noqa: F401
 
 log = logging.getLogger("hanyi.unpie")
-MODEL_ENV, LAYERS_ENV, BATCH_ENV = (
-    "HANYI_UNPIE_BERTSCORE_MODEL",
-    "HANYI_UNPIE_BERTSCORE_LAYERS",
-    "HANYI_UNPIE_BERTSCORE_BATCH",
-)
-
-
-def bertscore_settings() -> tuple[str, int | None, int]:
-    """``(model, num_layers, batch_size)`` from the environment; ``num_layers`` is ``None`` when unknown."""
-    model = os.environ.get(MODEL_ENV, "").strip() or rc.DEFAULT_BERTSCORE_MODEL
-    layers = os.environ.get(LAYERS_ENV, "").strip()
-    if layers:
-        num_layers = int(layers)
-    elif model == rc.DEFAULT_BERTSCORE_MODEL:
-        num_layers = rc.DEFAULT_BERTSCORE_LAYER
-    else:
-        from bert_score.utils import model2layers
-
-        num_layers = model2layers.get(model)
-    return model, num_layers, int(os.environ.get(BATCH_ENV, "") or 64)
 
 
 def bertscore_scorer():
