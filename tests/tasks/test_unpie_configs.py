@@ -8,9 +8,19 @@ from hanyi.tasks.unpie import _generate_configs as gen
 
 
 def test_generated_yamls_match_the_committed_ones(tmp_path, monkeypatch):
+    lm_eval_out = tmp_path / "lm_eval"
+    lm_eval_out.mkdir()
+    committed_lm_eval = gen.LM_EVAL_DIR
     monkeypatch.setattr(gen, "HERE", str(tmp_path))
+    monkeypatch.setattr(gen, "LM_EVAL_DIR", str(lm_eval_out))
     gen.main()
-    generated = sorted(os.listdir(tmp_path))
+    # the text-only groups are lm-eval groups too, identical in both harnesses
+    lm_eval_groups = sorted(os.listdir(lm_eval_out))
+    assert "unpie_text.yaml" in lm_eval_groups and len(lm_eval_groups) == 5
+    for name in lm_eval_groups:
+        with open(os.path.join(committed_lm_eval, name), encoding="utf-8") as a:
+            assert a.read() == (lm_eval_out / name).read_text(encoding="utf-8"), f"lm_eval_tasks/unpie/{name} drifted"
+    generated = sorted(n for n in os.listdir(tmp_path) if n.endswith(".yaml"))
     assert len(generated) > 40
     for name in generated:
         committed = os.path.join(os.path.dirname(gen.__file__), name)

@@ -32,8 +32,8 @@ AGGREGATE = {  # paper keys, their fallback keys, then the robust (_robust) twin
 MODE_INFIX = {"vlm": "", "text": "_text", "sm": "_sm"}
 
 
-def _write(name, lines, folder=HERE):
-    with open(os.path.join(folder, f"{name}.yaml"), "w", encoding="utf-8") as f:
+def _write(name, lines, folder=None):
+    with open(os.path.join(folder or HERE, f"{name}.yaml"), "w", encoding="utf-8") as f:
         f.write("\n".join(lines) + "\n")
 
 
