@@ -37,7 +37,16 @@ BUILTIN = {"ii_bench": ("cii", "mcq"), "ok_vqa": ("cvlue", "vqa")}
 WRONG = "不知道"
 
 
-def _rss_mb() -> float:
+def _rss_mb(field: str = "VmHWM") -> float:
+    """Peak (``VmHWM``) or current (``VmRSS``) resident memory of this process in MB. Not ``ru_maxrss``: after
+    fork+exec that still counts the parent's pages, so every child would report the driver's peak."""
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith(field + ":"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
@@ -182,7 +191,7 @@ def child(args) -> None:
         include.append(os.path.join(os.path.dirname(lmms_eval.tasks.__file__), args.child))
     tm = lmms_eval.tasks.TaskManager("ERROR", include_path=include, include_defaults=False)
     startup = time.perf_counter() - t0
-    rss_startup = _rss_mb()
+    rss_startup = _rss_mb("VmRSS")
     clock = _Clock()
     clock.wrap(ev, "get_task_dict", "load")
     clock.wrap(api_task.Task, "build_all_requests", "requests")
@@ -440,6 +449,12 @@ def main() -> None:
         line(total < 120, f"all five at full size ({docs} docs) scored in {total:.1f} s beyond start-up (target < 120 s)")
     peak = max((r["rss_peak_mb"] for r in results.values()), default=0)
     line(peak < 4096, f"peak RSS {peak:.0f} MB over all runs (target < 4096 MB)")
+    for case in ("cvlue", "cvlue@quarter", "ok_vqa"):
+        if case in results:
+            r = results[case]
+            grow = r["rss_peak_mb"] - r["rss_startup_mb"]
+            print(f"info  {case}: RSS after start-up {r['rss_startup_mb']:.0f} MB, peak {r['rss_peak_mb']:.0f} MB: "
+                  f"+{grow:.0f} MB for {r['docs']} docs ({1024 * grow / max(r['docs'], 1):.2f} KB per doc)")
     if "cvlue" in results and "cvlue@quarter" in results:
         full, q = results["cvlue"], results["cvlue@quarter"]
         grow = (full["rss_peak_mb"] - full["rss_startup_mb"]) - (q["rss_peak_mb"] - q["rss_startup_mb"])
