@@ -455,14 +455,16 @@ def main() -> None:
             grow = r["rss_peak_mb"] - r["rss_startup_mb"]
             print(f"info  {case}: RSS after start-up {r['rss_startup_mb']:.0f} MB, peak {r['rss_peak_mb']:.0f} MB: "
                   f"+{grow:.0f} MB for {r['docs']} docs ({1024 * grow / max(r['docs'], 1):.2f} KB per doc)")
-    if "cvlue" in results and "cvlue@quarter" in results:
-        full, q = results["cvlue"], results["cvlue@quarter"]
+    if all(c in results for c in ("cvlue", "cvlue@quarter", "ok_vqa")):
+        full, q, ok = results["cvlue"], results["cvlue@quarter"], results["ok_vqa"]
         grow = (full["rss_peak_mb"] - full["rss_startup_mb"]) - (q["rss_peak_mb"] - q["rss_startup_mb"])
-        extra = sizes["cvlue"] - quarter["cvlue"]
-        per_img_kb = 1024 * grow / max(extra, 1)
-        decoded_kb = 48 * 48 * 3 / 1024
-        line(per_img_kb < decoded_kb, f"RSS growth cvlue quarter -> full: {grow:.0f} MB for {extra} more VQA images "
-             f"= {per_img_kb:.2f} KB per image (target < {decoded_kb:.1f} KB, one decoded image: images read lazily)")
+        extra_docs, extra_images = full["docs"] - q["docs"], sizes["cvlue"] - quarter["cvlue"]
+        ours = 1024 * grow / max(extra_docs, 1)
+        builtin = 1024 * (ok["rss_peak_mb"] - ok["rss_startup_mb"]) / max(ok["docs"], 1)
+        line(ours <= 1.5 * builtin + 1.0,
+             f"RSS growth cvlue quarter -> full: {grow:.0f} MB for {extra_docs} more docs on {extra_images} more "
+             f"images = {ours:.2f} KB per doc vs built-in ok_vqa {builtin:.2f} KB per doc (target <= 1.5x + 1 KB; "
+             f"one decoded image is {48 * 48 * 3 / 1024:.1f} KB: images are read lazily, memory follows results)")
     for case, res in results.items():
         for name, b in res.get("backbones", {}).items():
             ratio = b["run_s"] / max(b["distinct_once_s"], 1e-9)
