@@ -80,8 +80,13 @@ def build_builtin(root: str, n_mcq: int, n_vqa: int) -> dict:
                     }
                 else:
                     answers = [("两个", "红色", "是", "站着")[(i + k) % 4] for k in range(10)]
-                    yield {"question_id": i, "question": f"图中有几个物体？（{i}）", "image": img,
-                           "answers": answers, "answer": answers[0]}
+                    yield {
+                        "question_id": i,
+                        "question": f"图中有几个物体？（{i}）",
+                        "image": img,
+                        "answers": answers,
+                        "answer": answers[0],
+                    }
 
         split = "test" if name == "ii_bench" else "val2014"
         ds = datasets.Dataset.from_generator(rows, cache_dir=os.path.join(root, "gen-cache"))
@@ -265,8 +270,7 @@ class _Backbones:
                 t = time.perf_counter()
                 out = fn(premises, hypotheses)
                 pairs = list(zip(premises, hypotheses))
-                self._rec("NLI", pairs, time.perf_counter() - t,
-                          lambda xs: fn([p for p, _ in xs], [h for _, h in xs]))
+                self._rec("NLI", pairs, time.perf_counter() - t, lambda xs: fn([p for p, _ in xs], [h for _, h in xs]))
                 return out
 
             return timed
@@ -295,8 +299,12 @@ class _Backbones:
             def score(scorer, cands, refs, *a, **k):
                 t = time.perf_counter()
                 out = orig_score(scorer, cands, refs, *a, **k)
-                self._rec("BERTScore", list(cands) + list(refs), time.perf_counter() - t,
-                          lambda xs: orig_score(scorer, xs, xs, batch_size=k.get("batch_size", 64)))
+                self._rec(
+                    "BERTScore",
+                    list(cands) + list(refs),
+                    time.perf_counter() - t,
+                    lambda xs: orig_score(scorer, xs, xs, batch_size=k.get("batch_size", 64)),
+                )
                 return out
 
             BERTScorer.score = score
@@ -314,8 +322,14 @@ class _Backbones:
             t = time.perf_counter()
             c["again"](distinct)
             once = time.perf_counter() - t
-            out[name] = {"calls": len(c["batches"]), "inputs": len(c["inputs"]), "distinct": len(distinct),
-                         "in_run_s": round(c["s"], 4), "run_s": round(warm, 4), "distinct_once_s": round(once, 4)}
+            out[name] = {
+                "calls": len(c["batches"]),
+                "inputs": len(c["inputs"]),
+                "distinct": len(distinct),
+                "in_run_s": round(c["s"], 4),
+                "run_s": round(warm, 4),
+                "distinct_once_s": round(once, 4),
+            }
         return out
 
 
@@ -325,8 +339,20 @@ class _Backbones:
 def run_case(case: str, data: dict, replay: str, workdir: str, workers: int, nproc: int = 1) -> dict | None:
     out = os.path.join(workdir, f"{case}.result.json")
     env = {**os.environ, **case_env(case, data)}
-    cmd = [sys.executable, os.path.abspath(__file__), "--child", case, "--data", json.dumps(data),
-           "--replay", replay, "--out", out, "--workers", str(workers)]
+    cmd = [
+        sys.executable,
+        os.path.abspath(__file__),
+        "--child",
+        case,
+        "--data",
+        json.dumps(data),
+        "--replay",
+        replay,
+        "--out",
+        out,
+        "--workers",
+        str(workers),
+    ]
     t = time.perf_counter()
     proc = subprocess.run(cmd, env=env, cwd=workdir, capture_output=True, text=True)
     wall = time.perf_counter() - t
@@ -345,9 +371,13 @@ def _set_backbones(tmp: str) -> str:
 
     model = build_tiny_nli(os.path.join(tmp, "tiny_nli"))
     # one tiny 2-layer BERT serves all backbones (its encoder for MiniLM, BERTScore and the embedder)
-    for var, value in (("HANYI_VULCA_NLI_MODEL", model), ("HANYI_UNPIE_BERTSCORE_MODEL", model),
-                       ("HANYI_UNPIE_BERTSCORE_LAYERS", "2"), ("HANYI_PUNREBUS_SBERT_MODEL", model),
-                       ("HANYI_VULCA_EMBED_MODEL", model)):
+    for var, value in (
+        ("HANYI_VULCA_NLI_MODEL", model),
+        ("HANYI_UNPIE_BERTSCORE_MODEL", model),
+        ("HANYI_UNPIE_BERTSCORE_LAYERS", "2"),
+        ("HANYI_PUNREBUS_SBERT_MODEL", model),
+        ("HANYI_VULCA_EMBED_MODEL", model),
+    ):
         os.environ.setdefault(var, value)
     return model
 
@@ -408,13 +438,17 @@ def main() -> None:
         os.environ.clear()
         os.environ.update(saved)
     replay_s = time.perf_counter() - t
-    print(f"data: {root} (built/checked in {build_s:.1f} s); replay files written in {replay_s:.1f} s; "
-          f"seed {args.seed}, {args.right:.0%} right")
+    print(
+        f"data: {root} (built/checked in {build_s:.1f} s); replay files written in {replay_s:.1f} s; "
+        f"seed {args.seed}, {args.right:.0%} right"
+    )
     print("figures from a shared 2-core machine: noisy; compare ratios, not absolute seconds")
 
     results = {}
-    hdr = (f"{'case':<14}{'docs':>7}{'reqs':>8}{'start':>7}{'load':>7}{'reqs_s':>7}{'replay':>7}{'proc':>7}"
-           f"{'aggr':>7}{'other':>7}{'eval':>7}{'rssMB':>7}{'s/1k':>7}")
+    hdr = (
+        f"{'case':<14}{'docs':>7}{'reqs':>8}{'start':>7}{'load':>7}{'reqs_s':>7}{'replay':>7}{'proc':>7}"
+        f"{'aggr':>7}{'other':>7}{'eval':>7}{'rssMB':>7}{'s/1k':>7}"
+    )
     print(hdr)
     for case in cases:
         res = run_case(case, data, replays[case], workdir, args.workers)
@@ -424,14 +458,18 @@ def main() -> None:
         p = res["phases"]
         per_k = 1000 * res["evaluate_s"] / max(res["docs"], 1)
         res["s_per_1k"] = per_k
-        print(f"{case:<14}{res['docs']:>7}{res['requests']:>8}{res['startup_s']:>7.1f}{p.get('load', 0):>7.1f}"
-              f"{p.get('requests', 0):>7.1f}{p.get('replay', 0):>7.1f}{p.get('process_results', 0):>7.1f}"
-              f"{p.get('aggregation', 0):>7.1f}{p.get('other', 0):>7.1f}{res['evaluate_s']:>7.1f}"
-              f"{res['rss_peak_mb']:>7.0f}{per_k:>7.2f}")
+        print(
+            f"{case:<14}{res['docs']:>7}{res['requests']:>8}{res['startup_s']:>7.1f}{p.get('load', 0):>7.1f}"
+            f"{p.get('requests', 0):>7.1f}{p.get('replay', 0):>7.1f}{p.get('process_results', 0):>7.1f}"
+            f"{p.get('aggregation', 0):>7.1f}{p.get('other', 0):>7.1f}{res['evaluate_s']:>7.1f}"
+            f"{res['rss_peak_mb']:>7.0f}{per_k:>7.2f}"
+        )
         if res["missing"]:
             print(f"  {case}: {res['missing']} requests had no replay record")
-    print("(start = import + task index; eval = everything after start-up: load + requests + replay + "
-          "process_results + aggregation + other; s/1k = eval seconds per 1,000 docs)")
+    print(
+        "(start = import + task index; eval = everything after start-up: load + requests + replay + "
+        "process_results + aggregation + other; s/1k = eval seconds per 1,000 docs)"
+    )
 
     print("\ntargets")
 
@@ -441,36 +479,48 @@ def main() -> None:
     for case, (ours, kind) in BUILTIN.items():
         if case in results and ours in results:
             a, b = results[ours]["s_per_1k"], results[case]["s_per_1k"]
-            line(a <= b, f"per-doc overhead {ours} / built-in {case} ({kind}): {a:.2f} / {b:.2f} s per 1k docs = "
-                 f"{a / b:.2f} (target <= 1.0)")
+            line(
+                a <= b,
+                f"per-doc overhead {ours} / built-in {case} ({kind}): {a:.2f} / {b:.2f} s per 1k docs = "
+                f"{a / b:.2f} (target <= 1.0)",
+            )
     if all(g in results for g in GROUPS):
         total = sum(results[g]["evaluate_s"] for g in GROUPS)
         docs = sum(results[g]["docs"] for g in GROUPS)
-        line(total < 120, f"all five at full size ({docs} docs) scored in {total:.1f} s beyond start-up (target < 120 s)")
+        line(
+            total < 120, f"all five at full size ({docs} docs) scored in {total:.1f} s beyond start-up (target < 120 s)"
+        )
     peak = max((r["rss_peak_mb"] for r in results.values()), default=0)
     line(peak < 4096, f"peak RSS {peak:.0f} MB over all runs (target < 4096 MB)")
     for case in ("cvlue", "cvlue@quarter", "ok_vqa"):
         if case in results:
             r = results[case]
             grow = r["rss_peak_mb"] - r["rss_startup_mb"]
-            print(f"info  {case}: RSS after start-up {r['rss_startup_mb']:.0f} MB, peak {r['rss_peak_mb']:.0f} MB: "
-                  f"+{grow:.0f} MB for {r['docs']} docs ({1024 * grow / max(r['docs'], 1):.2f} KB per doc)")
+            print(
+                f"info  {case}: RSS after start-up {r['rss_startup_mb']:.0f} MB, peak {r['rss_peak_mb']:.0f} MB: "
+                f"+{grow:.0f} MB for {r['docs']} docs ({1024 * grow / max(r['docs'], 1):.2f} KB per doc)"
+            )
     if all(c in results for c in ("cvlue", "cvlue@quarter", "ok_vqa")):
         full, q, ok = results["cvlue"], results["cvlue@quarter"], results["ok_vqa"]
         grow = (full["rss_peak_mb"] - full["rss_startup_mb"]) - (q["rss_peak_mb"] - q["rss_startup_mb"])
         extra_docs, extra_images = full["docs"] - q["docs"], sizes["cvlue"] - quarter["cvlue"]
         ours = 1024 * grow / max(extra_docs, 1)
         builtin = 1024 * (ok["rss_peak_mb"] - ok["rss_startup_mb"]) / max(ok["docs"], 1)
-        line(ours <= 1.5 * builtin + 1.0,
-             f"RSS growth cvlue quarter -> full: {grow:.0f} MB for {extra_docs} more docs on {extra_images} more "
-             f"images = {ours:.2f} KB per doc vs built-in ok_vqa {builtin:.2f} KB per doc (target <= 1.5x + 1 KB; "
-             f"one decoded image is {48 * 48 * 3 / 1024:.1f} KB: images are read lazily, memory follows results)")
+        line(
+            ours <= 1.5 * builtin + 1.0,
+            f"RSS growth cvlue quarter -> full: {grow:.0f} MB for {extra_docs} more docs on {extra_images} more "
+            f"images = {ours:.2f} KB per doc vs built-in ok_vqa {builtin:.2f} KB per doc (target <= 1.5x + 1 KB; "
+            f"one decoded image is {48 * 48 * 3 / 1024:.1f} KB: images are read lazily, memory follows results)",
+        )
     for case, res in results.items():
         for name, b in res.get("backbones", {}).items():
             ratio = b["run_s"] / max(b["distinct_once_s"], 1e-9)
-            line(ratio <= 1.5, f"{case} {name}: {b['run_s']:.2f} s (warm; {b['in_run_s']:.2f} s in the run) in "
-                 f"{b['calls']} calls for {b['inputs']} inputs vs "
-                 f"{b['distinct_once_s']:.2f} s for the {b['distinct']} distinct once = {ratio:.2f}x (target <= 1.5x)")
+            line(
+                ratio <= 1.5,
+                f"{case} {name}: {b['run_s']:.2f} s (warm; {b['in_run_s']:.2f} s in the run) in "
+                f"{b['calls']} calls for {b['inputs']} inputs vs "
+                f"{b['distinct_once_s']:.2f} s for the {b['distinct']} distinct once = {ratio:.2f}x (target <= 1.5x)",
+            )
     print("\nN processes")
     print("skipped: needs multi-process launch support (not on this branch)")
     print(f"\ntotal script wall: {time.perf_counter() - t_all:.1f} s")

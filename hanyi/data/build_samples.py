@@ -20,7 +20,6 @@ import sys
 from hanyi import BENCHMARKS
 from hanyi.data.sources import SAMPLE_DIR
 
-
 #: The paper's sizes, as ``build_sample``'s ``size`` (its primary doc unit): Pun Rebus images (1,011 of 375 stories),
 #: CII-Bench questions (800), UNPIE puns per split (500), CVLUE test VQA images (7,169; VG and VD scaled with it),
 #: VULCA paintings (12).

@@ -398,7 +398,12 @@ def build_sample(out_dir: str, size: int | None = None) -> dict:
     """
     import tempfile
 
-    from hanyi.data.cvlue_sample import SAMPLE_RERANK_K, SAMPLE_VD_OPTIONS, write_scaled_release, write_synthetic_release
+    from hanyi.data.cvlue_sample import (
+        SAMPLE_RERANK_K,
+        SAMPLE_VD_OPTIONS,
+        write_scaled_release,
+        write_synthetic_release,
+    )
 
     with tempfile.TemporaryDirectory() as tmp:
         if size is not None:

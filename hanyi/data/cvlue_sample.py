@@ -221,8 +221,15 @@ def write_scaled_release(root: str, size: int, vd_options: int = FULL_VD_OPTIONS
         turns = [{"question": n, "answer": opts[1]}, {"question": n + 1, "answer_options": opts}]
         dialogs.append({"image_id": n + 1, "image": img, "caption": cap, "dialog": turns})
         gold.append(
-            {"image_id": n + 1, "image": img, "caption": cap, "dialog_id": 2, "question": n + 1,
-             "answer_options": opts, "answer": opts[n % vd_options]}
+            {
+                "image_id": n + 1,
+                "image": img,
+                "caption": cap,
+                "dialog_id": 2,
+                "question": n + 1,
+                "answer_options": opts,
+                "answer": opts[n % vd_options],
+            }
         )
     dump("VQA/test.json", vqa)
     dump("VG/test.json", vg)
