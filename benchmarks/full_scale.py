@@ -119,7 +119,10 @@ def _leaf_tasks(task_dict) -> dict:
 
 
 def _right_response(task, doc) -> str:
-    """The doc's target as an answer string: the letter of an index target for choice tasks."""
+    """The doc's target as an answer string: the letter of an index target for choice tasks; the gold elements for
+    Pun Rebus elements (so the MiniLM backbone sees per-story strings)."""
+    if task.config.task.startswith("punrebus_elements") and doc.get("elements_en"):
+        return ", ".join(doc["elements_en"])
     target = task.doc_to_target(doc)
     if isinstance(target, list):
         target = target[0] if target else ""
