@@ -284,12 +284,37 @@ SAMPLE_ROWS = (
 )
 
 
-def build_sample(out_dir: str) -> dict:
-    """Write the synthetic sample (8 test + 4 dev questions, synthetic images) in the hub layout."""
+#: The paper's size: 800 questions, 765 test + 35 dev (spec; Table 5).
+FULL_SIZE = 800
+FULL_DEV = 35
+
+
+def scaled_rows(size: int) -> list[tuple]:
+    """``size`` questions cycling the sample rows (new ids, answer letters rotated), split test/dev as the release.
+
+    Deterministic; the dev share is the release's 35/800 (at least the sample's 4 dev rows when ``size`` allows).
+    """
+    if size < 2:
+        raise ValueError(f"cii: size must be at least 2 questions (test and dev), got {size}")
+    n_dev = max(1, min(size - 1, round(size * FULL_DEV / FULL_SIZE) or 1))
+    rows = []
+    for i in range(size):
+        _, question, ans, *rest = SAMPLE_ROWS[i % len(SAMPLE_ROWS)]
+        split, n = ("dev", i - (size - n_dev)) if i >= size - n_dev else ("test", i)
+        expl = f"{rest[-1]}（{i}）"
+        rows.append((f"{split}-{n}", question, (ans + i // len(SAMPLE_ROWS)) % 6, *rest[:-1], expl))
+    return rows
+
+
+def build_sample(out_dir: str, size: int | None = None) -> dict:
+    """Write the synthetic sample (8 test + 4 dev questions, synthetic images) in the hub layout.
+
+    ``size``: total questions (``FULL_SIZE`` for the paper's 800), built by :func:`scaled_rows`.
+    """
     from hanyi.data.images import synthetic_image
 
     splits: dict[str, list[dict]] = {}
-    for rid, question, ans, itype, diff, domain, emo, rhet, expl in SAMPLE_ROWS:
+    for rid, question, ans, itype, diff, domain, emo, rhet, expl in SAMPLE_ROWS if size is None else scaled_rows(size):
         opts = _OPTS[-ans:] + _OPTS[:-ans] if ans else _OPTS  # rotate: the first text sits at the answer letter
         splits.setdefault(rid.split("-")[0], []).append(
             {

@@ -468,13 +468,26 @@ def run_prepare(args) -> dict:
     return out
 
 
-def build_sample(out_dir: str) -> dict:
-    """The bundled sample: a synthetic release in the official format (our own images), converted like a real one."""
+def build_sample(out_dir: str, size: int | None = None) -> dict:
+    """The bundled sample: a synthetic release in the official format (our own images), converted like a real one.
+
+    ``size``: test VQA images (``cvlue_sample.FULL_SIZE["vqa_images"]`` for the paper's sizes); writes the test
+    split of VQA, VG and 100-option VD (:func:`hanyi.data.cvlue_sample.write_scaled_release`), no ITR.
+    """
     import tempfile
 
-    from hanyi.data.cvlue_sample import SAMPLE_RERANK_K, SAMPLE_VD_OPTIONS, write_synthetic_release
+    from hanyi.data.cvlue_sample import (
+        SAMPLE_RERANK_K,
+        SAMPLE_VD_OPTIONS,
+        write_scaled_release,
+        write_synthetic_release,
+    )
 
     with tempfile.TemporaryDirectory() as tmp:
+        if size is not None:
+            write_scaled_release(tmp, size)
+            source = f"synthetic, size={size} (hanyi.data.cvlue_sample)"
+            return convert_release(tmp, out_dir, tasks=("VQA", "VG", "VD"), source=source)["counts"]
         shortlist = write_synthetic_release(tmp)
         result = convert_release(
             tmp,

@@ -168,3 +168,71 @@ def write_synthetic_release(root: str) -> dict:
         dump(f"VD/{split}_gold.json", {"data": gold})
     dump("IC/test.json", [{"image": i, "caption": list(cs)} for i, cs in IC["test"]])
     return _shortlist()
+
+
+#: The paper's test sizes (spec §1: images per task; VQA has ~3 questions per image, VD one 100-option round each).
+FULL_SIZE = {"vqa_images": 7169, "vg_images": 5385, "vd_images": 2036}
+FULL_VD_OPTIONS = 100
+
+
+def write_scaled_release(root: str, size: int, vd_options: int = FULL_VD_OPTIONS) -> dict:
+    """A synthetic test release at ``size`` VQA images (``FULL_SIZE["vqa_images"]`` = the paper's), official layout.
+
+    VQA: 3 questions per image; VG: one referring expression per image, ``size * 5385 / 7169`` images; VD: one
+    ``vd_options``-candidate round per image, ``size * 2036 / 7169`` images. Questions, boxes and dialogs cycle the
+    sample's, images are synthetic and spread over all 92 category folders. Deterministic. No IC (ITR) file.
+    Returns the counts written.
+    """
+    from hanyi.data.cvlue_categories import SLUGS
+    from hanyi.data.images import synthetic_image
+
+    if size < 1:
+        raise ValueError(f"cvlue: size must be at least 1 VQA image, got {size}")
+    n_vg = max(1, round(size * FULL_SIZE["vg_images"] / FULL_SIZE["vqa_images"]))
+    n_vd = max(1, round(size * FULL_SIZE["vd_images"] / FULL_SIZE["vqa_images"]))
+
+    def image(subset: str, n: int) -> str:
+        slug = SLUGS[n % len(SLUGS)]
+        rel = f"images/test/{subset}/{slug}/{subset}-{slug.split('-')[0]}-{n + 1}.png"
+        os.makedirs(os.path.dirname(os.path.join(root, rel)), exist_ok=True)
+        synthetic_image(rel, SIZE).save(os.path.join(root, rel))
+        return rel
+
+    def dump(rel, obj):
+        os.makedirs(os.path.dirname(os.path.join(root, rel)), exist_ok=True)
+        with open(os.path.join(root, rel), "w", encoding="utf-8") as f:
+            json.dump(obj, f, ensure_ascii=False)
+
+    vqa, vg = [], []
+    for n in range(size):
+        img = image("A", n)
+        for k in range(3):
+            _, _, q, a = VQA["test"][(3 * n + k) % len(VQA["test"])]
+            vqa.append({"image": img, "question_id": 3 * n + k + 1, "question": q, "answer": a})
+        if n < n_vg:
+            _, _, text, box = VG["test"][n % len(VG["test"])]
+            vg.append({"ref_id": n + 1, "image": img, "text": text, "width": SIZE, "height": SIZE, "bbox": box})
+    questions = {i: f"{VD_QUESTIONS[i % len(VD_QUESTIONS)]}（{i}）" for i in range(max(n_vd + 1, len(VD_QUESTIONS)))}
+    answers = {i: f"{VD_ANSWERS[i % len(VD_ANSWERS)]}（{i}）" for i in range(max(n_vd + vd_options, len(VD_ANSWERS)))}
+    dialogs, gold = [], []
+    for n in range(n_vd):
+        img, cap = image("B", n), VD["test"][n % len(VD["test"])][1]
+        opts = [(n + j) % len(answers) for j in range(vd_options)]  # distinct: len(answers) >= vd_options
+        turns = [{"question": n, "answer": opts[1]}, {"question": n + 1, "answer_options": opts}]
+        dialogs.append({"image_id": n + 1, "image": img, "caption": cap, "dialog": turns})
+        gold.append(
+            {
+                "image_id": n + 1,
+                "image": img,
+                "caption": cap,
+                "dialog_id": 2,
+                "question": n + 1,
+                "answer_options": opts,
+                "answer": opts[n % vd_options],
+            }
+        )
+    dump("VQA/test.json", vqa)
+    dump("VG/test.json", vg)
+    dump("VD/test.json", {"dialogs": dialogs, "id2question": questions, "id2answer": answers})
+    dump("VD/test_gold.json", {"data": gold})
+    return {"vqa": len(vqa), "vg": len(vg), "vd": len(dialogs)}

@@ -296,10 +296,15 @@ def features():
 SAMPLE_UNRESOLVED_URL = "https://example.invalid/unpie/sample-tractor.jpg"
 
 
-def build_sample(out_dir: str) -> dict:
+#: The paper's size: 500 puns per split.
+FULL_SIZE = 500
+
+
+def build_sample(out_dir: str, size: int | None = None) -> dict:
     """Write the synthetic sample: the paper's Fig. 6/7 examples (3 per split), synthetic images, plus captions.
 
     Disambiguator images are stored as a data URI, bare base64, or (once) an uncached URL that stays unresolved.
+    ``size``: rows per split (``FULL_SIZE`` for the paper's 500), cycling the examples with a numbered sentence.
     """
     import datasets
 
@@ -310,7 +315,15 @@ def build_sample(out_dir: str) -> dict:
     splits, captions = {}, {}
     for split in SPLITS:
         rows = []
-        for idx, ex in enumerate(e for e in PAPER_EXAMPLES if e["split"] == split):
+        examples = [e for e in PAPER_EXAMPLES if e["split"] == split]
+        if size is not None:
+            if size < 1:
+                raise ValueError(f"unpie: size must be at least 1 row per split, got {size}")
+            examples = [
+                {**ex, "pun_sentence": f"{ex['pun_sentence']} ({i})"} if i >= len(examples) else ex
+                for i, ex in ((i, examples[i % len(examples)]) for i in range(size))
+            ]
+        for idx, ex in enumerate(examples):
             pid = unpie_id(split, idx)
             disamb = [to_data_uri(synthetic_image(f"{pid}-{j}")) for j in (0, 1)]
             disamb[1] = disamb[1].split(",", 1)[1] if idx == 1 else disamb[1]

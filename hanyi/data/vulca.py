@@ -108,9 +108,20 @@ def build_synthetic(out_dir: str, doc_ids=SAMPLE_MONTHS, builder: str = "hanyi.d
     return _write(out_dir, images, card, {"builder": builder, "synthetic": True}, slices=False)
 
 
-def build_sample(out_dir: str) -> dict:
-    """The bundled sample: six months with synthetic images (the real schema, no real paintings)."""
-    return build_synthetic(out_dir, SAMPLE_MONTHS)
+#: The paper's size: the 12 months (x 9 prompt configurations = 108 critiques).
+FULL_SIZE = 12
+
+
+def build_sample(out_dir: str, size: int | None = None) -> dict:
+    """The bundled sample: six months with synthetic images (the real schema, no real paintings).
+
+    ``size``: the first ``size`` months (1..12; ``FULL_SIZE`` is the paper's 12 paintings).
+    """
+    if size is None:
+        return build_synthetic(out_dir, SAMPLE_MONTHS)
+    if not 1 <= size <= FULL_SIZE:
+        raise ValueError(f"vulca: size must be 1..{FULL_SIZE} paintings, got {size}")
+    return build_synthetic(out_dir, tuple(d for d, _, _ in MONTHS[:size]), builder=f"build_sample(size={size})")
 
 
 def add_prepare_arguments(parser) -> None:

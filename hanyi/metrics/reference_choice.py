@@ -49,7 +49,9 @@ def pair_scores(
 ) -> tuple[list[float | None], list[float | None]]:
     """Score every prediction against its target and its distractor in **one** ``scorer`` call.
 
-    ``scorer(candidates, references) -> scores`` is any pairwise similarity (BERTScore F1, chrF, a test double).
+    ``scorer(candidates, references) -> scores`` is any pairwise similarity (BERTScore F1, chrF, a test double);
+    it must be a function of the pair alone (all of those are), so each distinct ``(candidate, reference)`` pair is
+    sent once and its score reused: repeated answers ("I don't know", a copied reference) cost nothing extra.
     Empty predictions are not sent to the scorer and get ``None`` (a decision of "wrong").
 
     >>> overlap = lambda cands, refs: [len(set(c.split()) & set(r.split())) for c, r in zip(cands, refs)]
@@ -60,7 +62,10 @@ def pair_scores(
         raise ValueError("predictions, targets and distractors must have the same length")
     keep = [i for i, p in enumerate(predictions) if isinstance(p, str) and p.strip()]
     cands = [predictions[i] for i in keep]
-    scores = list(scorer(cands + cands, [targets[i] for i in keep] + [distractors[i] for i in keep])) if keep else []
+    pairs = list(zip(cands + cands, [targets[i] for i in keep] + [distractors[i] for i in keep]))
+    unique = list(dict.fromkeys(pairs))
+    scored = dict(zip(unique, scorer([c for c, _ in unique], [r for _, r in unique]))) if unique else {}
+    scores = [scored[pair] for pair in pairs]
     t_scores: list[float | None] = [None] * len(predictions)
     d_scores: list[float | None] = [None] * len(predictions)
     for n, i in enumerate(keep):

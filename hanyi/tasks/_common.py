@@ -22,6 +22,7 @@ def _environment(benchmark: str):
         undefined=jinja2.StrictUndefined,
         keep_trailing_newline=False,
         autoescape=False,
+        auto_reload=False,  # package files: no stat() per render (halves the prompt cost per doc; issue 20)
     )
 
 

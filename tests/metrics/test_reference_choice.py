@@ -104,3 +104,15 @@ def test_real_bertscore_on_tiny_local_model_batched_equals_per_doc(tiny_bert):
     for b, p in zip(batched, per_doc):
         assert b["target_score"] == pytest.approx(p["target_score"], abs=1e-5)
     assert batched[0]["target_score"] == pytest.approx(1.0, abs=1e-5)
+
+
+def test_repeated_pairs_are_scored_once_with_the_same_decisions():
+    """Issue 20: at full size replayed/real answers repeat; each distinct (candidate, reference) pair is scored once."""
+    table = {("p", "t"): 0.8, ("p", "d"): 0.2, ("q", "t"): 0.1, ("q", "d"): 0.4}
+    scorer = CountingScorer(table)
+    preds, targets, distractors = ["p", "q", "p", "p", "q"], ["t"] * 5, ["d"] * 5
+    out = rc.decide(preds, targets, distractors, scorer)
+    assert scorer.calls == [4]  # 4 distinct pairs, not 10
+    assert [d["correct"] for d in out] == [True, False, True, True, False]
+    assert [d["target_score"] for d in out] == [0.8, 0.1, 0.8, 0.8, 0.1]
+    assert [d["distractor_score"] for d in out] == [0.2, 0.4, 0.2, 0.2, 0.4]
