@@ -334,3 +334,19 @@ def test_cli_run_with_judge_concurrency_zero_exits_1_before_generation(tmp_path)
     assert last == "hanyi: invalid settings, fix before running: HANYI_JUDGE_CONCURRENCY='0': expected an integer >= 1"
     assert "s3cretpw" not in proc.stdout + proc.stderr
     assert not (tmp_path / "out").exists()  # nothing generated, nothing half-written
+
+
+def test_every_hanyi_variable_the_package_reads_is_registered_for_the_load_time_check():
+    # a HANYI_* name read somewhere but missing from settings.CHECKS is never validated before generation (and is
+    # warned about as unknown when a user sets it)
+    import pathlib
+    import re
+
+    from hanyi import settings
+
+    root = pathlib.Path(settings.__file__).parent
+    used = set()
+    for path in root.rglob("*.py"):
+        used |= set(re.findall(r"[\"'](HANYI_[A-Z0-9_]*[A-Z0-9])[\"']", path.read_text(encoding="utf-8")))
+    assert len(used) > 30
+    assert sorted(used - set(settings.CHECKS)) == []
