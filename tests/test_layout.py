@@ -1,0 +1,43 @@
+"""The package layout of issue 16 item 6: ``hanyi/data/`` holds builders only, and builders never import task glue."""
+
+import ast
+import pathlib
+
+import hanyi
+
+PKG = pathlib.Path(hanyi.__file__).parent
+
+
+def _imported_modules(path: pathlib.Path) -> set[str]:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names.add(node.module)
+    return names
+
+
+def test_data_builders_do_not_import_task_glue():
+    offenders = {
+        str(path.relative_to(PKG)): sorted(m for m in _imported_modules(path) if m.startswith("hanyi.tasks"))
+        for path in sorted((PKG / "data").glob("*.py"))
+    }
+    offenders = {k: v for k, v in offenders.items() if v}
+    assert offenders == {}, f"hanyi/data/ must not import hanyi.tasks: {offenders}"
+
+
+def test_submission_and_report_code_lives_outside_data():
+    assert not (PKG / "data" / "cvlue_submit.py").exists()
+    assert not (PKG / "data" / "cvlue_breakdown.py").exists()
+    from hanyi.report.cvlue_breakdown import category_rows
+    from hanyi.submit import SubmissionError, main
+    from hanyi.submit.cvlue import predictions_from_samples, vqa_submission
+
+    assert callable(category_rows) and callable(main) and callable(predictions_from_samples)
+    assert vqa_submission([{"question_id": 1, "image": "i", "answer": ""}], []) == (
+        [{"question_id": 1, "image": "i", "answer": ""}],
+        1,
+    )
+    assert issubclass(SubmissionError, ValueError)
