@@ -41,3 +41,17 @@ def test_submission_and_report_code_lives_outside_data():
         1,
     )
     assert issubclass(SubmissionError, ValueError)
+
+
+def test_python_m_hanyi_submit_and_report_breakdown_run(tmp_path):
+    import subprocess
+    import sys
+
+    out = subprocess.run(
+        [sys.executable, "-m", "hanyi.submit", str(tmp_path), "--benchmark", "cvlue"], capture_output=True, text=True
+    )
+    assert out.returncode == 2 and out.stderr.startswith("python -m hanyi.submit: "), out.stderr
+    out = subprocess.run(
+        [sys.executable, "-m", "hanyi.report.cvlue_breakdown", "--help"], capture_output=True, text=True
+    )
+    assert out.returncode == 0 and "usage:" in out.stdout, out.stderr
