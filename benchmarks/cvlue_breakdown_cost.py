@@ -2,7 +2,7 @@
 
 Synthetic items of the real sizes (VQA ~21k items; IR rerank@16: 44,865 queries x 16 = 718k pairs). Prints the time
 of (a) every breakdown aggregation lmms-eval calls for a task (3 groups + 3 macro + 15 fields; ITR re-ranks all
-queries once per key), (b) our one-pass 92-category table (hanyi.data.cvlue_breakdown), and (c) the official
+queries once per key), (b) our one-pass 92-category table (hanyi.report.cvlue_breakdown), and (c) the official
 ``*_by_category.py`` way: re-running the scorer once per category subset (92 passes).
 
     .venv/bin/python benchmarks/cvlue_breakdown_cost.py [--queries 44865] [--k 16]
@@ -12,8 +12,8 @@ import argparse
 import random
 import time
 
-from hanyi.data.cvlue_breakdown import category_rows
 from hanyi.data.cvlue_categories import SLUGS, culture_group
+from hanyi.report.cvlue_breakdown import category_rows
 from hanyi.tasks.cvlue import aggregate
 from hanyi.tasks.cvlue.constants import CULTURE_GROUPS, FIELDS
 

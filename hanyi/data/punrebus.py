@@ -12,23 +12,31 @@ kept) and the optional ``pun_wish_en`` / ``pun_design_en`` / ``punning_details_e
 pinned commit, checked by SHA-256) and the image zip (the authors' Dropbox link) or local copies of either. Every
 anomaly (malformed or duplicate rows, odd file names, images whose story is not in the sheet, undecodable images) is
 counted in the returned dict and listed in ``hanyi_build.json``; nothing is dropped silently.
+
+Reading the release (answer sheet, image files, pun details, downloads) is :mod:`hanyi.data.punrebus_release`; this
+module joins them into the dataset and writes it.
 """
 
 from __future__ import annotations
 
-import csv
 import functools
-import hashlib
 import io
-import json
 import logging
 import os
 import re
-import urllib.request
-import zipfile
-from collections import OrderedDict
 
-from hanyi.data.safepath import inside
+from hanyi.data.punrebus_release import (  # noqa: F401  (re-exported: hanyi.data.punrebus stays the public entry)
+    CATEGORIES,
+    HEADER,
+    PUN_DETAIL_ID_OVERRIDES,
+    _decodes,
+    _read_source,
+    iter_image_files,
+    load_pun_details,
+    normalise_gt_element,
+    parse_answer_sheet,
+    sha256_bytes,
+)
 
 log = logging.getLogger(__name__)
 
@@ -47,12 +55,8 @@ IMAGES_URL = (
 IMAGES_ZIP_SHA256: str | None = None
 EXPECTED_IMAGES = 1011
 EXPECTED_STORIES = 375
-HEADER = ["Chinese Name", "Pinyin Name", "Category", "Element 1", "Element 2", "Element 3", "Element 4"]
-CATEGORIES = "ABCDEFG"
 #: The official scorers' image-name rule: ``<pinyin>_<n>.<ext>``; the story key is the part before the first "_".
 IMAGE_NAME = re.compile(r"^\S+_\d+\.(jpg|png|jpeg)$")
-#: english_pun_detail.json ids that differ from the CSV pinyin after normalisation (spec §1.4 b).
-PUN_DETAIL_ID_OVERRIDES = {"bailinmeishou": "bailingmeishou"}
 
 #: (Chinese name, pinyin, categories, elements of the last CSV row, images) for the synthetic sample.
 #: Facts copied from the official answer sheet. The first five are the 5-shot exemplar stories.
@@ -69,15 +73,6 @@ SAMPLE_STORIES = (
     ("三多", "sanduo", ("A", "B", "D"), ("Bat", "Pomegranate"), 1),
     ("同偕", "tongxie", ("D",), ("Shoes",), 1),
 )
-
-
-def normalise_gt_element(element: str) -> str:
-    """Ground-truth element as the official scorer keeps it: lowercased and right-stripped (not lemmatised).
-
-    >>> normalise_gt_element("Shou Character ")
-    'shou character'
-    """
-    return element.lower().rstrip()
 
 
 def _features():
@@ -110,133 +105,6 @@ def _textonly_features():
             "categories": datasets.Sequence(datasets.Value("string")),
         }
     )
-
-
-# --------------------------------------------------------------------------------------------- answer sheet
-def parse_answer_sheet(text: str) -> tuple[OrderedDict, OrderedDict, dict]:
-    """Parse the answer-sheet CSV text into ``(stories, names, anomalies)``.
-
-    ``stories``: pinyin -> ``{"story_zh", "categories", "category_rows", "elements_en"}`` (categories over all rows,
-    deduplicated in order, and ``category_rows`` with duplicates kept; elements from the *last* row, as the scorer keeps them). ``names``: Chinese name -> ``{"story_pinyin",
-    "categories"}`` (the text-only GT, keyed by name as in the text scorer). ``anomalies`` lists malformed rows
-    (skipped), exact duplicate rows, repeated (pinyin, category) pairs, stories whose rows disagree on elements, and
-    names mapped to several pinyins (and back).
-
-    >>> s, n, a = parse_answer_sheet("Chinese Name,Pinyin Name,Category,Element 1,Element 2,Element 3,Element 4\\n"
-    ...     "福到,fudao,B,Bat,,,\\n福到,fudao,B,Fu,,,\\n坏,,Z,,,,\\n")
-    >>> s["fudao"]["elements_en"], s["fudao"]["categories"], len(a["malformed_rows"]), a["element_conflicts"]
-    (['fu'], ['B'], 1, ['fudao'])
-    """
-    rows = list(csv.reader(io.StringIO(text.lstrip("\ufeff"))))
-    if not rows or [h.strip() for h in rows[0]] != HEADER:
-        raise ValueError(f"answer sheet header is {rows[0] if rows else None!r}, expected {HEADER}")
-    stories: OrderedDict = OrderedDict()
-    names: OrderedDict = OrderedDict()
-    anomalies = {k: [] for k in ("malformed_rows", "duplicate_rows", "duplicate_categories", "element_conflicts")}
-    anomalies["names_with_several_pinyins"] = {}
-    anomalies["pinyins_with_several_names"] = {}
-    seen_rows, seen_pairs, elements_seen = set(), set(), {}
-    for lineno, row in enumerate(rows[1:], start=2):
-        if not any(cell.strip() for cell in row):
-            continue
-        if len(row) != len(HEADER) or not row[0].strip() or not row[1].strip() or row[2].strip() not in CATEGORIES:
-            anomalies["malformed_rows"].append({"line": lineno, "row": row})
-            continue
-        zh, pinyin, cat = row[0].strip(), row[1].strip(), row[2].strip()
-        elements = [normalise_gt_element(e) for e in row[3:] if e.strip()]
-        if tuple(row) in seen_rows:
-            anomalies["duplicate_rows"].append(lineno)
-        elif (pinyin, cat) in seen_pairs:
-            anomalies["duplicate_categories"].append(lineno)
-        seen_rows.add(tuple(row))
-        seen_pairs.add((pinyin, cat))
-        story = stories.setdefault(
-            pinyin, {"story_zh": zh, "categories": [], "category_rows": [], "elements_en": elements}
-        )
-        story["category_rows"].append(cat)
-        if elements_seen.setdefault(pinyin, elements) != elements and pinyin not in anomalies["element_conflicts"]:
-            anomalies["element_conflicts"].append(pinyin)
-        story["elements_en"] = elements  # last row wins
-        if cat not in story["categories"]:
-            story["categories"].append(cat)
-        if story["story_zh"] != zh:
-            anomalies["pinyins_with_several_names"].setdefault(pinyin, [story["story_zh"]]).append(zh)
-        name = names.setdefault(zh, {"story_pinyin": pinyin, "categories": []})
-        if cat not in name["categories"]:
-            name["categories"].append(cat)
-        if name["story_pinyin"] != pinyin:
-            anomalies["names_with_several_pinyins"].setdefault(zh, [name["story_pinyin"]]).append(pinyin)
-    return stories, names, anomalies
-
-
-# --------------------------------------------------------------------------------------------- inputs
-def sha256_bytes(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
-
-
-def _read_source(src: str, cache_dir: str, name: str) -> tuple[bytes, str]:
-    """Bytes of a local file or URL (downloaded once into ``cache_dir``); returns ``(data, origin)``."""
-    if src.startswith(("http://", "https://")):
-        os.makedirs(cache_dir, exist_ok=True)
-        path = os.path.join(cache_dir, name)
-        if not os.path.isfile(path):
-            log.info("hanyi prepare punrebus: downloading %s", src.split("?")[0])
-            try:
-                with urllib.request.urlopen(src, timeout=120) as resp, open(path + ".part", "wb") as out:
-                    while chunk := resp.read(1 << 20):
-                        out.write(chunk)
-            except OSError as exc:
-                raise RuntimeError(
-                    f"cannot download {src.split('?')[0]} ({exc}); download it by hand and pass the local path "
-                    f"(--answer-sheet / --images)"
-                ) from None
-            os.replace(path + ".part", path)
-        src = path
-    with open(src, "rb") as f:
-        return f.read(), src
-
-
-def iter_image_files(images: str):
-    """Yield ``(relative path, loader)`` for every file of a zip or folder, sorted by path."""
-    if os.path.isdir(images):
-        paths = sorted(os.path.relpath(os.path.join(d, f), images) for d, _, files in os.walk(images) for f in files)
-        for rel in paths:
-            path = inside(images, rel, "PunRebus image")  # a symlink to a file elsewhere is refused
-            yield rel.replace(os.sep, "/"), lambda path=path: open(path, "rb").read()
-        return
-    with zipfile.ZipFile(images) as zf:
-        for info in sorted((i for i in zf.infolist() if not i.is_dir()), key=lambda i: i.filename):
-            yield info.filename, lambda info=info: zf.read(info)
-
-
-def _decodes(data: bytes) -> bool:
-    from PIL import Image
-
-    try:
-        with Image.open(io.BytesIO(data)) as img:
-            img.verify()
-        return True
-    except Exception:
-        return False
-
-
-def load_pun_details(data: bytes | None) -> dict:
-    """``english_pun_detail.json`` -> ``{pinyin: {"pun_wish_en", "pun_design_en", "punning_details_en"}}``."""
-    if not data:
-        return {}
-    out = {}
-    for rec in json.loads(data.decode("utf-8")):
-        key = re.sub(r"[\s()（）]", "", str(rec.get("id", ""))).lower()
-        key = PUN_DETAIL_ID_OVERRIDES.get(key, key)
-        details = [
-            d.strip() for d in rec.get("Punning Details", []) if isinstance(d, str) and d.strip().startswith("-")
-        ]
-        out[key] = {
-            "pun_wish_en": rec.get("Pun Wish"),
-            "pun_design_en": list(rec.get("Pun Design", [])),
-            "punning_details_en": details,
-        }
-    return out
 
 
 # --------------------------------------------------------------------------------------------- build

@@ -6,19 +6,29 @@ disamb_image1 (string), meaning2, translation2{de,fr,ko}, disamb_image2 (string)
 A prepared directory (``hanyi prepare unpie``) has the same schema, with resolvable disambiguator images embedded
 as ``data:`` URIs. :func:`expand` turns rows into self-contained task docs (2 per pun for disambiguation and
 reconstruction). See ``docs/unpie.md``.
+
+Disambiguator images (resolving a cell, the URL cache, opt-in downloads, ``data:`` URIs) are
+:mod:`hanyi.data.unpie_images`.
 """
 
 from __future__ import annotations
 
-import base64
-import hashlib
-import io
 import json
 import logging
 import os
-import urllib.request
 
-from hanyi.data.safepath import UnsafePathError, inside
+from hanyi.data.unpie_images import (  # noqa: F401  (re-exported: hanyi.data.unpie stays the public entry)
+    DOWNLOAD_ENV,
+    IMAGE_CACHE_ENV,
+    IMAGE_OK,
+    IMAGE_ROOT_ENV,
+    image_cache_dir,
+    image_status,
+    load_disamb_image,
+    resolve_image_source,
+    to_data_uri,
+    url_cache_path,
+)
 
 log = logging.getLogger(__name__)
 
@@ -27,12 +37,8 @@ CONFIG = "default"
 SPLITS = ("homographic", "heterographic")
 LANGUAGES = ("de", "fr", "ko")
 KINDS = ("grounding", "disambiguation", "reconstruction")
-IMAGE_ROOT_ENV = "HANYI_UNPIE_IMAGE_ROOT"
-IMAGE_CACHE_ENV = "HANYI_UNPIE_IMAGE_CACHE"
-DOWNLOAD_ENV = "HANYI_UNPIE_DOWNLOAD_IMAGES"
 CAPTIONS_ENV = "HANYI_UNPIE_CAPTIONS"
 CAPTIONS_FILE = "captions.json"
-IMAGE_OK = "ok"
 
 
 def unpie_id(split: str, row_idx: int) -> str:
@@ -47,99 +53,6 @@ def caption_key(pun_id: str, meaning_idx: int | None = None) -> str:
     ('heterographic-3', 'heterographic-3-1')
     """
     return pun_id if meaning_idx is None else f"{pun_id}-{meaning_idx}"
-
-
-# --- disambiguator images (strings) ------------------------------------------------------------------------------
-
-
-def image_cache_dir() -> str:
-    """``$HANYI_UNPIE_IMAGE_CACHE``, else ``$HANYI_CACHE_DIR/unpie_images``, else ``~/.cache/hanyi/unpie_images``."""
-    if os.environ.get(IMAGE_CACHE_ENV):
-        return os.path.expanduser(os.environ[IMAGE_CACHE_ENV])
-    root = os.environ.get("HANYI_CACHE_DIR") or os.path.join(os.path.expanduser("~"), ".cache", "hanyi")
-    return os.path.join(os.path.expanduser(root), "unpie_images")
-
-
-def url_cache_path(url: str, cache_dir: str | None = None) -> str:
-    """Where a URL's image is cached: ``<cache dir>/<sha1(url)>``."""
-    return os.path.join(cache_dir or image_cache_dir(), hashlib.sha1(url.encode("utf-8")).hexdigest())
-
-
-def _download(url: str, path: str, timeout: float = 30.0) -> None:
-    req = urllib.request.Request(url, headers={"User-Agent": "hanyi-unpie/0.1"})
-    with urllib.request.urlopen(req, timeout=timeout) as resp:  # noqa: S310 - explicit opt-in only
-        data = resp.read()
-    from PIL import Image
-
-    Image.open(io.BytesIO(data)).verify()
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    with open(path + ".part", "wb") as f:
-        f.write(data)
-    os.replace(path + ".part", path)
-
-
-def resolve_image_source(value, *, download: bool | None = None, doc_hint: str = ""):
-    """Turn a disambiguator-image cell into something :func:`hanyi.data.images.to_pil` opens (spec §6.3).
-
-    Order: PIL image / ``{"bytes"}`` dict / bytes / ``data:`` URI / base64 are returned as they are; a path is taken
-    as is or under ``$HANYI_UNPIE_IMAGE_ROOT``; an ``http(s)`` URL maps to the local cache file (keyed by sha1 of
-    the URL), downloaded only when ``download`` (default: ``$HANYI_UNPIE_DOWNLOAD_IMAGES=1``) is set.
-    Raises :class:`hanyi.data.images.ImageUnavailableError` naming the doc when nothing local exists.
-    """
-    from hanyi.data.images import ImageUnavailableError
-
-    if not isinstance(value, str):
-        return value
-    s = value.strip()
-    if s.startswith(("http://", "https://")):
-        path = url_cache_path(s)
-        if os.path.isfile(path):
-            return path
-        if download is None:
-            download = os.environ.get(DOWNLOAD_ENV, "").strip() in ("1", "true", "yes")
-        if not download:
-            raise ImageUnavailableError(
-                f"{doc_hint}: image URL {s[:100]} is not in the cache {os.path.dirname(path)} "
-                f"(set {DOWNLOAD_ENV}=1 to download, or run: hanyi prepare unpie --download-images)"
-            )
-        try:
-            _download(s, path)
-        except Exception as exc:
-            raise ImageUnavailableError(f"{doc_hint}: download of {s[:100]} failed ({exc})") from None
-        return path
-    root = os.environ.get(IMAGE_ROOT_ENV)
-    if not s.startswith("data:") and len(s) < 4096 and os.path.exists(os.path.join(root or "", s)):
-        # a file path from the release: only inside $HANYI_UNPIE_IMAGE_ROOT, never absolute, '..' or a symlink out
-        if root:
-            return inside(root, s, f"{doc_hint} image path")
-        if os.path.isabs(s) or ".." in s.replace("\\", "/").split("/"):
-            raise UnsafePathError(f"{doc_hint}: image path {s[:200]!r} leaves the working folder; refused")
-    return s
-
-
-def load_disamb_image(value, *, doc_hint: str = "", download: bool | None = None):
-    """The disambiguator image as an RGB PIL image; raises ``ImageUnavailableError`` naming the doc."""
-    from hanyi.data.images import to_pil
-
-    return to_pil(resolve_image_source(value, download=download, doc_hint=doc_hint), doc_hint=doc_hint)
-
-
-def image_status(value, *, doc_hint: str = "", download: bool | None = None) -> str:
-    """``"ok"`` when the image resolves and decodes, else the reason (kept in the doc, counted at scoring)."""
-    from hanyi.data.images import ImageUnavailableError
-
-    try:
-        load_disamb_image(value, doc_hint=doc_hint, download=download)
-    except ImageUnavailableError as exc:
-        return str(exc)
-    return IMAGE_OK
-
-
-def to_data_uri(img) -> str:
-    """PNG ``data:`` URI of a PIL image (how prepared and sample datasets store disambiguator images)."""
-    buf = io.BytesIO()
-    img.save(buf, format="PNG")
-    return "data:image/png;base64," + base64.b64encode(buf.getvalue()).decode("ascii")
 
 
 # --- rows -> docs -----------------------------------------------------------------------------------------------

@@ -14,7 +14,7 @@ import os
 import re
 
 from hanyi.data.safepath import inside
-from hanyi.tasks.vulca.constants import MONTHS, TITLE_PREFIX
+from hanyi.data.vulca_constants import MONTHS, TITLE_PREFIX
 
 IMAGE_EXTS = (".jpg", ".jpeg", ".png", ".tif", ".tiff", ".webp")
 SLICE_WINDOW, SLICE_STRIDE, SLICE_OUT = 2560, 0.75, 640

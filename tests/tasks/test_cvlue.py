@@ -10,12 +10,12 @@ import subprocess
 import pytest
 
 from hanyi.data import cvlue as cvlue_data
-from hanyi.data.cvlue_breakdown import category_rows
-from hanyi.data.cvlue_breakdown import main as breakdown_main
 from hanyi.data.cvlue_sample import write_synthetic_release
-from hanyi.data.cvlue_submit import itr_submission, predictions_from_samples, vd_submission, vqa_submission
 from hanyi.metrics.bbox import iou_official
 from hanyi.metrics.ranking import parse_loglikelihood, vd_recall_official
+from hanyi.report.cvlue_breakdown import category_rows
+from hanyi.report.cvlue_breakdown import main as breakdown_main
+from hanyi.submit.cvlue import itr_submission, predictions_from_samples, vd_submission, vqa_submission
 
 SHARED = os.path.join(os.path.dirname(__file__), "..", "..", "..", "shared", "data", "cvlue")
 GENERATE_TASKS = ("cvlue_vqa", "cvlue_vg", "cvlue_vg_qwen", "cvlue_vg_qwen_chat")

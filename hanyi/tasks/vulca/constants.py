@@ -1,13 +1,9 @@
-"""VULCA constants: the twelve paintings, the eight persona cards, the task conditions (spec §1.1, §3.2.4)."""
+"""VULCA constants: the twelve paintings, the eight persona cards, the task conditions (spec §1.1, §3.2.4).
 
-#: (doc_id, month_en, month_zh sub-title) of the 清院 十二月令图 series; sub-titles as in the released folder names.
-MONTHS = (
-    ("01", "January", "一月_正月"), ("02", "February", "二月"), ("03", "March", "三月"), ("04", "April", "四月"),
-    ("05", "May", "五月_龙舟竞渡"), ("06", "June", "六月"), ("07", "July", "七月"), ("08", "August", "八月_仲秋"),
-    ("09", "September", "九月"), ("10", "October", "十月_开冬农闲"), ("11", "November", "十一月"),
-    ("12", "December", "十二月"),
-)  # fmt: skip
-TITLE_PREFIX = "清_清院_十二月令图_"
+The paintings (``MONTHS``, ``TITLE_PREFIX``) live in ``hanyi.data.vulca_constants``, shared with the builder.
+"""
+
+from hanyi.data.vulca_constants import MONTHS, TITLE_PREFIX  # noqa: F401  (re-exported for the task glue)
 
 #: persona id (file templates/personas/<id>.md, task suffix) -> output tag of the released transcripts.
 PERSONAS = (

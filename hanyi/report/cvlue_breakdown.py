@@ -5,7 +5,7 @@ The results JSON carries the culture-group keys (``<metric>_<group>``, ``_macro`
 (paper Figure 4; spec §6.0 "the 92 categories as a JSON side output") is computed here from the sample log, where
 every item carries ``category``, ``culture_group`` and its value ``v``:
 
-    python -m hanyi.data.cvlue_breakdown <dir>/<model>/<date>_samples_cvlue_vg.jsonl [--json out.json]
+    python -m hanyi.report.cvlue_breakdown <dir>/<model>/<date>_samples_cvlue_vg.jsonl [--json out.json]
 
 Headline metric per task: VQA ``accuracy``, VG ``miou``, VD ``r1``, ITR ``r1`` (per query, after re-ranking).
 """

@@ -1,0 +1,170 @@
+"""``hanyi submit``: submission files from an lmms-eval output directory (run with ``--log_samples``).
+
+Usage::
+
+    hanyi submit OUTPUT_DIR --benchmark cvlue [--out DIR] [--model LABEL]
+
+* **cvlue**: the official CVLUE submission files (format of the official ``test_example/`` and the baseline repo):
+  ``vqa_submit.json`` (``[{image, question_id, answer}]``), ``vg_submit.json`` (``[{ref_id, image, bbox: [x, y, w, h]}]``,
+  absolute pixels), ``vd_submit.json`` (``[{image_id, dialog_id, question, answer_sort: [ids, best first]}]``),
+  ``i2t_submit.json`` / ``t2i_submit.json`` (``{query: [top-N candidates]}``). Lists keep the dataset order, which the
+  official merge relies on.
+* **other benchmarks** (no official submission format exists): ``<benchmark>_submission.json`` in the documented
+  ``hanyi-submission`` format (``docs/reading-results.md``): run metadata, per task the aggregated metrics and one
+  prediction per doc with its evidence.
+
+Every file is validated against its format before it is written; a violation is an error naming the record. Files
+are standard JSON: a NaN or infinity never reaches them (a non-finite box is written as the empty, unparsed box; other
+non-finite numbers as ``null``).
+
+Completeness: each task's sample log must hold every doc of the dataset split exactly once (checked against the
+results' ``n-samples``), each line with an integer ``doc_id``, and the run must not use ``--limit``. Otherwise the
+command refuses, naming the task and the problem, unless ``--allow-partial`` is given; then the ``hanyi-submission``
+document carries ``"partial": {task: [problems]}`` and CVLUE files get a ``PARTIAL.json`` beside them.
+
+Modules: :mod:`hanyi.submit.samples` (reading sample logs, completeness), :mod:`hanyi.submit.hanyi_format` (the
+``hanyi-submission`` document), :mod:`hanyi.submit.cvlue` (the official CVLUE files); this module is the command.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+
+from hanyi import BENCHMARKS
+from hanyi.submit.cvlue import (  # noqa: F401  (public API, importable from hanyi.submit)
+    CVLUE_FILES,
+    ITR_TOP_N,
+    cvlue_files,
+    cvlue_itr,
+    cvlue_vd,
+    cvlue_vg,
+    cvlue_vqa,
+    validate_cvlue,
+)
+from hanyi.submit.hanyi_format import (  # noqa: F401
+    FORMAT_NAME,
+    FORMAT_VERSION,
+    hanyi_submission,
+    validate_hanyi_submission,
+)
+from hanyi.submit.samples import (  # noqa: F401
+    SubmissionError,
+    _finite,
+    _last_per_doc,
+    check_complete,
+    evidence,
+    read_samples,
+)
+
+
+# ---- command --------------------------------------------------------------------------------------------------------
+def build_parser(prog: str) -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog=prog, description=__doc__.splitlines()[0])
+    parser.add_argument("path", metavar="OUTPUT_DIR", help="lmms-eval output dir (or *_results.json) with sample logs")
+    parser.add_argument("--benchmark", required=True, choices=BENCHMARKS)
+    parser.add_argument(
+        "--out", default=None, help="where to write (default: <OUTPUT_DIR>/hanyi_submission/<benchmark>)"
+    )
+    parser.add_argument(
+        "--model", default=None, help="which run, by its report label, when the dir holds several models"
+    )
+    parser.add_argument(
+        "--allow-partial",
+        action="store_true",
+        help="write even when a sample log is incomplete, duplicated or from a --limit run (the file says so)",
+    )
+    return parser
+
+
+def _pick_run(runs, label):
+    if label is not None:
+        picked = [r for r in runs if r.label == label]
+        if not picked:
+            raise SubmissionError(f"no run labelled {label!r}; runs: {', '.join(r.label for r in runs)}")
+        return picked[0]
+    if len(runs) > 1:
+        raise SubmissionError(
+            f"several models in these results; choose one with --model ({', '.join(r.label for r in runs)})"
+        )
+    return runs[0]
+
+
+def make_submission(
+    path: str, benchmark: str, out_dir: str, model: str | None = None, allow_partial: bool = False
+) -> list[str]:
+    """Write the submission files of ``benchmark``; returns their paths.
+
+    Refuses (:class:`SubmissionError`) a task without a sample log or with an incomplete one
+    (:func:`check_complete`) unless ``allow_partial``; then the problems are recorded in the output.
+    """
+    from hanyi.report.results import benchmark_of, load_runs, parents_of
+
+    run = _pick_run(load_runs([path]), model)
+    parents = parents_of(run)
+    tasks = sorted(t for t in run.tasks if benchmark_of(t, parents) == benchmark and not run.tasks[t].is_group)
+    if not tasks:
+        raise SubmissionError(f"no {benchmark} task in {path} (tasks: {', '.join(sorted(run.tasks)) or 'none'})")
+    checked = [t for t in tasks if benchmark != "cvlue" or t in CVLUE_FILES]
+    samples, partial = {}, {}
+    for name in checked:
+        task = run.tasks[name]
+        if not task.samples_file:
+            if benchmark == "cvlue":
+                continue  # cvlue_files names the missing log
+            partial[name] = ["no sample log beside the results (re-run lmms-eval with --log_samples)"]
+            continue
+        samples[name] = read_samples(task.samples_file)
+        problems = check_complete(task, samples[name], run.limit)
+        if problems:
+            partial[name] = problems
+    if partial and not allow_partial:
+        lines = [f"{name}: {'; '.join(p)}" for name, p in sorted(partial.items())]
+        raise SubmissionError(
+            "incomplete results, not a submission (--allow-partial writes them anyway, marked partial):\n  "
+            + "\n  ".join(lines)
+        )
+    samples = {name: _last_per_doc(rows) for name, rows in samples.items()}
+    if benchmark == "cvlue":
+        files = cvlue_files(run, samples)
+        if partial:
+            files["PARTIAL.json"] = {"partial": partial}
+    else:
+        doc = hanyi_submission(run, benchmark, tasks, samples)
+        if partial:
+            doc["partial"] = partial
+        validate_hanyi_submission(doc)
+        files = {f"{benchmark}_submission.json": doc}
+    os.makedirs(out_dir, exist_ok=True)
+    written = []
+    for name, data in files.items():
+        target = os.path.join(out_dir, name)
+        text = json.dumps(_redact_tree(_finite(data)), ensure_ascii=False, indent=1, allow_nan=False)
+        with open(target, "w", encoding="utf-8") as f:
+            f.write(text)
+        written.append(target)
+    return written
+
+
+def _redact_tree(value):
+    from hanyi.redact import redact_tree
+
+    return redact_tree(value)
+
+
+def main(argv: list[str] | None = None, prog: str = "hanyi submit") -> int:
+    from hanyi.report.results import NoResultsError
+
+    args = build_parser(prog).parse_args(argv)
+    base = args.path if os.path.isdir(args.path) else os.path.dirname(args.path) or "."
+    out_dir = args.out or os.path.join(base, "hanyi_submission", args.benchmark)
+    try:
+        written = make_submission(args.path, args.benchmark, out_dir, args.model, args.allow_partial)
+    except (NoResultsError, SubmissionError) as exc:
+        print(f"{prog}: {exc}", file=sys.stderr)
+        return 2
+    for path in written:
+        print(path)
+    return 0
