@@ -10,6 +10,7 @@ import zipfile
 import pytest
 
 from hanyi.data import punrebus as data
+from hanyi.data import punrebus_sample
 from hanyi.tasks.punrebus import fewshot, utils
 from hanyi.tasks.punrebus.constants import FIVE_SHOT_STORIES, LETTERS
 
@@ -304,7 +305,7 @@ def _zip_of_images(path, names):
 def test_prepare_from_local_zip_reports_every_anomaly(tmp_path):
     sheet = tmp_path / "sheet.csv"
     sheet.write_text(
-        data.sample_answer_sheet() + "福到,fudao,B,Bat,,,\n福到,fudao,B,Fu,,,\n加官,jiaguan,C,Official Hat,Official Hat,,\n坏行,,Z,,,,\n",
+        punrebus_sample.sample_answer_sheet() + "福到,fudao,B,Bat,,,\n福到,fudao,B,Fu,,,\n加官,jiaguan,C,Official Hat,Official Hat,,\n坏行,,Z,,,,\n",
         encoding="utf-8",
     )  # fmt: skip
     names = ["jiaguan_1.jpg", "fudao_1.png", "fudao_2.jpeg", "unknown_1.jpg", "Odd Name.JPG", "broken_1.jpg"]
