@@ -62,7 +62,7 @@ def _table(rep, bench, title):
 
 
 def test_prompt_spread_from_results_alone_has_no_ci(tmp_path):
-    _write(str(tmp_path / "out"), "m", {"cii_none": {"acc,none": 40.0}, "cii_cot": {"acc,none": 47.5}})
+    _write(str(tmp_path / "out"), "m", {"cii_none": {"acc,none": 0.4}, "cii_cot": {"acc,none": 0.475}})
     table = _table(_report(tmp_path), "cii", "cii · prompt sensitivity")
     assert table["rows"] == [["m", "2", "40.00 (cii_none)", "47.50 (cii_cot)", "7.50", "-"]]
     assert "--log_samples" in table["caption"]
@@ -107,7 +107,7 @@ def circular_run_docs(task_manager):
 
 
 def test_a_corrupt_samples_file_is_a_note_naming_the_file_not_a_crash(tmp_path):
-    _write(str(tmp_path / "out"), "m", {"cii_none": {"acc,none": 40.0}, "cii_cot": {"acc,none": 47.5}})
+    _write(str(tmp_path / "out"), "m", {"cii_none": {"acc,none": 0.4}, "cii_cot": {"acc,none": 0.475}})
     for task in ("cii_none", "cii_cot"):
         with open(tmp_path / "out" / f"20250101_000000_samples_{task}.jsonl", "w", encoding="utf-8") as f:
             f.write('{"acc": {"id": "q1", "correct": true, "pred": "A", "answer": "A"}}\n{not json\n')

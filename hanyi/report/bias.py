@@ -140,7 +140,8 @@ def prompt_sensitivity(runs: list) -> tuple | None:
     rows, series, notes = [], [], []
     configs = [t for t in CII_PROMPT_TASKS if any(_acc_value(r, t) is not None for r in runs)]
     for run in runs:
-        accs = {t: _acc_value(run, t) for t in configs if _acc_value(run, t) is not None}
+        # results hold fractions (docs/reading-results.md, "Units"); the table is in the paper's percent
+        accs = {t: 100 * _acc_value(run, t) for t in configs if _acc_value(run, t) is not None}
         if len(accs) < 2:
             continue
         series.append((run.label, [accs.get(t) for t in configs], True))
