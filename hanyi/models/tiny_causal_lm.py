@@ -13,7 +13,7 @@ import json
 import os
 import sys
 
-from hanyi.models.tiny_llava import _tokenizer
+from hanyi.models.tiny_llava import _tokenizer, tiny_text_config
 
 
 def build_tiny_causal_lm(out_dir: str, seed: int = 0, vocab_size: int = 2000) -> str:
@@ -22,22 +22,11 @@ def build_tiny_causal_lm(out_dir: str, seed: int = 0, vocab_size: int = 2000) ->
     if os.path.isfile(marker):
         return out_dir
     import torch
-    from transformers import LlamaConfig, LlamaForCausalLM
+    from transformers import LlamaForCausalLM
 
     torch.manual_seed(seed)
     tokenizer = _tokenizer(vocab_size)
-    config = LlamaConfig(
-        vocab_size=len(tokenizer),
-        hidden_size=32,
-        intermediate_size=64,
-        num_hidden_layers=2,
-        num_attention_heads=2,
-        num_key_value_heads=2,
-        max_position_embeddings=4096,
-        bos_token_id=tokenizer.bos_token_id,
-        eos_token_id=tokenizer.eos_token_id,
-        pad_token_id=tokenizer.pad_token_id,
-    )
+    config = tiny_text_config(tokenizer)
     model = LlamaForCausalLM(config).eval()
     model.generation_config.pad_token_id = tokenizer.pad_token_id
     model.generation_config.eos_token_id = tokenizer.eos_token_id

@@ -56,6 +56,24 @@ def _tokenizer(vocab_size: int):
     return fast
 
 
+def tiny_text_config(tokenizer):
+    """The tiny Llama language model shared by the tiny LLaVA and the tiny causal LM (2 layers, width 32)."""
+    from transformers import LlamaConfig
+
+    return LlamaConfig(
+        vocab_size=len(tokenizer),
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        num_key_value_heads=2,
+        max_position_embeddings=4096,
+        bos_token_id=tokenizer.bos_token_id,
+        eos_token_id=tokenizer.eos_token_id,
+        pad_token_id=tokenizer.pad_token_id,
+    )
+
+
 def build_tiny_llava(out_dir: str, seed: int = 0, vocab_size: int = 2000) -> str:
     """Write the tiny checkpoint to ``out_dir`` (idempotent: an existing complete build is reused). Returns the path."""
     marker = os.path.join(out_dir, "hanyi_tiny.json")
@@ -65,7 +83,6 @@ def build_tiny_llava(out_dir: str, seed: int = 0, vocab_size: int = 2000) -> str
     from transformers import (
         CLIPImageProcessor,
         CLIPVisionConfig,
-        LlamaConfig,
         LlavaConfig,
         LlavaForConditionalGeneration,
         LlavaProcessor,
@@ -83,18 +100,7 @@ def build_tiny_llava(out_dir: str, seed: int = 0, vocab_size: int = 2000) -> str
         patch_size=8,
         projection_dim=32,
     )
-    text = LlamaConfig(
-        vocab_size=len(tokenizer),
-        hidden_size=32,
-        intermediate_size=64,
-        num_hidden_layers=2,
-        num_attention_heads=2,
-        num_key_value_heads=2,
-        max_position_embeddings=4096,
-        bos_token_id=tokenizer.bos_token_id,
-        eos_token_id=tokenizer.eos_token_id,
-        pad_token_id=tokenizer.pad_token_id,
-    )
+    text = tiny_text_config(tokenizer)
     config = LlavaConfig(
         vision_config=vision,
         text_config=text,
