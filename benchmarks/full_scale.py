@@ -32,6 +32,9 @@ import time
 
 os.environ.update(HF_HUB_OFFLINE="1", HF_DATASETS_OFFLINE="1", TOKENIZERS_PARALLELISM="false")
 HERE = os.path.dirname(os.path.abspath(__file__))
+# Run as a script, this folder is sys.path[0], and its multiprocess.py would shadow the `multiprocess` package that
+# `datasets` imports ("'multiprocess' is not a package"). The launch helpers are loaded by path instead.
+sys.path[:] = [p for p in sys.path if os.path.abspath(p or os.curdir) != HERE]
 GROUPS = ("punrebus", "cii", "unpie", "cvlue", "vulca")
 BUILTIN = {"ii_bench": ("cii", "mcq"), "ok_vqa": ("cvlue", "vqa")}
 WRONG = "不知道"
@@ -338,6 +341,55 @@ class _Backbones:
         return out
 
 
+# --- N processes ---------------------------------------------------------------------------------------------
+
+
+def launch_helpers():
+    """``benchmarks/multiprocess.py`` (launch commands, replay launches, metric comparison), loaded by path under
+    its own name so that it never stands in for the ``multiprocess`` package."""
+    import importlib.util
+
+    name = "hanyi_bench_multiprocess"
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(name, os.path.join(HERE, "multiprocess.py"))
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+    return sys.modules[name]
+
+
+def processes_env(case: str, data: dict) -> dict:
+    """What a 1- or N-process launch of ``case`` needs besides the launch helper's offline settings: the full-size
+    data (``HANYI_<BENCH>_DATA`` wins over its ``HANYI_DATA_ROOT=sample``) and the shared datasets cache."""
+    env = case_env(case, data)
+    if os.environ.get("LMMS_EVAL_DATASETS_CACHE"):
+        env["LMMS_EVAL_DATASETS_CACHE"] = os.environ["LMMS_EVAL_DATASETS_CACHE"]
+    return env
+
+
+def compare_processes(one: tuple, many: tuple) -> dict:
+    """``one``/``many``: ``(metrics, samples, wall_s)`` of the 1- and N-process launches. Whether every metric is
+    identical, and logged samples lost or duplicated in the N-process run."""
+    mp = launch_helpers()
+    diff = mp.differences(one[0], many[0])
+    lost = sum(len(set(v) - set(many[1].get(t, []))) for t, v in one[1].items())
+    dupes = sum(len(v) - len(set(v)) for v in many[1].values())
+    return {"one_s": one[2], "many_s": many[2], "identical": not diff, "differences": diff, "lost": lost,
+            "dupes": dupes}  # fmt: skip
+
+
+def run_processes(case: str, data: dict, replay: str, workdir: str, nproc: int, launcher: str = "torchrun") -> dict:
+    """The same replay of one full-size group launched as ``lmms-eval`` (1 process) and with ``launcher``
+    (``nproc`` gloo processes, ``OMP_NUM_THREADS=1`` for both), via benchmarks/multiprocess.py."""
+    mp = launch_helpers()
+    env = processes_env(case, data)
+    runs = []
+    for name, n in (("single", 1), (launcher, nproc)):
+        metrics, samples, wall, _ = mp.run_replay(name, [case], replay, os.path.join(workdir, f"np-{name}"), n, env=env)
+        runs.append((metrics, samples, round(wall, 2)))
+    return compare_processes(*runs)
+
+
 # --- driver --------------------------------------------------------------------------------------------------------
 
 
@@ -394,6 +446,8 @@ def main() -> None:
     ap.add_argument("--scale", type=float, default=1.0, help="fraction of the paper's sizes (1.0 = full)")
     ap.add_argument("--only", default="", help="comma-separated cases (default: all)")
     ap.add_argument("--workers", type=int, default=4, help="lmms-eval process_docs_parallel (its default: 4)")
+    ap.add_argument("--nproc", type=int, default=2, help="processes for the N-process line (0: skip it)")
+    ap.add_argument("--nproc-group", default="cii", help="the full-size group launched at 1 and --nproc processes")
     ap.add_argument("--child", help=argparse.SUPPRESS)
     ap.add_argument("--data", help=argparse.SUPPRESS)
     ap.add_argument("--replay", help=argparse.SUPPRESS)
@@ -527,7 +581,24 @@ def main() -> None:
                 f"{b['distinct_once_s']:.2f} s for the {b['distinct']} distinct once = {ratio:.2f}x (target <= 1.5x)",
             )
     print("\nN processes")
-    print("skipped: needs multi-process launch support (not on this branch)")
+    group = args.nproc_group
+    if args.nproc < 2 or group not in replays:
+        print(f"skipped ({'--nproc < 2' if args.nproc < 2 else group + ' not among the cases run'})")
+    else:
+        try:
+            np_res = run_processes(group, data, replays[group], workdir, args.nproc)
+        except RuntimeError as exc:
+            print(f"FAILED: {str(exc)[-2000:]}")
+        else:
+            results["nproc"] = np_res
+            print(
+                f"{group} ({answered[group]['docs']} docs, replay, launch included): 1 process {np_res['one_s']:.1f} s, "
+                f"{args.nproc} processes (torchrun, gloo) {np_res['many_s']:.1f} s; metrics identical: "
+                f"{np_res['identical']}; samples lost {np_res['lost']}, duplicated {np_res['dupes']}"
+            )
+            for d in np_res["differences"][:10]:
+                print(f"    {d}")
+            print("(each process pays lmms-eval's import; on 2 shared cores 2 processes are not expected to be faster)")
     print(f"\ntotal script wall: {time.perf_counter() - t_all:.1f} s")
     with open(os.path.join(workdir, "full_scale.json"), "w") as f:
         json.dump(results, f, indent=1, ensure_ascii=False)
