@@ -375,7 +375,7 @@ def compare_processes(one: tuple, many: tuple) -> dict:
     lost = sum(len(set(v) - set(many[1].get(t, []))) for t, v in one[1].items())
     dupes = sum(len(v) - len(set(v)) for v in many[1].values())
     return {"one_s": one[2], "many_s": many[2], "identical": not diff, "differences": diff, "lost": lost,
-            "dupes": dupes}  # fmt: skip
+            "dupes": dupes, "samples": sum(len(v) for v in many[1].values())}  # fmt: skip
 
 
 def run_processes(case: str, data: dict, replay: str, workdir: str, nproc: int, launcher: str = "torchrun") -> dict:
@@ -594,7 +594,7 @@ def main() -> None:
             print(
                 f"{group} ({answered[group]['docs']} docs, replay, launch included): 1 process {np_res['one_s']:.1f} s, "
                 f"{args.nproc} processes (torchrun, gloo) {np_res['many_s']:.1f} s; metrics identical: "
-                f"{np_res['identical']}; samples lost {np_res['lost']}, duplicated {np_res['dupes']}"
+                f"{np_res['identical']}; {np_res['samples']} samples logged, lost {np_res['lost']}, duplicated {np_res['dupes']}"
             )
             for d in np_res["differences"][:10]:
                 print(f"    {d}")

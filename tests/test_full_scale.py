@@ -53,8 +53,16 @@ def test_compare_processes_reports_differences_lost_and_duplicated_samples():
     same = fs.compare_processes(
         one, ({"cii_none": {"acc,none": 0.6, "miss_rate,none": 0.1}}, {"cii_none": [0, 1, 2]}, 40.0)
     )
-    assert same == {"one_s": 30.0, "many_s": 40.0, "identical": True, "differences": [], "lost": 0, "dupes": 0}
+    assert same == {
+        "one_s": 30.0,
+        "many_s": 40.0,
+        "identical": True,
+        "differences": [],
+        "lost": 0,
+        "dupes": 0,
+        "samples": 3,
+    }
     other = fs.compare_processes(one, ({"cii_none": {"acc,none": 0.5}}, {"cii_none": [0, 0, 1]}, 41.0))
     assert not other["identical"]
     assert other["differences"] == ["cii_none/acc,none: 0.6 != 0.5", "cii_none/miss_rate,none: 0.1 != '<absent>'"]
-    assert (other["lost"], other["dupes"]) == (1, 1)
+    assert (other["lost"], other["dupes"], other["samples"]) == (1, 1, 3)
