@@ -330,8 +330,16 @@ class _Backbones:
                 t = time.perf_counter()
                 c["again"](distinct)
                 once.append(time.perf_counter() - t)
+            fixed = []  # a call's fixed cost: the same backbone on one input, best of 3
+            for _ in range(3):
+                t = time.perf_counter()
+                c["again"](distinct[:1])
+                fixed.append(time.perf_counter() - t)
             out[name] = {
                 "calls": len(c["batches"]),
+                # what the calls encode: each call dedups its own inputs, so a string sent by two calls counts twice
+                "encoded": sum(len(set(inputs)) for inputs, _ in c["batches"]),
+                "call_fixed_s": round(min(fixed), 4),
                 "inputs": len(c["inputs"]),
                 "distinct": len(distinct),
                 "in_run_s": round(c["s"], 4),
@@ -580,6 +588,12 @@ def main() -> None:
                 f"{b['calls']} calls for {b['inputs']} inputs vs "
                 f"{b['distinct_once_s']:.2f} s for the {b['distinct']} distinct once = {ratio:.2f}x (target <= 1.5x)",
             )
+            if "encoded" in b:  # why: strings encoded by more than one call, and the fixed cost of each call
+                print(
+                    f"info  {case} {name}: the {b['calls']} calls encode {b['encoded']} strings for {b['distinct']} "
+                    f"distinct ({b['encoded'] / max(b['distinct'], 1):.2f}x); one call on one input costs "
+                    f"{b['call_fixed_s']:.3f} s, {b['calls']} calls {b['calls'] * b['call_fixed_s']:.2f} s"
+                )
     print("\nN processes")
     group = args.nproc_group
     if args.nproc < 2 or group not in replays:
