@@ -13,6 +13,9 @@
    time split (start-up = import + task index; load = datasets + ``process_docs``; requests; replay;
    ``process_results``; aggregation), peak RSS and seconds per 1,000 docs.
 4. Prints the issue-20 targets as PASS/FAIL lines. Figures on a shared 2-core machine are noisy.
+5. Launches one full-size group (``--nproc-group``, default cii) as ``lmms-eval`` and as ``torchrun`` with
+   ``--nproc`` (default 2) gloo processes, with the helpers of benchmarks/multiprocess.py, and prints both wall
+   times and whether every metric is identical.
 
 Backbones: the tiny offline NLI model (tests/fixtures/vulca/tiny_nli.py) serves VULCA's NLI metrics; it also
 serves as UNPIE's BERTScore model and VULCA's embedder where those can load it (see docs/performance.md).
