@@ -13,6 +13,9 @@
    time split (start-up = import + task index; load = datasets + ``process_docs``; requests; replay;
    ``process_results``; aggregation), peak RSS and seconds per 1,000 docs.
 4. Prints the issue-20 targets as PASS/FAIL lines. Figures on a shared 2-core machine are noisy.
+5. Launches one full-size group (``--nproc-group``, default cii) as ``lmms-eval`` and as ``torchrun`` with
+   ``--nproc`` (default 2) gloo processes, with the helpers of benchmarks/multiprocess.py, and prints both wall
+   times and whether every metric is identical.
 
 Backbones: the tiny offline NLI model (tests/fixtures/vulca/tiny_nli.py) serves VULCA's NLI metrics; it also
 serves as UNPIE's BERTScore model and VULCA's embedder where those can load it (see docs/performance.md).
@@ -32,6 +35,9 @@ import time
 
 os.environ.update(HF_HUB_OFFLINE="1", HF_DATASETS_OFFLINE="1", TOKENIZERS_PARALLELISM="false")
 HERE = os.path.dirname(os.path.abspath(__file__))
+# Run as a script, this folder is sys.path[0], and its multiprocess.py would shadow the `multiprocess` package that
+# `datasets` imports ("'multiprocess' is not a package"). The launch helpers are loaded by path instead.
+sys.path[:] = [p for p in sys.path if os.path.abspath(p or os.curdir) != HERE]
 GROUPS = ("punrebus", "cii", "unpie", "cvlue", "vulca")
 BUILTIN = {"ii_bench": ("cii", "mcq"), "ok_vqa": ("cvlue", "vqa")}
 WRONG = "不知道"
@@ -327,8 +333,16 @@ class _Backbones:
                 t = time.perf_counter()
                 c["again"](distinct)
                 once.append(time.perf_counter() - t)
+            fixed = []  # a call's fixed cost: the same backbone on one input, best of 3
+            for _ in range(3):
+                t = time.perf_counter()
+                c["again"](distinct[:1])
+                fixed.append(time.perf_counter() - t)
             out[name] = {
                 "calls": len(c["batches"]),
+                # what the calls encode: each call dedups its own inputs, so a string sent by two calls counts twice
+                "encoded": sum(len(set(inputs)) for inputs, _ in c["batches"]),
+                "call_fixed_s": round(min(fixed), 4),
                 "inputs": len(c["inputs"]),
                 "distinct": len(distinct),
                 "in_run_s": round(c["s"], 4),
@@ -336,6 +350,55 @@ class _Backbones:
                 "distinct_once_s": round(min(once), 4),
             }
         return out
+
+
+# --- N processes ---------------------------------------------------------------------------------------------
+
+
+def launch_helpers():
+    """``benchmarks/multiprocess.py`` (launch commands, replay launches, metric comparison), loaded by path under
+    its own name so that it never stands in for the ``multiprocess`` package."""
+    import importlib.util
+
+    name = "hanyi_bench_multiprocess"
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(name, os.path.join(HERE, "multiprocess.py"))
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+    return sys.modules[name]
+
+
+def processes_env(case: str, data: dict) -> dict:
+    """What a 1- or N-process launch of ``case`` needs besides the launch helper's offline settings: the full-size
+    data (``HANYI_<BENCH>_DATA`` wins over its ``HANYI_DATA_ROOT=sample``) and the shared datasets cache."""
+    env = case_env(case, data)
+    if os.environ.get("LMMS_EVAL_DATASETS_CACHE"):
+        env["LMMS_EVAL_DATASETS_CACHE"] = os.environ["LMMS_EVAL_DATASETS_CACHE"]
+    return env
+
+
+def compare_processes(one: tuple, many: tuple) -> dict:
+    """``one``/``many``: ``(metrics, samples, wall_s)`` of the 1- and N-process launches. Whether every metric is
+    identical, and logged samples lost or duplicated in the N-process run."""
+    mp = launch_helpers()
+    diff = mp.differences(one[0], many[0])
+    lost = sum(len(set(v) - set(many[1].get(t, []))) for t, v in one[1].items())
+    dupes = sum(len(v) - len(set(v)) for v in many[1].values())
+    return {"one_s": one[2], "many_s": many[2], "identical": not diff, "differences": diff, "lost": lost,
+            "dupes": dupes, "samples": sum(len(v) for v in many[1].values())}  # fmt: skip
+
+
+def run_processes(case: str, data: dict, replay: str, workdir: str, nproc: int, launcher: str = "torchrun") -> dict:
+    """The same replay of one full-size group launched as ``lmms-eval`` (1 process) and with ``launcher``
+    (``nproc`` gloo processes, ``OMP_NUM_THREADS=1`` for both), via benchmarks/multiprocess.py."""
+    mp = launch_helpers()
+    env = processes_env(case, data)
+    runs = []
+    for name, n in (("single", 1), (launcher, nproc)):
+        metrics, samples, wall, _ = mp.run_replay(name, [case], replay, os.path.join(workdir, f"np-{name}"), n, env=env)
+        runs.append((metrics, samples, round(wall, 2)))
+    return compare_processes(*runs)
 
 
 # --- driver --------------------------------------------------------------------------------------------------------
@@ -394,6 +457,8 @@ def main() -> None:
     ap.add_argument("--scale", type=float, default=1.0, help="fraction of the paper's sizes (1.0 = full)")
     ap.add_argument("--only", default="", help="comma-separated cases (default: all)")
     ap.add_argument("--workers", type=int, default=4, help="lmms-eval process_docs_parallel (its default: 4)")
+    ap.add_argument("--nproc", type=int, default=2, help="processes for the N-process line (0: skip it)")
+    ap.add_argument("--nproc-group", default="cii", help="the full-size group launched at 1 and --nproc processes")
     ap.add_argument("--child", help=argparse.SUPPRESS)
     ap.add_argument("--data", help=argparse.SUPPRESS)
     ap.add_argument("--replay", help=argparse.SUPPRESS)
@@ -526,8 +591,31 @@ def main() -> None:
                 f"{b['calls']} calls for {b['inputs']} inputs vs "
                 f"{b['distinct_once_s']:.2f} s for the {b['distinct']} distinct once = {ratio:.2f}x (target <= 1.5x)",
             )
+            if "encoded" in b:  # why: strings encoded by more than one call, and the fixed cost of each call
+                print(
+                    f"info  {case} {name}: the {b['calls']} calls encode {b['encoded']} strings for {b['distinct']} "
+                    f"distinct ({b['encoded'] / max(b['distinct'], 1):.2f}x); one call on one input costs "
+                    f"{b['call_fixed_s']:.3f} s, {b['calls']} calls {b['calls'] * b['call_fixed_s']:.2f} s"
+                )
     print("\nN processes")
-    print("skipped: needs multi-process launch support (not on this branch)")
+    group = args.nproc_group
+    if args.nproc < 2 or group not in replays:
+        print(f"skipped ({'--nproc < 2' if args.nproc < 2 else group + ' not among the cases run'})")
+    else:
+        try:
+            np_res = run_processes(group, data, replays[group], workdir, args.nproc)
+        except RuntimeError as exc:
+            print(f"FAILED: {str(exc)[-2000:]}")
+        else:
+            results["nproc"] = np_res
+            print(
+                f"{group} ({answered[group]['docs']} docs, replay, launch included): 1 process {np_res['one_s']:.1f} s, "
+                f"{args.nproc} processes (torchrun, gloo) {np_res['many_s']:.1f} s; metrics identical: "
+                f"{np_res['identical']}; {np_res['samples']} samples logged, lost {np_res['lost']}, duplicated {np_res['dupes']}"
+            )
+            for d in np_res["differences"][:10]:
+                print(f"    {d}")
+            print("(each process pays lmms-eval's import; on 2 shared cores 2 processes are not expected to be faster)")
     print(f"\ntotal script wall: {time.perf_counter() - t_all:.1f} s")
     with open(os.path.join(workdir, "full_scale.json"), "w") as f:
         json.dump(results, f, indent=1, ensure_ascii=False)
