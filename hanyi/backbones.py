@@ -269,6 +269,7 @@ BACKBONES: dict[str, Backbone] = {
             ),
             _check_vulca_nli,
             lambda: _env_key("HANYI_VULCA_NLI_MODEL", "HANYI_VULCA_NLI_TEMPLATE", "HANYI_VULCA_NLI_DEVICE"),
+            {"profile_* / primary_profile_rate_* / feat_* / qual_* / expert_alignment*": "<the same>_custom_model"},
         ),
         Backbone(
             "vulca_embedder",

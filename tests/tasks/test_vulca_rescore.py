@@ -73,10 +73,10 @@ def test_released_style_critiques_through_the_replay_model(replay, fake_nli):
     assert len(out["samples"]["vulca_persona_kb_su_shi"]) == 2
     exp = [expected_scores(t) for t in CRITIQUES.values()]
     for key in PROFILE_KEYS:
-        assert res[f"profile_{key},none"] == pytest.approx(sum(p[key] for p, _ in exp) / 2, abs=1e-9), key
-    assert res["feat_symbolism,none"] == pytest.approx((HIGH + 0.5) / 2, abs=1e-9)
-    assert res["feat_subject_matter,none"] == pytest.approx((0.5 + HIGH) / 2, abs=1e-9)
+        assert res[f"profile_{key}_custom_model,none"] == pytest.approx(sum(p[key] for p, _ in exp) / 2, abs=1e-9), key
+    assert res["feat_symbolism_custom_model,none"] == pytest.approx((HIGH + 0.5) / 2, abs=1e-9)
+    assert res["feat_subject_matter_custom_model,none"] == pytest.approx((0.5 + HIGH) / 2, abs=1e-9)
     for key in PROFILE_KEYS:
         share = sum(primary_profile(p) == key for p, _ in exp) / 2
-        assert res[f"primary_profile_rate_{key},none"] == pytest.approx(share), key
+        assert res[f"primary_profile_rate_{key}_custom_model,none"] == pytest.approx(share), key
     assert res["json_valid_rate,none"] == 0.0  # the fixture JSON lacks four of the five schema keys

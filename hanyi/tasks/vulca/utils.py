@@ -31,6 +31,8 @@ from hanyi.metrics.critique_scoring import NLI_METRICS, CritiqueItem, aggregate_
 from hanyi.metrics.zeroshot_nli import NLIConfig, try_logits_fn
 from hanyi.tasks._common import doc_label, prompt_kwargs, render, require_images, visuals
 
+#: Key suffix when the NLI model or template is not the released code's (``hanyi.backbones``; docs/backbones.md).
+CUSTOM = "_custom_model"
 _PROMPT_DEFAULTS = {"persona": "", "knowledge_base": True, "prompt": "core_prompt_en.md", "images": "whole"}
 
 
@@ -87,7 +89,8 @@ def vulca_process_results(doc, results):
     if try_logits_fn(nli) is None:  # warned once; NLI metrics are not emitted
         return out
     text = split["commentary"] if os.environ.get("HANYI_VULCA_SCORE_TEXT") == "commentary" else response.strip()
-    out.update({m: CritiqueItem(m, str(doc["doc_id"]), text, nli) for m in NLI_METRICS})
+    suffix = "" if backbones.resolve("vulca_nli").paper else CUSTOM
+    out.update({m + suffix: CritiqueItem(m, str(doc["doc_id"]), text, nli) for m in NLI_METRICS})
     return out
 
 
