@@ -63,6 +63,54 @@ def patch_task_manager(cls, tasks_dir: str = TASKS_DIR) -> bool:
     return True
 
 
+def task_module_name(module_path: str, tasks_dir: str = TASKS_DIR) -> str | None:
+    """The package name of a ``.py`` file under ``tasks_dir`` (``hanyi.tasks.cii.utils``), else ``None``.
+
+    >>> task_module_name("/x/tasks/cii/utils.py", "/x/tasks")
+    'hanyi.tasks.cii.utils'
+    >>> task_module_name("/elsewhere/utils.py", "/x/tasks") is None
+    True
+    """
+    rel = os.path.relpath(os.path.normpath(module_path), os.path.normpath(tasks_dir))
+    if rel.startswith(os.pardir) or os.path.isabs(rel) or not rel.endswith(".py"):
+        return None
+    parts = rel[: -len(".py")].split(os.sep)
+    if not all(p.isidentifier() for p in parts):
+        return None
+    return ".".join(["hanyi", "tasks", *parts])
+
+
+def patch_function_loader(utils_module, tasks_dir: str = TASKS_DIR) -> bool:
+    """Resolve ``!function utils.x`` in hanyi's task YAMLs through Python's module cache. Idempotent.
+
+    lmms-eval 0.7.3's ``import_function`` executes the named file afresh for every ``!function`` tag it meets (and,
+    where bytecode is not written, compiles it again): loading ``cii`` ran ``cii/utils.py`` 34 times, about 30 ms per
+    task load on our CI machine, and the five groups repeat it for every task. For files under ``tasks_dir`` the
+    wrapper imports the file once as its package module (``hanyi.tasks.cii.utils``) and returns that module's
+    function, the same object every time; any other file goes to lmms-eval's own loader unchanged
+    (``docs/upstream/0007-cache-yaml-function-modules.patch`` proposes the cache upstream).
+    """
+    original = getattr(utils_module, "import_function", None)
+    if original is None or getattr(original, _MARKER, False):
+        return False
+
+    @functools.wraps(original)
+    def import_function(loader, node):
+        dotted = loader.construct_scalar(node)
+        *module_parts, function_name = dotted.split(".")
+        path = os.path.join(os.path.dirname(getattr(loader, "name", "") or ""), *module_parts) + ".py"
+        name = task_module_name(path, tasks_dir) if module_parts and os.path.isfile(path) else None
+        if name is None:
+            return original(loader, node)
+        import importlib
+
+        return getattr(importlib.import_module(name), function_name)
+
+    setattr(import_function, _MARKER, True)
+    utils_module.import_function = import_function
+    return True
+
+
 def upstream_reads_plugins(tasks_module) -> bool:
     """True when the installed lmms-eval discovers plugin task directories itself (our patch is then not needed)."""
     return hasattr(tasks_module, UPSTREAM_FIX_MARKER)
@@ -75,6 +123,14 @@ def patch_lmms_eval_tasks_module(tasks_module=None) -> bool:
     from hanyi import multiprocess
 
     multiprocess.install()  # N-process runs aggregate hanyi's tasks in doc order (hanyi/multiprocess.py)
+    try:
+        import lmms_eval.utils
+
+        patch_function_loader(lmms_eval.utils)  # `!function utils.x` of hanyi's YAMLs: each file imported once
+    except Exception as exc:  # never break lmms-eval because of us
+        import logging
+
+        logging.getLogger("hanyi").warning("hanyi: YAML function cache not installed (%r)", exc)
     try:
         from hanyi import guard
 

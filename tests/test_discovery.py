@@ -169,3 +169,29 @@ def test_hanyi_eval_registers_the_tasks_itself(tmp_path):
     assert proc.returncode == 0, proc.stderr[-3000:]
     (results,) = list((tmp_path / "out").rglob("*_results.json"))
     assert json.loads(results.read_text())["results"]["punrebus_matching"]["accuracy,none"] == pytest.approx(0.5)
+
+
+def test_yaml_functions_of_hanyi_tasks_resolve_to_the_package_module_once(tmp_path):
+    """`!function utils.x` in a hanyi YAML is the package module's function (one import), not a fresh copy of the
+    file per tag as lmms-eval 0.7.3 does; a YAML outside hanyi still goes through lmms-eval's own loader."""
+    import lmms_eval.utils
+
+    import hanyi.tasks.cii.utils as cii_utils
+    from hanyi.discovery import patch_function_loader
+
+    assert getattr(lmms_eval.utils.import_function, "_hanyi_tasks_dir_patched", False)  # installed by the hook
+    assert patch_function_loader(lmms_eval.utils) is False  # idempotent
+    path = os.path.join(hanyi.TASKS_DIR, "cii", "_default_template_yaml")
+    first = lmms_eval.utils.load_yaml_config(path)
+    second = lmms_eval.utils.load_yaml_config(path)
+    assert first["process_results"] is cii_utils.cii_process_results
+    assert second["process_results"] is first["process_results"]
+    aggs = [m["aggregation"] for m in first["metric_list"] if callable(m["aggregation"])]
+    assert aggs and all(fn.__module__ == "hanyi.tasks.cii.utils" for fn in aggs)
+
+    (tmp_path / "helpers.py").write_text("def f():\n    return 1\n")
+    (tmp_path / "t.yaml").write_text("process_results: !function helpers.f\n")
+    a = lmms_eval.utils.load_yaml_config(str(tmp_path / "t.yaml"))["process_results"]
+    b = lmms_eval.utils.load_yaml_config(str(tmp_path / "t.yaml"))["process_results"]
+    assert a() == 1 and a is not b  # lmms-eval's behaviour for other files: a fresh module per tag
+    assert "helpers" not in sys.modules

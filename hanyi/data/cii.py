@@ -15,6 +15,7 @@ Rows that cannot be scored (answer not in A-F, an empty option) are dropped and 
 from __future__ import annotations
 
 import ast
+import functools
 import json
 import os
 
@@ -41,16 +42,26 @@ def parse_multilabel(value) -> list[str]:
     if value is None:
         return []
     if isinstance(value, str):
-        s = value.strip()
-        if not s.startswith("{"):
-            return [s] if s else []
-        try:
-            value = ast.literal_eval(s)
-        except (ValueError, SyntaxError) as exc:
-            raise ValueError(f"malformed multi-label cell {s[:80]!r}: {exc}") from None
+        return list(_parse_cell(value))  # a fresh list: callers may change it
     if isinstance(value, dict) and isinstance(value.get("choices"), (list, tuple)):
         return [str(v).strip() for v in value["choices"]]
     raise ValueError(f"malformed multi-label cell {value!r}")
+
+
+@functools.lru_cache(maxsize=4096)
+def _parse_cell(value: str) -> tuple[str, ...]:
+    """A string cell's labels; cached, since the 800 questions share a few dozen distinct cells (the repr is parsed
+    with ``ast.literal_eval`` once per distinct cell, at load time and again in ``process_results``)."""
+    s = value.strip()
+    if not s.startswith("{"):
+        return (s,) if s else ()
+    try:
+        parsed = ast.literal_eval(s)
+    except (ValueError, SyntaxError) as exc:
+        raise ValueError(f"malformed multi-label cell {s[:80]!r}: {exc}") from None
+    if isinstance(parsed, dict) and isinstance(parsed.get("choices"), (list, tuple)):
+        return tuple(str(v).strip() for v in parsed["choices"])
+    raise ValueError(f"malformed multi-label cell {parsed!r}")
 
 
 def hint_text(value) -> str:

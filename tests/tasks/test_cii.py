@@ -379,3 +379,15 @@ def test_ctc_titles_env_that_is_not_a_file_is_a_clear_error(tmp_path, monkeypatc
     monkeypatch.setenv(ctc.ENV_CTC_JSON, str(tmp_path / "missing.json"))
     with pytest.raises(FileNotFoundError, match="HANYI_CII_CTC_JSON"):
         ctc._titles_file()
+
+
+def test_parse_multilabel_cache_returns_fresh_lists_and_still_rejects_bad_cells():
+    from hanyi.data.cii import parse_multilabel
+
+    cell = "{'choices': ['隐喻', '象征']}"
+    first = parse_multilabel(cell)
+    first.append("changed by a caller")
+    assert parse_multilabel(cell) == ["隐喻", "象征"]  # the cached value was not changed through the caller's list
+    for _ in range(2):  # an error is not cached away
+        with pytest.raises(ValueError, match="malformed"):
+            parse_multilabel("{'choices': ")
