@@ -104,7 +104,11 @@ def patch_function_loader(utils_module, tasks_dir: str = TASKS_DIR) -> bool:
             return original(loader, node)
         import importlib
 
-        return getattr(importlib.import_module(name), function_name)
+        try:
+            module = importlib.import_module(name)
+        except ImportError:  # not importable as a package module (e.g. a copied tree): lmms-eval's way
+            return original(loader, node)
+        return getattr(module, function_name)
 
     setattr(import_function, _MARKER, True)
     utils_module.import_function = import_function
