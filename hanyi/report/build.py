@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 
 from hanyi import BENCHMARKS
 from hanyi.report import anchors as anchor_mod
-from hanyi.report import bias, stats
+from hanyi.report import bias, decomposed, stats
 from hanyi.report import provenance as prov_mod
 from hanyi.report.layout import category_tables
 from hanyi.report.results import Run, benchmark_of, parents_of
@@ -174,13 +174,20 @@ def interval_of(run: Run, task: str, name: str) -> dict:
         return {**rec, "ci_low": None, "ci_high": None, "why": "no value"}
     if is_count(run, task, name):
         return {**rec, "ci_low": None, "ci_high": None, "unit": "count", "why": "a count, not an estimate"}
+    t = run.tasks.get(task)
+    found = None if t is not None and t.is_group else decomposed.interval(run, task, name)
+    if found is not None and found.get("ci_low") is not None:
+        return {**rec, **found}
     vals, scale = per_doc(run, task, name)
+    if not vals and found is None and t is not None and t.is_group:
+        found = decomposed.interval(run, task, name)  # a group: stratified over its subtasks
+        if found is not None and found.get("ci_low") is not None:
+            return {**rec, **found}
     if not vals:
-        t = run.tasks.get(task)
         why = (
             "no sample log (run lmms-eval with --log_samples)"
             if t is not None and not t.is_group and t.samples is None
-            else "the aggregate is not a mean of logged per-doc scores"
+            else (found or {}).get("why", "the aggregate is not a mean of logged per-doc scores")
         )
         return {**rec, "ci_low": None, "ci_high": None, "why": why}
     low, high, method = stats.interval(list(vals.values()))

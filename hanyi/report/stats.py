@@ -153,7 +153,7 @@ def per_doc_candidates(samples: list[dict], metric: str) -> list[tuple[str, dict
             out.append(("correct, all docs", {d: float(bool(it["correct"])) for d, it in items}))
             if all("parsed" in it for _, it in items):
                 out.append(("correct, parsed docs", {d: float(bool(it["correct"])) for d, it in items if it["parsed"]}))
-        for key in ("instance_score", "score"):
+        for key in ("instance_score", "score", "v"):  # v: CVLUE's per-doc value
             if any(key in it for _, it in items):
                 vals = {d: _item_value(it, key) for d, it in items}
                 out.append((f"{key}, scored docs", {d: v for d, v in vals.items() if v is not None}))
