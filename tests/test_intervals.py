@@ -292,3 +292,95 @@ def test_a_real_lmms_eval_run_gets_stderr_and_logs_per_doc_stats(replay):
         assert res[f"{metric},none"] == pytest.approx(p, abs=1e-12)
         assert res[f"{metric}_stderr,none"] == pytest.approx(math.sqrt(p * (1 - p) / (len(stats) - 1)), abs=1e-12)
     assert res["acc_domain_life_stderr,none"] == "N/A"  # not decomposed: lmms-eval's N/A stays
+
+
+# ---- report ---------------------------------------------------------------------------------------------------------
+
+
+def _report(tmp_path, results, samples, groups=None):
+    from tests.test_report_honest import report, section, write_run
+
+    d = write_run(tmp_path / "run", "pretrained=m", results, samples=samples)
+    if groups:
+        path = next((tmp_path / "run").glob("*_results.json"))
+        data = json.loads(path.read_text(encoding="utf-8"))
+        data["group_subtasks"].update(groups)
+        path.write_text(json.dumps(data), encoding="utf-8")
+    rep = report(tmp_path, d)
+    return {(i["task"], i["metric"]): i for s in rep["sections"] for i in s["intervals"]}, rep, section
+
+
+def test_report_uses_logged_per_doc_stats_of_element_sim(tmp_path):
+    r = random.Random(3)
+    stats = [r.random() if i % 4 else None for i in range(40)]  # None: unparsed, out of the mean
+    scored = [s for s in stats if s is not None]
+    value = mean_or_zero(scored)
+    lines = [{"doc_id": i, "element_sim": {"parsed": s is not None}, "hanyi_per_doc": {"element_sim": s}}
+             for i, s in enumerate(stats)]  # fmt: skip
+    by, _, _ = _report(
+        tmp_path, {"punrebus_elements": {"element_sim,none": value, "element_sim_custom_model,none": 0.5}},
+        {"punrebus_elements": [{**ln, "element_sim_custom_model": {}} for ln in lines]},
+    )  # fmt: skip
+    ci = by[("punrebus_elements", "element_sim")]
+    arr = np.array([math.nan if s is None else s for s in stats])
+    rng = np.random.default_rng(resample.SEED)
+    reps = []
+    for _ in range(resample.ITERS):
+        x = arr[rng.integers(0, len(arr), size=len(arr))]
+        reps.append(np.nanmean(x))
+    assert ci["n"] == len(scored) and ci["method"].startswith("bootstrap over units")
+    assert ci["ci_low"] == pytest.approx(np.percentile(reps, 2.5), abs=1e-9)
+    assert ci["ci_high"] == pytest.approx(np.percentile(reps, 97.5), abs=1e-9)
+    other = by[("punrebus_elements", "element_sim_custom_model")]  # no statistics logged, value not reproduced
+    assert other["ci_low"] is None and "per-doc statistics" in other["why"]
+
+
+def test_report_recomputes_light_aggregations_from_logged_items(tmp_path):
+    scipy_stats = pytest.importorskip("scipy.stats")
+    miss = [i % 4 == 0 for i in range(24)]  # 6 of 24
+    cii_lines = [{"doc_id": i, "miss_rate": {"correct": False, "correct_robust": False, "miss": m}}
+                 for i, m in enumerate(miss)]  # fmt: skip
+    v = [0.25 * (i % 5) for i in range(15)]
+    cvlue_lines = [{"doc_id": i, "miou": {"v": x, "category": "c", "culture_group": "coco"}} for i, x in enumerate(v)]
+    by, _, _ = _report(
+        tmp_path,
+        {"cii_none": {"miss_rate,none": 0.25}, "cvlue_vg": {"miou,none": sum(v) / len(v)}},
+        {"cii_none": cii_lines, "cvlue_vg": cvlue_lines},
+    )
+    ci = by[("cii_none", "miss_rate")]
+    expected = scipy_stats.binomtest(6, 24).proportion_ci(0.95, method="exact")
+    assert ci["method"] == "exact (Clopper-Pearson)" and ci["n"] == 24
+    assert ci["ci_low"] == pytest.approx(expected.low, abs=1e-9)
+    miou = by[("cvlue_vg", "miou")]
+    assert miou["method"].startswith("bootstrap") and miou["ci_low"] < sum(v) / len(v) < miou["ci_high"]
+
+
+def test_report_gives_no_interval_when_the_stats_do_not_reproduce_the_value(tmp_path):
+    lines = [{"doc_id": i, "miss_rate": {"miss": i % 2 == 0}} for i in range(10)]
+    by, _, _ = _report(tmp_path, {"cii_none": {"miss_rate,none": 0.7}}, {"cii_none": lines})
+    ci = by[("cii_none", "miss_rate")]
+    assert ci["ci_low"] is None and "do not reproduce" in ci["why"]
+
+
+def test_a_group_of_unequal_subtasks_gets_a_stratified_interval(tmp_path):
+    a = [i % 3 == 0 for i in range(30)]  # 10 / 30
+    b = [i % 2 == 0 for i in range(8)]  # 4 / 8
+    value = (10 / 30 + 4 / 8) / 2  # the group's value: the mean of its subtasks' values, not the pooled 14 / 38
+    lines = {t: [{"doc_id": i, "acc": {"correct": c}} for i, c in enumerate(xs)] for t, xs in
+             (("cii_none", a), ("cii_textonly", b))}  # fmt: skip
+    by, _, _ = _report(
+        tmp_path,
+        {"cii": {"acc,none": value}, "cii_none": {"acc,none": 10 / 30}, "cii_textonly": {"acc,none": 4 / 8}},
+        lines,
+        groups={"cii": ["cii_none", "cii_textonly"]},
+    )
+    ci = by[("cii", "acc")]
+    assert ci["method"].startswith("stratified") and ci["n"] == 38
+    xa, xb = np.array(a, dtype=float), np.array(b, dtype=float)
+    rng = np.random.default_rng(resample.SEED)
+    reps = [
+        (xa[rng.integers(0, 30, size=30)].mean() + xb[rng.integers(0, 8, size=8)].mean()) / 2
+        for _ in range(resample.ITERS)
+    ]
+    assert ci["ci_low"] == pytest.approx(np.percentile(reps, 2.5), abs=1e-9)
+    assert ci["ci_high"] == pytest.approx(np.percentile(reps, 97.5), abs=1e-9)

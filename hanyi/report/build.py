@@ -11,8 +11,8 @@ benchmark found in the results, in the order of :data:`hanyi.BENCHMARKS`:
 
 Every comparison with a paper number is judged by :func:`hanyi.report.provenance.comparability` and recorded in
 ``Section.comparisons`` (``comparable`` + ``reasons``); a non-comparable one shows no Δ. Headline numbers get a 95 %
-interval from the sample log (:mod:`hanyi.report.stats`); with exactly two runs, ``Section.paired`` compares them doc
-by doc.
+interval from the sample log (:mod:`hanyi.report.decomposed` for decomposed aggregations and groups,
+:mod:`hanyi.report.stats` for per-doc means); with exactly two runs, ``Section.paired`` compares them doc by doc.
 """
 
 from __future__ import annotations
@@ -252,8 +252,9 @@ def headline_table(runs: list[Run], tasks: list[str], hints=None, intervals: lis
         "Headline metrics",
         header,
         [r for r in rows if any(c not in ("-", "(table)") for c in r[2:-1])],
-        "value [95 % interval] from the sample log (exact Clopper-Pearson for 0/1 scores, else a seeded bootstrap "
-        "over docs); value ± standard error where only lmms-eval's is available; counts as integers; n = docs scored. "
+        "value [95 % interval] from the sample log (exact Clopper-Pearson for shares of 0/1 scores, else a seeded "
+        "bootstrap over docs re-running the aggregation; groups: stratified by subtask); value ± standard error where "
+        "only lmms-eval's is available; counts as integers; n = docs scored. "
         "Dict-valued metrics (confusion rows) are in the lmms-eval results file.",
         kind="headline",
     )

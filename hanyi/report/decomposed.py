@@ -24,8 +24,8 @@ from hanyi.report.aggregations import aggregation
 from hanyi.run_intervals import PER_DOC_KEY
 
 NO_STATS = (
-    "no per-doc statistics for it in the sample log (a run made before hanyi logged them; re-score it with "
-    "`hanyi replay` to get them)"
+    "no per-doc statistics for it in the sample log (a run made before hanyi logged them, or with the start-up hook "
+    "off; re-score the sample log with the replay model, docs/when-things-go-wrong.md)"
 )
 
 
