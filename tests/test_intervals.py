@@ -384,3 +384,12 @@ def test_a_group_of_unequal_subtasks_gets_a_stratified_interval(tmp_path):
     ]
     assert ci["ci_low"] == pytest.approx(np.percentile(reps, 2.5), abs=1e-9)
     assert ci["ci_high"] == pytest.approx(np.percentile(reps, 97.5), abs=1e-9)
+
+
+def test_no_interval_when_no_doc_was_scored(tmp_path):
+    from hanyi.report.decomposed import NONE_SCORED
+
+    lines = [{"doc_id": i, "element_abs": {"parsed": False, "instance_score": None}} for i in range(5)]
+    by, _, _ = _report(tmp_path, {"punrebus_elements": {"element_abs,none": 0.0}}, {"punrebus_elements": lines})
+    assert by[("punrebus_elements", "element_abs")]["ci_low"] is None
+    assert by[("punrebus_elements", "element_abs")]["why"] == NONE_SCORED

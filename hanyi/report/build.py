@@ -178,6 +178,8 @@ def interval_of(run: Run, task: str, name: str) -> dict:
     found = None if t is not None and t.is_group else decomposed.interval(run, task, name)
     if found is not None and found.get("ci_low") is not None:
         return {**rec, **found}
+    if found is not None and found.get("final"):
+        return {**rec, "ci_low": None, "ci_high": None, "why": found["why"]}
     vals, scale = per_doc(run, task, name)
     if not vals and found is None and t is not None and t.is_group:
         found = decomposed.interval(run, task, name)  # a group: stratified over its subtasks

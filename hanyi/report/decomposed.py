@@ -29,6 +29,9 @@ NO_STATS = (
 )
 
 
+NONE_SCORED = "no doc was scored (e.g. none parsed): the value is the aggregation's default for none, not an estimate"
+
+
 def _close(a: float, b: float) -> bool:
     return math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-12)
 
@@ -98,7 +101,8 @@ def parts_of(run, task: str, name: str, depth: int = 0):
 
 
 def interval(run, task: str, name: str) -> dict | None:
-    """The interval fields (``ci_low``, ``ci_high``, ``stderr``, ``method``, ``n``) or ``{"why": ...}``; None when this
+    """The interval fields (``ci_low``, ``ci_high``, ``stderr``, ``method``, ``n``) or ``{"why": ...}`` (with
+    ``final``: the statistics reproduce the value, so no other reading of the sample log may give one); None when this
     path does not apply (a non-group task whose aggregation is not decomposed: the report's per-doc-mean path)."""
     t = run.tasks.get(task)
     if t is None:
@@ -108,6 +112,8 @@ def interval(run, task: str, name: str) -> dict | None:
     found = parts_of(run, task, name)
     if isinstance(found, str):
         return {"why": found}
+    if not any(_scored(a) for _, _, a in found):
+        return {"why": NONE_SCORED, "final": True}
     if t.is_group:
         if len(found) == 1:
             _, combine, arr = found[0]
@@ -118,7 +124,7 @@ def interval(run, task: str, name: str) -> dict | None:
         _, combine, arr = found[0]
         out = resample.bootstrap(combine, arr)
     if out.get("ci_low") is None:
-        return {"why": out.get("why", "no interval")}
+        return {"why": out.get("why", "no interval"), "final": True}
     keep = ("ci_low", "ci_high", "stderr", "method")
     return {**{k: out[k] for k in keep if k in out}, "n": sum(_scored(a) for _, _, a in found)}
 
