@@ -13,7 +13,7 @@ CVLUE's ITR scores one unit per query, VULCA averages NLI profiles. Each such ag
 construction, and exposes both as ``agg.per_doc`` / ``agg.combine``. :func:`bootstrap` then resamples units with
 replacement (seeded) and re-runs ``combine``: a percentile bootstrap of the *aggregation itself* (Efron & Tibshirani
 1993, ch. 13; for BLEU this is Koehn 2004's bootstrap over sentences). A mean of 0/1 statistics instead gets the exact
-Clopper–Pearson interval (:func:`hanyi.report.stats.clopper_pearson`).
+Clopper–Pearson interval (:func:`clopper_pearson`, also used by :mod:`hanyi.report.stats`).
 """
 
 from __future__ import annotations
@@ -133,6 +133,51 @@ def is_decomposed(fn) -> bool:
     return callable(getattr(fn, "per_doc", None)) and callable(getattr(fn, "combine", None))
 
 
+def _binom_cdf(k: int, n: int, p: float) -> float:
+    """P(X <= k) for X ~ Binomial(n, p), summed in log space."""
+    if k < 0:
+        return 0.0
+    if k >= n:
+        return 1.0
+    if p <= 0:
+        return 1.0
+    if p >= 1:
+        return 0.0
+    lp, lq = math.log(p), math.log1p(-p)
+    logs = [
+        math.lgamma(n + 1) - math.lgamma(i + 1) - math.lgamma(n - i + 1) + i * lp + (n - i) * lq for i in range(k + 1)
+    ]
+    top = max(logs)
+    return min(1.0, math.exp(top) * sum(math.exp(v - top) for v in logs))
+
+
+def _solve(f, lo: float = 0.0, hi: float = 1.0, iters: int = 200) -> float:
+    """The root of an increasing ``f`` on [lo, hi] by bisection."""
+    for _ in range(iters):
+        mid = (lo + hi) / 2
+        if f(mid) < 0:
+            lo = mid
+        else:
+            hi = mid
+    return (lo + hi) / 2
+
+
+def clopper_pearson(k: int, n: int, level: float = LEVEL) -> tuple[float, float]:
+    """Exact (Clopper–Pearson) interval for ``k`` successes in ``n`` trials.
+
+    >>> [round(x, 4) for x in clopper_pearson(7, 20)]
+    [0.1539, 0.5922]
+    >>> clopper_pearson(0, 10)[0], clopper_pearson(10, 10)[1]
+    (0.0, 1.0)
+    """
+    if n <= 0:
+        raise ValueError("clopper_pearson needs n > 0")
+    alpha = 1 - level
+    lower = 0.0 if k == 0 else _solve(lambda p: (1 - _binom_cdf(k - 1, n, p)) - alpha / 2)
+    upper = 1.0 if k == n else _solve(lambda p: alpha / 2 - _binom_cdf(k, n, p))
+    return lower, upper
+
+
 def _percentile(values, q: float) -> float:
     import numpy as np
 
@@ -160,8 +205,6 @@ def bootstrap(combine: Callable, stats, iters: int = ITERS, seed: int = SEED, le
     if n == 0 or not math.isfinite(value):
         return {**out, "ci_low": None, "ci_high": None, "stderr": None, "why": "no scored unit"}
     if is_proportion(combine, arr):
-        from hanyi.report.stats import clopper_pearson
-
         scored = arr[np.isfinite(arr)]
         k, m = int(scored.sum()), len(scored)
         low, high = clopper_pearson(k, m, level)
