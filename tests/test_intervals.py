@@ -393,3 +393,31 @@ def test_no_interval_when_no_doc_was_scored(tmp_path):
     by, _, _ = _report(tmp_path, {"punrebus_elements": {"element_abs,none": 0.0}}, {"punrebus_elements": lines})
     assert by[("punrebus_elements", "element_abs")]["ci_low"] is None
     assert by[("punrebus_elements", "element_abs")]["why"] == NONE_SCORED
+
+
+def test_discovery_hook_installs_the_interval_patch_outside_the_doc_order_patch():
+    import lmms_eval.tasks  # noqa: F401  (the start-up hook patches on this import)
+    from lmms_eval.evaluator_utils import TaskOutput
+
+    fn = TaskOutput.calculate_aggregate_metric
+    assert getattr(fn, "_hanyi_intervals", False)
+    assert getattr(fn.__wrapped__, "_hanyi_doc_order", False) and "_hanyi_intervals" not in vars(fn.__wrapped__)
+
+
+def test_per_doc_stats_land_on_their_own_docs_under_two_ranks(monkeypatch):
+    from hanyi import multiprocess, run_intervals
+    from hanyi.metrics.resample import decomposed, sum_mean
+
+    @decomposed(sum_mean)
+    def agg(items):
+        return [float(x) for x in items]
+
+    cls = type("TaskOutput", (_FakeOutput,), {})
+    monkeypatch.setattr(multiprocess, "_is_hanyi_task", lambda task: True)
+    multiprocess.patch_task_output(cls)
+    run_intervals.patch_task_output(cls)
+    monkeypatch.setenv("WORLD_SIZE", "2")
+    # rank 0 scored docs 0, 2, 4; rank 1 docs 1, 3: gathered rank by rank; doc d scores d / 10
+    out = cls({"m": agg}, [0.0, 0.2, 0.4, 0.1, 0.3], [{"doc_id": d} for d in (0, 2, 4, 1, 3)])
+    out.calculate_aggregate_metric(bootstrap_iters=10)
+    assert [(s["doc_id"], s["hanyi_per_doc"]["m"]) for s in out.logged_samples] == [(d, d / 10) for d in range(5)]
