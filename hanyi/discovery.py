@@ -124,9 +124,10 @@ def patch_lmms_eval_tasks_module(tasks_module=None) -> bool:
     """Patch ``lmms_eval.tasks.TaskManager`` unless upstream already handles plugins. Returns True if patched."""
     if tasks_module is None:
         import lmms_eval.tasks as tasks_module
-    from hanyi import multiprocess
+    from hanyi import multiprocess, run_intervals
 
     multiprocess.install()  # N-process runs aggregate hanyi's tasks in doc order (hanyi/multiprocess.py)
+    run_intervals.install()  # after it: standard errors and per-doc stats of decomposed aggregations
     try:
         import lmms_eval.utils
 

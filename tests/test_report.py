@@ -411,3 +411,37 @@ def test_results_under_a_hidden_model_folder_are_found(tmp_path):
     hidden.mkdir()
     (hidden / "20261122_000000_results.json").write_text("{}")
     assert find_results_files(str(tmp_path)) == [str(hidden / "20261122_000000_results.json")]
+
+
+#: Benchmarks whose headline aggregations are decomposed on this branch; UNPIE and VULCA are h3's (issue 15 item 3).
+_AFTER_H3 = pytest.mark.xfail(
+    strict=False, reason="UNPIE/VULCA aggregations are decomposed by helper h3 (issue 15 item 3); remove on merge"
+)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "bench",
+    ["punrebus", "cvlue", "cii", pytest.param("unpie", marks=_AFTER_H3), pytest.param("vulca", marks=_AFTER_H3)],
+)
+def test_every_headline_number_of_the_five_group_report_has_an_interval(llava_report, bench):
+    from hanyi.report.decomposed import NONE_SCORED
+
+    out, results = llava_report
+    rep = report_json(str(out))
+    section = next((s for s in rep["sections"] if s["benchmark"] == bench), None)
+    if section is None:
+        pytest.skip(f"{bench} not in the shared run")
+    records = section["intervals"]
+    assert records
+    missing = [
+        (r["task"], r["metric"], r.get("why"))
+        for r in records
+        if r.get("ci_low") is None and r.get("unit") != "count" and r.get("why") not in ("no value", NONE_SCORED)
+    ]
+    assert missing == []
+    for r in records:
+        if r.get("ci_low") is not None:
+            assert r["method"] and r["n"] > 0 and r["ci_low"] <= r["value"] + 1e-12 <= r["ci_high"] + 2e-12
+    md = (out / "report.md").read_text(encoding="utf-8")
+    assert "[" in md and "95 %" in md

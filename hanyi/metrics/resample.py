@@ -13,14 +13,14 @@ CVLUE's ITR scores one unit per query, VULCA averages NLI profiles. Each such ag
 construction, and exposes both as ``agg.per_doc`` / ``agg.combine``. :func:`bootstrap` then resamples units with
 replacement (seeded) and re-runs ``combine``: a percentile bootstrap of the *aggregation itself* (Efron & Tibshirani
 1993, ch. 13; for BLEU this is Koehn 2004's bootstrap over sentences). A mean of 0/1 statistics instead gets the exact
-Clopper–Pearson interval (:func:`hanyi.report.stats.clopper_pearson`).
+Clopper–Pearson interval (:func:`clopper_pearson`, also used by :mod:`hanyi.report.stats`).
 """
 
 from __future__ import annotations
 
 import functools
 import math
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 #: Level, resamples and seed of every bootstrap interval (the report's are the same: ``hanyi.report.stats``).
 LEVEL = 0.95
@@ -33,6 +33,64 @@ def mean(stats):
     return float(stats.mean()) if len(stats) else 0.0
 
 
+def sum_mean(stats):
+    """``combine``: ``sum(stats) / len(stats)`` summed left to right in Python, as lmms-eval's ``mean`` and most
+    hand-written aggregations do, so a decomposed aggregation keeps their value to the last bit (0.0 for none)."""
+    return sum(stats.tolist()) / len(stats) if len(stats) else 0.0
+
+
+def fsum_mean_of_finite(stats):
+    """``combine``: mean of the finite statistics with an exactly rounded sum (:func:`math.fsum`); 0.0 for none.
+
+    For "mean over the scored docs" aggregations: a doc that is not scored (e.g. an unparsed answer) has the
+    statistic NaN and stays a resampling unit, so the denominator varies across resamples as it does across samples.
+    """
+    values = [v for v in stats.tolist() if math.isfinite(v)]
+    return math.fsum(values) / len(values) if values else 0.0
+
+
+def share_of_finite(stats):
+    """``combine``: ``sum(stats) / len(stats)`` over the finite statistics (left to right), 0.0 for none."""
+    values = [v for v in stats.tolist() if math.isfinite(v)]
+    return sum(values) / len(values) if values else 0.0
+
+
+def percent_share(stats):
+    """``combine``: the share of true statistics computed as ``100.0 * k / n / 100`` (a percentage turned back into a
+    fraction, as CII's aggregations compute it, so their value is kept to the last bit); NaN for none."""
+    return 100.0 * sum(bool(v) for v in stats.tolist()) / len(stats) / 100 if len(stats) else math.nan
+
+
+#: Combines that are the plain mean of 1-D statistics: with 0/1 statistics they get the exact Clopper–Pearson interval.
+PLAIN_MEANS = (mean, sum_mean, percent_share)
+#: Combines that are the mean of the finite statistics: with 0/1 finite statistics they get the exact interval given
+#: the number of finite ones (the docs scored), as the report's per-doc path always did for "correct, parsed docs".
+FINITE_MEANS = (fsum_mean_of_finite, share_of_finite)
+
+
+class _Memo:
+    """The per-doc statistics of an aggregation's recent calls, keyed by the items list (held, so its ``id`` cannot be
+    reused), so the in-run interval hook (:mod:`hanyi.run_intervals`) does not redo backbone work."""
+
+    def __init__(self, size: int = 32):
+        self.size = size
+        self.entries: dict = {}
+
+    def put(self, items, stats) -> None:
+        self.entries.pop(id(items), None)
+        self.entries[id(items)] = (items, stats)
+        while len(self.entries) > self.size:
+            self.entries.pop(next(iter(self.entries)))
+
+    def take(self, items):
+        """The statistics of the last call on this very ``items`` list (removed), or None."""
+        hit = self.entries.get(id(items))
+        if hit is None or hit[0] is not items:
+            return None
+        del self.entries[id(items)]
+        return hit[1]
+
+
 def as_array(stats: Sequence):
     """``per_doc`` output as a float array, ``(n,)`` for scalars and ``(n, k)`` for tuples."""
     import numpy as np
@@ -42,7 +100,7 @@ def as_array(stats: Sequence):
     return np.asarray([tuple(s) if isinstance(s, (tuple, list)) else s for s in stats], dtype=float)
 
 
-def decomposed(combine: Callable = mean):
+def decomposed(combine: Callable = mean, *, light: bool = False):
     """Decorator: the decorated function is ``per_doc``; the result is the aggregation ``combine(per_doc(items))``.
 
     >>> @decomposed()
@@ -50,15 +108,22 @@ def decomposed(combine: Callable = mean):
     ...     return [float(it["ok"]) for it in items]
     >>> share_correct([{"ok": True}, {"ok": False}]), share_correct.per_doc([{"ok": True}])
     (0.5, [1.0])
+
+    ``light=True`` says ``per_doc`` is cheap and needs nothing but the items (no backbone, no network), so the report may
+    recompute it from the items in a sample log that has no ``hanyi_per_doc`` statistics (older runs).
     """
 
     def wrap(per_doc: Callable) -> Callable:
         @functools.wraps(per_doc)
         def aggregate(items, *args, **kwargs):
-            return combine(as_array(per_doc(items)))
+            stats = as_array(per_doc(items))
+            aggregate.memo.put(items, stats)
+            return combine(stats)
 
         aggregate.per_doc = per_doc
         aggregate.combine = combine
+        aggregate.light = light
+        aggregate.memo = _Memo()  # shared by reference with wrappers (functools.wraps copies __dict__)
         return aggregate
 
     return wrap
@@ -66,6 +131,51 @@ def decomposed(combine: Callable = mean):
 
 def is_decomposed(fn) -> bool:
     return callable(getattr(fn, "per_doc", None)) and callable(getattr(fn, "combine", None))
+
+
+def _binom_cdf(k: int, n: int, p: float) -> float:
+    """P(X <= k) for X ~ Binomial(n, p), summed in log space."""
+    if k < 0:
+        return 0.0
+    if k >= n:
+        return 1.0
+    if p <= 0:
+        return 1.0
+    if p >= 1:
+        return 0.0
+    lp, lq = math.log(p), math.log1p(-p)
+    logs = [
+        math.lgamma(n + 1) - math.lgamma(i + 1) - math.lgamma(n - i + 1) + i * lp + (n - i) * lq for i in range(k + 1)
+    ]
+    top = max(logs)
+    return min(1.0, math.exp(top) * sum(math.exp(v - top) for v in logs))
+
+
+def _solve(f, lo: float = 0.0, hi: float = 1.0, iters: int = 200) -> float:
+    """The root of an increasing ``f`` on [lo, hi] by bisection."""
+    for _ in range(iters):
+        mid = (lo + hi) / 2
+        if f(mid) < 0:
+            lo = mid
+        else:
+            hi = mid
+    return (lo + hi) / 2
+
+
+def clopper_pearson(k: int, n: int, level: float = LEVEL) -> tuple[float, float]:
+    """Exact (Clopper–Pearson) interval for ``k`` successes in ``n`` trials.
+
+    >>> [round(x, 4) for x in clopper_pearson(7, 20)]
+    [0.1539, 0.5922]
+    >>> clopper_pearson(0, 10)[0], clopper_pearson(10, 10)[1]
+    (0.0, 1.0)
+    """
+    if n <= 0:
+        raise ValueError("clopper_pearson needs n > 0")
+    alpha = 1 - level
+    lower = 0.0 if k == 0 else _solve(lambda p: (1 - _binom_cdf(k - 1, n, p)) - alpha / 2)
+    upper = 1.0 if k == n else _solve(lambda p: alpha / 2 - _binom_cdf(k, n, p))
+    return lower, upper
 
 
 def _percentile(values, q: float) -> float:
@@ -78,8 +188,8 @@ def bootstrap(combine: Callable, stats, iters: int = ITERS, seed: int = SEED, le
     """Percentile bootstrap of ``combine`` over the rows of ``stats`` (units resampled with replacement, seeded).
 
     Returns ``{"value", "ci_low", "ci_high", "stderr", "method", "n"}``; ``stderr`` is the standard deviation of the
-    resampled aggregates. A 1-D 0/1 ``stats`` combined by :func:`mean` gets the exact Clopper–Pearson interval and the
-    closed-form standard error instead. NaN resamples (e.g. a resample with no unit in a subset) are dropped; if more
+    resampled aggregates. A share of 0/1 statistics (:func:`is_proportion`: a plain mean, or a mean over the finite
+    ones) gets the exact Clopper–Pearson interval and the closed-form standard error instead. NaN resamples (e.g. a resample with no unit in a subset) are dropped; if more
     than 5 % are NaN there is no interval (``ci_low`` None, ``why`` set).
 
     >>> out = bootstrap(mean, as_array([0.2, 0.4, 0.6, 0.8]), iters=500)
@@ -94,11 +204,11 @@ def bootstrap(combine: Callable, stats, iters: int = ITERS, seed: int = SEED, le
     out = {"value": value, "n": n}
     if n == 0 or not math.isfinite(value):
         return {**out, "ci_low": None, "ci_high": None, "stderr": None, "why": "no scored unit"}
-    if combine is mean and arr.ndim == 1 and bool(np.isin(arr, (0.0, 1.0)).all()):
-        from hanyi.report.stats import clopper_pearson
-
-        low, high = clopper_pearson(int(arr.sum()), n, level)
-        se = math.sqrt(value * (1 - value) / (n - 1)) if n > 1 else 0.0  # lmms-eval's mean_stderr on 0/1 items
+    if is_proportion(combine, arr):
+        scored = arr[np.isfinite(arr)]
+        k, m = int(scored.sum()), len(scored)
+        low, high = clopper_pearson(k, m, level)
+        se = math.sqrt(value * (1 - value) / (m - 1)) if m > 1 else 0.0  # lmms-eval's mean_stderr on 0/1 items
         return {**out, "ci_low": low, "ci_high": high, "stderr": se, "method": "exact (Clopper-Pearson)"}
     rng = np.random.default_rng(seed)
     values = np.empty(iters)
@@ -107,8 +217,81 @@ def bootstrap(combine: Callable, stats, iters: int = ITERS, seed: int = SEED, le
     finite = values[np.isfinite(values)]
     method = f"bootstrap over units re-running the aggregation ({iters}, seed {seed})"
     if len(finite) < 0.95 * iters:
-        return {**out, "ci_low": None, "ci_high": None, "stderr": None, "why": "the aggregate is undefined on "
-                f"{iters - len(finite)} of {iters} resamples", "method": method}
+        return {
+            **out,
+            "ci_low": None,
+            "ci_high": None,
+            "stderr": None,
+            "why": f"the aggregate is undefined on {iters - len(finite)} of {iters} resamples",
+            "method": method,
+        }
+    alpha = 1 - level
+    return {
+        **out,
+        "ci_low": _percentile(finite, alpha / 2),
+        "ci_high": _percentile(finite, 1 - alpha / 2),
+        "stderr": float(finite.std(ddof=1)) if len(finite) > 1 else 0.0,
+        "method": method,
+    }
+
+
+def is_proportion(combine: Callable, stats) -> bool:
+    """Whether ``combine(stats)`` is a share of 0/1 statistics: a plain mean of 1-D 0/1 values, or a mean of the finite
+    ones (:data:`FINITE_MEANS`) when those are 0/1 and there is at least one."""
+    import numpy as np
+
+    arr = np.asarray(stats, dtype=float)
+    if arr.ndim != 1 or len(arr) == 0:
+        return False
+    if combine in FINITE_MEANS:
+        arr = arr[np.isfinite(arr)]
+        return len(arr) > 0 and bool(np.isin(arr, (0.0, 1.0)).all())
+    return combine in PLAIN_MEANS and bool(np.isin(arr, (0.0, 1.0)).all())
+
+
+def stratified_bootstrap(
+    parts: Sequence, iters: int = ITERS, seed: int = SEED, level: float = LEVEL, weights: Sequence | None = None
+) -> dict:
+    """Percentile bootstrap of the mean of several aggregates, ``parts = [(combine, stats), ...]``: each resample draws
+    every part's units from that part only (a stratified bootstrap, Efron & Tibshirani 1993, ch. 6.4), re-runs each
+    ``combine`` and averages them (unweighted, or with ``weights`` summing to 1), as a group whose value is the mean
+    of its subtasks' values (nested groups: the product of the levels' weights).
+
+    >>> out = stratified_bootstrap([(mean, as_array([0.0, 1.0] * 5)), (mean, as_array([0.5] * 4))], iters=300)
+    >>> out["value"], out["ci_low"] <= 0.5 <= out["ci_high"], out["n"]
+    (0.5, True, 14)
+    """
+    import numpy as np
+
+    arrays = [(combine, np.asarray(stats, dtype=float)) for combine, stats in parts]
+    n = sum(len(a) for _, a in arrays)
+    method = f"stratified bootstrap within subtasks, mean of their aggregates ({iters}, seed {seed})"
+    if not arrays or any(len(a) == 0 for _, a in arrays):
+        return {
+            "value": float("nan"),
+            "n": n,
+            "ci_low": None,
+            "ci_high": None,
+            "stderr": None,
+            "why": "a subtask has no scored unit",
+        }
+    w = [1 / len(arrays)] * len(arrays) if weights is None else [float(x) for x in weights]
+    value = sum(wi * float(c(a)) for wi, (c, a) in zip(w, arrays))
+    out = {"value": value, "n": n}
+    rng = np.random.default_rng(seed)
+    values = np.empty(iters)
+    for i in range(iters):
+        values[i] = sum(wi * float(c(a[rng.integers(0, len(a), size=len(a))])) for wi, (c, a) in zip(w, arrays))
+    finite = values[np.isfinite(values)]
+    if not math.isfinite(value) or len(finite) < 0.95 * iters:
+        return {
+            **out,
+            "ci_low": None,
+            "ci_high": None,
+            "stderr": None,
+            "method": method,
+            "why": "the aggregate is undefined on the data or on more than 5 % of resamples",
+        }
     alpha = 1 - level
     return {
         **out,

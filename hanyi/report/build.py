@@ -11,8 +11,8 @@ benchmark found in the results, in the order of :data:`hanyi.BENCHMARKS`:
 
 Every comparison with a paper number is judged by :func:`hanyi.report.provenance.comparability` and recorded in
 ``Section.comparisons`` (``comparable`` + ``reasons``); a non-comparable one shows no Δ. Headline numbers get a 95 %
-interval from the sample log (:mod:`hanyi.report.stats`); with exactly two runs, ``Section.paired`` compares them doc
-by doc.
+interval from the sample log (:mod:`hanyi.report.decomposed` for decomposed aggregations and groups,
+:mod:`hanyi.report.stats` for per-doc means); with exactly two runs, ``Section.paired`` compares them doc by doc.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 
 from hanyi import BENCHMARKS
 from hanyi.report import anchors as anchor_mod
-from hanyi.report import bias, stats
+from hanyi.report import bias, decomposed, stats
 from hanyi.report import provenance as prov_mod
 from hanyi.report.layout import category_tables
 from hanyi.report.results import Run, benchmark_of, parents_of
@@ -174,13 +174,22 @@ def interval_of(run: Run, task: str, name: str) -> dict:
         return {**rec, "ci_low": None, "ci_high": None, "why": "no value"}
     if is_count(run, task, name):
         return {**rec, "ci_low": None, "ci_high": None, "unit": "count", "why": "a count, not an estimate"}
+    t = run.tasks.get(task)
+    found = None if t is not None and t.is_group else decomposed.interval(run, task, name)
+    if found is not None and found.get("ci_low") is not None:
+        return {**rec, **found}
+    if found is not None and found.get("final"):
+        return {**rec, "ci_low": None, "ci_high": None, "why": found["why"]}
     vals, scale = per_doc(run, task, name)
+    if not vals and found is None and t is not None and t.is_group:
+        found = decomposed.interval(run, task, name)  # a group: stratified over its subtasks
+        if found is not None and found.get("ci_low") is not None:
+            return {**rec, **found}
     if not vals:
-        t = run.tasks.get(task)
         why = (
             "no sample log (run lmms-eval with --log_samples)"
             if t is not None and not t.is_group and t.samples is None
-            else "the aggregate is not a mean of logged per-doc scores"
+            else (found or {}).get("why", "the aggregate is not a mean of logged per-doc scores")
         )
         return {**rec, "ci_low": None, "ci_high": None, "why": why}
     low, high, method = stats.interval(list(vals.values()))
@@ -245,8 +254,9 @@ def headline_table(runs: list[Run], tasks: list[str], hints=None, intervals: lis
         "Headline metrics",
         header,
         [r for r in rows if any(c not in ("-", "(table)") for c in r[2:-1])],
-        "value [95 % interval] from the sample log (exact Clopper-Pearson for 0/1 scores, else a seeded bootstrap "
-        "over docs); value ± standard error where only lmms-eval's is available; counts as integers; n = docs scored. "
+        "value [95 % interval] from the sample log (exact Clopper-Pearson for shares of 0/1 scores, else a seeded "
+        "bootstrap over docs re-running the aggregation; groups: stratified by subtask); value ± standard error where "
+        "only lmms-eval's is available; counts as integers; n = docs scored. "
         "Dict-valued metrics (confusion rows) are in the lmms-eval results file.",
         kind="headline",
     )

@@ -17,55 +17,12 @@ from __future__ import annotations
 
 import math
 
+from hanyi.metrics.resample import _binom_cdf, clopper_pearson  # noqa: F401  (one source; re-exported here)
+
 #: Level of every interval.
 LEVEL = 0.95
 BOOTSTRAP_ITERS = 2000
 SEED = 1234
-
-
-def _binom_cdf(k: int, n: int, p: float) -> float:
-    """P(X <= k) for X ~ Binomial(n, p), summed in log space."""
-    if k < 0:
-        return 0.0
-    if k >= n:
-        return 1.0
-    if p <= 0:
-        return 1.0
-    if p >= 1:
-        return 0.0
-    lp, lq = math.log(p), math.log1p(-p)
-    logs = [
-        math.lgamma(n + 1) - math.lgamma(i + 1) - math.lgamma(n - i + 1) + i * lp + (n - i) * lq for i in range(k + 1)
-    ]
-    top = max(logs)
-    return min(1.0, math.exp(top) * sum(math.exp(v - top) for v in logs))
-
-
-def _solve(f, lo: float = 0.0, hi: float = 1.0, iters: int = 200) -> float:
-    """The root of an increasing ``f`` on [lo, hi] by bisection."""
-    for _ in range(iters):
-        mid = (lo + hi) / 2
-        if f(mid) < 0:
-            lo = mid
-        else:
-            hi = mid
-    return (lo + hi) / 2
-
-
-def clopper_pearson(k: int, n: int, level: float = LEVEL) -> tuple[float, float]:
-    """Exact (Clopper–Pearson) interval for ``k`` successes in ``n`` trials.
-
-    >>> [round(x, 4) for x in clopper_pearson(7, 20)]
-    [0.1539, 0.5922]
-    >>> clopper_pearson(0, 10)[0], clopper_pearson(10, 10)[1]
-    (0.0, 1.0)
-    """
-    if n <= 0:
-        raise ValueError("clopper_pearson needs n > 0")
-    alpha = 1 - level
-    lower = 0.0 if k == 0 else _solve(lambda p: (1 - _binom_cdf(k - 1, n, p)) - alpha / 2)
-    upper = 1.0 if k == n else _solve(lambda p: alpha / 2 - _binom_cdf(k, n, p))
-    return lower, upper
 
 
 def _percentile(sorted_values: list[float], q: float) -> float:
@@ -153,7 +110,7 @@ def per_doc_candidates(samples: list[dict], metric: str) -> list[tuple[str, dict
             out.append(("correct, all docs", {d: float(bool(it["correct"])) for d, it in items}))
             if all("parsed" in it for _, it in items):
                 out.append(("correct, parsed docs", {d: float(bool(it["correct"])) for d, it in items if it["parsed"]}))
-        for key in ("instance_score", "score"):
+        for key in ("instance_score", "score", "v"):  # v: CVLUE's per-doc value
             if any(key in it for _, it in items):
                 vals = {d: _item_value(it, key) for d, it in items}
                 out.append((f"{key}, scored docs", {d: v for d, v in vals.items() if v is not None}))

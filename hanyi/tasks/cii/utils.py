@@ -3,7 +3,8 @@
 import logging
 
 from hanyi.data.cii import hint_text, label_zh, parse_multilabel
-from hanyi.metrics.cii_extract import accuracy_percent, category_accuracy, score_response
+from hanyi.metrics.cii_extract import category_accuracy, score_response
+from hanyi.metrics.resample import decomposed, percent_share
 from hanyi.tasks._common import prompt_kwargs, render
 from hanyi.tasks.cii import ctc, fewshot
 from hanyi.tasks.cii.constants import CATEGORY_METRICS, CTC_METRICS, LETTERS, OPTION_FIELDS
@@ -86,16 +87,20 @@ def cii_process_results(doc, results):
 
 # Accuracies and rates are fractions in [0, 1], hanyi's one unit for every benchmark (docs/reading-results.md,
 # "Units"); the report converts to the paper's percent.
+# Decomposed (hanyi.metrics.resample): per doc 0/1, combined as accuracy_percent(...) / 100, bit for bit.
+@decomposed(percent_share, light=True)
 def cii_acc(items):
-    return accuracy_percent(items, "correct") / 100
+    return [bool(it["correct"]) for it in items]
 
 
+@decomposed(percent_share, light=True)
 def cii_acc_robust(items):
-    return accuracy_percent(items, "correct_robust") / 100
+    return [bool(it["correct_robust"]) for it in items]
 
 
+@decomposed(percent_share, light=True)
 def cii_miss_rate(items):
-    return accuracy_percent(items, "miss") / 100
+    return [bool(it["miss"]) for it in items]
 
 
 def _aggregation(name):

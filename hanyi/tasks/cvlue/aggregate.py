@@ -7,7 +7,7 @@ candidate) pair; ITR aggregations first re-rank each query's shortlist and score
 from hanyi.data.cvlue_categories import semantic_field
 from hanyi.metrics import ranking
 from hanyi.metrics.breakdown import group_scores, subset_mean
-from hanyi.tasks.cvlue.constants import RECALL_KS
+from hanyi.metrics.resample import decomposed, sum_mean
 
 
 def itr_queries(items):
@@ -40,8 +40,10 @@ def units(items):
     ]
 
 
+@decomposed(sum_mean, light=True)
 def cvlue_mean(items):
-    return sum(i["v"] for i in items) / len(items) if items else 0.0
+    """Mean of the items' ``v``; per doc: its ``v`` (hanyi.metrics.resample, for the 95 % interval)."""
+    return [i["v"] for i in items]
 
 
 def _group(items, group, kind):
@@ -101,26 +103,36 @@ cvlue_field_instruments = _field("instruments")
 cvlue_field_arts = _field("arts")
 
 
-def _itr_recall(items):
-    return ranking.ranking_metrics([q["rank"] for q in itr_queries(items)], RECALL_KS)
+def _recall_at(k):
+    @decomposed(sum_mean, light=True)
+    def per_query(items):
+        return [q["rank"] is not None and q["rank"] <= k for q in itr_queries(items)]
+
+    per_query.__name__ = per_query.__qualname__ = f"cvlue_itr_r{k}"
+    per_query.__doc__ = f"R@{k} over ITR queries (hanyi.metrics.ranking.ranking_metrics); per unit: the query's hit."
+    return per_query
 
 
-def cvlue_itr_r1(items):
-    return _itr_recall(items)["r1"]
+cvlue_itr_r1 = _recall_at(1)
+cvlue_itr_r5 = _recall_at(5)
+cvlue_itr_r10 = _recall_at(10)
 
 
-def cvlue_itr_r5(items):
-    return _itr_recall(items)["r5"]
-
-
-def cvlue_itr_r10(items):
-    return _itr_recall(items)["r10"]
-
-
+@decomposed(sum_mean, light=True)
 def cvlue_itr_stage1_ceiling(items):
-    queries = itr_queries(items)
-    return sum(q["in_shortlist"] for q in queries) / len(queries) if queries else 0.0
+    """Share of ITR queries whose gold is in the stage-1 shortlist; per unit: the query's 0/1."""
+    return [q["in_shortlist"] for q in itr_queries(items)]
 
 
+def _ratio_of_sums(stats):
+    """``combine`` for (numerator, denominator) rows: their sums' ratio, 0.0 for none (exact for integer counts)."""
+    return float(stats[:, 0].sum()) / float(stats[:, 1].sum()) if len(stats) else 0.0
+
+
+@decomposed(_ratio_of_sums, light=True)
 def cvlue_itr_parse_failure_rate(items):
-    return sum(it["score"] is None for it in items) / len(items) if items else 0.0
+    """Share of (query, candidate) pairs whose score did not parse; per unit (a query): (failures, pairs)."""
+    queries = {}
+    for it in items:
+        queries.setdefault(it["query"], []).append(it["score"] is None)
+    return [(sum(v), len(v)) for _, v in sorted(queries.items())]

@@ -5,8 +5,9 @@ import logging
 from hanyi import backbones
 from hanyi.metrics import choice_punrebus as cp
 from hanyi.metrics import elements as el
-from hanyi.metrics.choice import accuracy_over_all, accuracy_over_parsed, extract_leading_letter, is_correct_choice
+from hanyi.metrics.choice import extract_leading_letter, is_correct_choice
 from hanyi.metrics.choice_delimited import extract_choice_delimited
+from hanyi.metrics.resample import decomposed, fsum_mean_of_finite, share_of_finite, sum_mean
 from hanyi.tasks._common import prompt_kwargs, render, visuals
 from hanyi.tasks.punrebus.constants import JUDGE_METRIC, JUDGE_SCALE, LETTERS, OPTIONS
 from hanyi.tasks.punrebus.loading import (  # noqa: F401  (named by the YAMLs as utils.*)
@@ -110,21 +111,31 @@ def punrebus_elements_process_results(doc, results):
     return out
 
 
+# Decomposed aggregations (hanyi.metrics.resample): one statistic per doc, NaN for a doc left out of the mean
+# (unparsed), combined exactly as before (mean_or_zero = fsum / n; accuracy_over_parsed / _all = sum / n).
+_NAN = float("nan")
+
+
+@decomposed(fsum_mean_of_finite, light=True)
 def punrebus_mean_over_parsed(items):
-    return el.mean_or_zero([it["instance_score"] for it in items if it["parsed"]])
+    return [it["instance_score"] if it["parsed"] else _NAN for it in items]
 
 
+@decomposed(fsum_mean_of_finite)
 def punrebus_element_sim(items):
     parsed = [(it["gold"], it["pred"]) for it in items if it["parsed"]]
-    return el.mean_or_zero(el.element_sim_scores(parsed)) if parsed else 0.0
+    scores = iter(el.element_sim_scores(parsed) if parsed else [])  # one SBERT batch, as before
+    return [next(scores) if it["parsed"] else _NAN for it in items]
 
 
+@decomposed(share_of_finite, light=True)
 def punrebus_accuracy_over_parsed(items):
-    return accuracy_over_parsed(items)
+    return [float(bool(it["correct"])) if it["parsed"] else _NAN for it in items]
 
 
+@decomposed(sum_mean, light=True)
 def punrebus_accuracy_over_all(items):
-    return accuracy_over_all(items)
+    return [float(bool(it["correct"])) for it in items]
 
 
 _PER_LETTER = {
