@@ -20,7 +20,7 @@ import functools
 import math
 import threading
 from collections import OrderedDict
-from typing import Callable
+from collections.abc import Callable
 
 from hanyi.metrics.resample import as_array
 

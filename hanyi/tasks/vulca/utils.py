@@ -6,6 +6,7 @@ from hanyi import backbones
 from hanyi.data.images import ImageUnavailableError, to_pil
 from hanyi.data.vulca_embed_reference import load_embed_reference
 from hanyi.data.vulca_reference import load_reference
+from hanyi.metrics import critique_per_doc as per_doc
 from hanyi.metrics.critique_embed import (
     EMBED_METRICS,
     REFERENCE_METRICS,
@@ -16,7 +17,6 @@ from hanyi.metrics.critique_embed import (
     reference_mismatch,
     warn_once,
 )
-from hanyi.metrics import critique_per_doc as per_doc
 from hanyi.metrics.critique_json import split_critique
 from hanyi.metrics.critique_rubric import (
     RUBRIC_METRICS,
