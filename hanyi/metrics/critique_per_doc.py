@@ -109,12 +109,11 @@ def nli_combine(metric: str) -> Callable:
 def nli_aggregation(metric: str, load_reference: Callable[[], Mapping]) -> Callable:
     """The decomposed aggregation of NLI ``metric`` (its ``_custom_model`` key uses the same one)."""
 
-    @decomposed_items(nli_combine(metric))
-    def aggregate(items):
+    @decomposed_items(nli_combine(metric), name=f"vulca_{metric}")
+    def per_doc(items):
         return nli_per_doc(metric, items, load_reference())
 
-    aggregate.__name__ = aggregate.per_doc.__name__ = f"vulca_{metric}"
-    return aggregate
+    return per_doc
 
 
 def one_minus_mean(stats) -> float:
@@ -154,12 +153,13 @@ def embed_per_doc(metric: str, items: Sequence, reference: Mapping | None) -> li
 def embed_aggregation(metric: str, load_reference: Callable[[], Mapping | None]) -> Callable:
     """The decomposed aggregation of reference-embedding ``metric`` (:data:`DECOMPOSED_EMBED`)."""
 
-    @decomposed_items(one_minus_mean if metric == "sem_mean_pairwise_cosdist" else nan_mean)
-    def aggregate(items):
+    combine = one_minus_mean if metric == "sem_mean_pairwise_cosdist" else nan_mean
+
+    @decomposed_items(combine, name=f"vulca_{metric}")
+    def per_doc(items):
         return embed_per_doc(metric, items, load_reference())
 
-    aggregate.__name__ = aggregate.per_doc.__name__ = f"vulca_{metric}"
-    return aggregate
+    return per_doc
 
 
 def rubric_per_doc(metric: str, items: Sequence, prompts: Sequence[str], config) -> list[float]:
@@ -176,11 +176,10 @@ def rubric_per_doc(metric: str, items: Sequence, prompts: Sequence[str], config)
 def rubric_aggregation(metric: str, prompts_of: Callable[[str, Sequence], list[str]]) -> Callable:
     """The decomposed aggregation of rubric ``metric``; ``prompts_of(metric, items)`` renders the judge prompts."""
 
-    @decomposed_items(nan_mean)
-    def aggregate(items):
+    @decomposed_items(nan_mean, name=f"vulca_{metric}")
+    def per_doc(items):
         from hanyi.metrics.judge import JudgeConfig
 
         return rubric_per_doc(metric, items, prompts_of(metric, items), JudgeConfig.from_env())
 
-    aggregate.__name__ = aggregate.per_doc.__name__ = f"vulca_{metric}"
-    return aggregate
+    return per_doc

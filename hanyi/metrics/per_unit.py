@@ -82,11 +82,12 @@ def _remember(per_doc: Callable) -> Callable:
     return remembered
 
 
-def decomposed_items(combine: Callable) -> Callable:
+def decomposed_items(combine: Callable, name: str | None = None) -> Callable:
     """Decorator like :func:`hanyi.metrics.resample.decomposed`, for a ``per_doc`` giving one stat per item.
 
     The aggregation is ``combine(as_array(per_doc(items)))``; ``per_doc`` is memoised by the items list's identity
-    (module docstring), so ``agg(items)`` then ``agg.per_doc(items)`` does the expensive work once.
+    (module docstring), so ``agg(items)`` then ``agg.per_doc(items)`` does the expensive work once. ``name`` names
+    the aggregation (``__name__`` and ``__qualname__``: lmms-eval prints it in the results' task config).
 
     >>> calls = []
     >>> @decomposed_items(rate)
@@ -107,6 +108,8 @@ def decomposed_items(combine: Callable) -> Callable:
 
         aggregate.per_doc = remembered
         aggregate.combine = combine
+        if name:
+            aggregate.__name__ = aggregate.__qualname__ = name
         return aggregate
 
     return wrap

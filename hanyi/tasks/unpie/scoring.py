@@ -62,22 +62,20 @@ def bertscore_aggregation(name: str):
     under the BERTScore decision (NaN for a doc whose image did not resolve), combined by
     :func:`hanyi.metrics.per_unit.rate` (an exact Clopper–Pearson interval)."""
 
-    @decomposed_items(rate)
+    @decomposed_items(rate, name=f"unpie_{name}")
     def per_doc(items: list[dict]) -> list[float]:
         return disambiguation_correct(items, _bertscore_or_raise(), name)
 
-    per_doc.__name__ = per_doc.per_doc.__name__ = f"unpie_{name}"
     return per_doc
 
 
 def chrf_aggregation(name: str = "disamb_acc_chrf"):
     """:func:`bertscore_aggregation` with the chrF decision (no BERTScore weights)."""
 
-    @decomposed_items(rate)
+    @decomposed_items(rate, name=f"unpie_{name}")
     def per_doc(items: list[dict]) -> list[float]:
         return disambiguation_correct(items, rc.chrf_scores, name)
 
-    per_doc.__name__ = per_doc.per_doc.__name__ = f"unpie_{name}"
     return per_doc
 
 
@@ -99,14 +97,14 @@ def _meteor_wordnet(items: list[dict]) -> bool:
     return use_wordnet
 
 
-@decomposed_items(mt_overlap.meteor_from_scores)
+@decomposed_items(mt_overlap.meteor_from_scores, name="unpie_meteor")
 def meteor_decomposed(items: list[dict]) -> list[float]:
     """Decomposed :func:`meteor`: per doc its sentence METEOR (0-1); the mean ×100 is the aggregate."""
     use_wordnet = _meteor_wordnet(items)
     return [mt_overlap.sentence_meteor(it["prediction"], it["reference"], use_wordnet) for it in items]
 
 
-@decomposed_items(mt_overlap.bleu4_from_stats)
+@decomposed_items(mt_overlap.bleu4_from_stats, name="unpie_bleu4")
 def bleu4_decomposed(items: list[dict]) -> list[tuple[int, ...]]:
     """Decomposed corpus BLEU-4: per doc its sentence's sufficient statistics (lengths, n-gram matches and totals),
     re-summed by the combine, so a bootstrap over docs is Koehn's (2004) bootstrap over sentences."""
