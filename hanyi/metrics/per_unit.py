@@ -59,6 +59,28 @@ def nan_mean(stats) -> float:
     return sum(kept) / len(kept) if kept else math.nan
 
 
+def interval(combine: Callable, stats, **kwargs) -> dict:
+    """:func:`hanyi.metrics.resample.bootstrap` of ``combine`` over ``stats``, except that a proportion (a combine with
+    ``proportion = True``, like :func:`rate`) gets the exact Clopper–Pearson interval of its non-NaN 0/1 rows, as
+    ``bootstrap`` gives :func:`~hanyi.metrics.resample.mean`; the value is the same number.
+
+    >>> import numpy as np
+    >>> out = interval(rate, np.array([1.0, float("nan"), 0.0, 1.0, 1.0]))
+    >>> out["value"], out["n"], out["method"]
+    (0.75, 4, 'exact (Clopper-Pearson)')
+    """
+    import numpy as np
+
+    from hanyi.metrics import resample
+
+    arr = np.asarray(stats, dtype=float)
+    if getattr(combine, "proportion", False) and arr.ndim == 1:
+        kept = arr[~np.isnan(arr)]
+        if bool(np.isin(kept, (0.0, 1.0)).all()):
+            return resample.bootstrap(resample.mean, kept, **kwargs)
+    return resample.bootstrap(combine, arr, **kwargs)
+
+
 def _remember(per_doc: Callable) -> Callable:
     memo: OrderedDict = OrderedDict()
     lock = threading.Lock()

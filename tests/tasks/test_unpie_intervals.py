@@ -217,3 +217,15 @@ def test_per_doc_memo_recomputes_for_a_new_or_grown_list():
     assert agg(items) == 0.75 and seen == [3, 4]
     assert agg([1, 0, 1]) == 2 / 3 and seen == [3, 4, 3]  # an equal but distinct list is another list
     assert np.isnan(agg([]))
+
+
+def test_proportions_get_the_exact_interval_of_their_scored_docs():
+    from scipy.stats import binomtest
+
+    stats = resample.as_array([1.0, 0.0, math.nan, 1.0, 1.0, 0.0, 1.0, math.nan, 1.0])
+    out = per_unit.interval(per_unit.rate, stats)
+    ci = binomtest(5, 7).proportion_ci(confidence_level=0.95, method="exact")
+    assert out["value"] == per_unit.rate(stats) == 5 / 7 and out["n"] == 7
+    assert out["ci_low"] == pytest.approx(ci.low, abs=1e-9) and out["ci_high"] == pytest.approx(ci.high, abs=1e-9)
+    meteor = per_unit.interval(utils.unpie_meteor.combine, resample.as_array([0.2, 0.5, 0.9, 0.4]), iters=200)
+    assert meteor["method"].startswith("bootstrap") and meteor["ci_low"] < meteor["value"] < meteor["ci_high"]
