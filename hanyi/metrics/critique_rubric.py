@@ -99,7 +99,14 @@ def judge_rubric(metric: str, prompts: Sequence[str], config) -> dict:
     Results are memoised per (config, prompt) in the process, so the ``rubric_judge_unscored`` aggregation reuses
     the three rubric passes instead of sending (or, for failed requests, re-sending) them.
     """
-    from hanyi.metrics.judge import JudgeResult, get_judge_client, parse_integer_score, summarize_judgements
+    from hanyi.metrics.judge import summarize_judgements
+
+    return summarize_judgements(judge_rubric_results(metric, prompts, config))
+
+
+def judge_rubric_results(metric: str, prompts: Sequence[str], config) -> list:
+    """The memoised judge result of each prompt (:func:`judge_rubric`), in order: one request per new prompt."""
+    from hanyi.metrics.judge import get_judge_client, parse_integer_score
 
     high = RUBRICS[metric][1]
     with _LOCK:
@@ -108,8 +115,7 @@ def judge_rubric(metric: str, prompts: Sequence[str], config) -> dict:
         judged = get_judge_client(config).judge_many(todo, lambda text: parse_integer_score(text, 1, high))
         with _LOCK:
             _MEMO.update({(config, p): r for p, r in zip(todo, judged)})
-    results: list[JudgeResult] = [_MEMO[(config, p)] for p in prompts]
-    return summarize_judgements(results)
+    return [_MEMO[(config, p)] for p in prompts]
 
 
 def unscored_count(summaries: Sequence[dict]) -> float:

@@ -10,6 +10,7 @@ says which matcher ran, and the task reports ``meteor_exact_stem`` instead of ``
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Sequence
 
@@ -38,6 +39,64 @@ def corpus_bleu4(hypotheses: Sequence[str], references: Sequence[str]) -> float:
     if not hypotheses:
         return 0.0
     return float(sacrebleu.corpus_bleu(list(hypotheses), [list(references)]).score)
+
+
+#: Per-sentence BLEU sufficient statistics, in this order (sacrebleu's ``BLEUScore`` fields).
+BLEU_STATS = ("sys_len", "ref_len", "correct_1", "correct_2", "correct_3", "correct_4",
+              "total_1", "total_2", "total_3", "total_4")  # fmt: skip
+
+
+@functools.lru_cache(maxsize=1)
+def _bleu():
+    """The BLEU metric of :func:`corpus_bleu4` (sacrebleu defaults). ``effective_order=True`` only silences
+    sacrebleu's per-sentence warning: it changes how a score is computed, never the statistics read here."""
+    from sacrebleu.metrics.bleu import BLEU
+
+    return BLEU(effective_order=True)
+
+
+def bleu_sentence_stats(hypothesis: str, reference: str) -> tuple[int, ...]:
+    """One sentence's BLEU-4 sufficient statistics (:data:`BLEU_STATS`): hypothesis and reference lengths, matched
+    and total n-grams for n = 1..4, as sacrebleu's ``sentence_score`` exposes them (13a tokenizer).
+
+    Corpus BLEU (Papineni et al. 2002) is a function of their sums over sentences, which is what makes Koehn's
+    (2004) bootstrap over sentences possible (:func:`bleu4_from_stats`).
+
+    >>> bleu_sentence_stats("the cat sat on a mat", "the cat sat on the mat")
+    (6, 6, 5, 3, 2, 1, 6, 5, 4, 3)
+    """
+    score = _bleu().sentence_score(hypothesis, [reference])
+    return (score.sys_len, score.ref_len, *score.counts, *score.totals)
+
+
+def bleu4_from_stats(stats) -> float:
+    """Corpus BLEU-4 (0-100) from summed :func:`bleu_sentence_stats` rows (an ``(n, 10)`` array; 0.0 for none),
+    through sacrebleu's public ``BLEU.compute_bleu`` with :func:`corpus_bleu4`'s settings (exponential smoothing,
+    no effective order), so it equals :func:`corpus_bleu4` on the same sentences.
+
+    >>> import numpy as np
+    >>> rows = [bleu_sentence_stats("the cat sat on a mat", "the cat sat on the mat")]
+    >>> round(bleu4_from_stats(np.asarray(rows, dtype=float)), 2)
+    53.73
+    """
+    from sacrebleu.metrics.bleu import BLEU
+
+    if len(stats) == 0:
+        return 0.0
+    sums = [int(round(x)) for x in stats.sum(axis=0).tolist()]  # integer counts, exact in float64
+    default = BLEU()
+    return float(
+        BLEU.compute_bleu(
+            correct=sums[2:6],
+            total=sums[6:10],
+            sys_len=sums[0],
+            ref_len=sums[1],
+            smooth_method=default.smooth_method,
+            smooth_value=default.smooth_value,
+            effective_order=default.effective_order,
+            max_ngram_order=default.max_ngram_order,
+        ).score
+    )
 
 
 class _NoSynonyms:
@@ -92,3 +151,15 @@ def mean_meteor(hypotheses: Sequence[str], references: Sequence[str], use_wordne
     if not hypotheses:
         return 0.0
     return 100.0 * sum(sentence_meteor(h, r, use_wordnet) for h, r in zip(hypotheses, references)) / len(hypotheses)
+
+
+def meteor_from_scores(stats) -> float:
+    """Mean of :func:`sentence_meteor` values ×100 (0.0 for none), with :func:`mean_meteor`'s arithmetic, so the
+    two are equal on the same sentences.
+
+    >>> import numpy as np
+    >>> meteor_from_scores(np.array([0.5, 0.25])), meteor_from_scores(np.zeros(0))
+    (37.5, 0.0)
+    """
+    scores = stats.tolist()
+    return 100.0 * sum(scores) / len(scores) if scores else 0.0

@@ -11,7 +11,9 @@ from __future__ import annotations
 import logging
 import math
 
+from hanyi.metrics import mt_overlap
 from hanyi.metrics import reference_choice as rc
+from hanyi.metrics.per_unit import decomposed_items, rate
 from hanyi.metrics.reference_choice import BATCH_ENV, LAYERS_ENV, MODEL_ENV, bertscore_settings  # noqa: F401
 
 log = logging.getLogger("hanyi.unpie")
@@ -43,27 +45,88 @@ def require_backbones(kind: str) -> None:
 
 
 def bertscore_accuracy(items: list[dict], name: str) -> float:
-    """Aggregation of ``disamb_acc_bertscore`` (and ``_custom_model``): the BERTScore decision over ``items``."""
+    """``disamb_acc_bertscore`` (and ``_custom_model``) over ``items`` (the former aggregation; equal to
+    :func:`bertscore_aggregation`)."""
+    return disambiguation_accuracy(items, _bertscore_or_raise(), name)
+
+
+def _bertscore_or_raise():
     scorer = bertscore_scorer()
     if scorer is None:
         raise RuntimeError("BERTScore became unavailable between process_results and aggregation")
-    return disambiguation_accuracy(items, scorer, name)
+    return scorer
+
+
+def bertscore_aggregation(name: str):
+    """The decomposed aggregation of ``name`` (``disamb_acc_bertscore`` or ``_custom_model``): per doc 1/0 correct
+    under the BERTScore decision (NaN for a doc whose image did not resolve), combined by
+    :func:`hanyi.metrics.per_unit.rate` (an exact Clopper–Pearson interval)."""
+
+    @decomposed_items(rate, name=f"unpie_{name}")
+    def per_doc(items: list[dict]) -> list[float]:
+        return disambiguation_correct(items, _bertscore_or_raise(), name)
+
+    return per_doc
+
+
+def chrf_aggregation(name: str = "disamb_acc_chrf"):
+    """:func:`bertscore_aggregation` with the chrF decision (no BERTScore weights)."""
+
+    @decomposed_items(rate, name=f"unpie_{name}")
+    def per_doc(items: list[dict]) -> list[float]:
+        return disambiguation_correct(items, rc.chrf_scores, name)
+
+    return per_doc
 
 
 def meteor(items: list[dict]) -> float:
     """``meteor`` (WordNet synonyms on) or ``meteor_exact_stem``: the matcher the items were keyed with, never mixed."""
     from hanyi.metrics import mt_overlap
 
+    return mt_overlap.mean_meteor(
+        [it["prediction"] for it in items], [it["reference"] for it in items], _meteor_wordnet(items)
+    )
+
+
+def _meteor_wordnet(items: list[dict]) -> bool:
     matchers = {it["meteor_matcher"] for it in items}
     if len(matchers) > 1:
         raise RuntimeError(f"unpie meteor: items scored with different matchers {sorted(matchers)}")
     use_wordnet = "exact+stem+wordnet" in matchers
     log.info("unpie meteor: matcher %s", "exact+stem+wordnet" if use_wordnet else "exact+stem")
-    return mt_overlap.mean_meteor([it["prediction"] for it in items], [it["reference"] for it in items], use_wordnet)
+    return use_wordnet
+
+
+@decomposed_items(mt_overlap.meteor_from_scores, name="unpie_meteor")
+def meteor_decomposed(items: list[dict]) -> list[float]:
+    """Decomposed :func:`meteor`: per doc its sentence METEOR (0-1); the mean ×100 is the aggregate."""
+    use_wordnet = _meteor_wordnet(items)
+    return [mt_overlap.sentence_meteor(it["prediction"], it["reference"], use_wordnet) for it in items]
+
+
+@decomposed_items(mt_overlap.bleu4_from_stats, name="unpie_bleu4")
+def bleu4_decomposed(items: list[dict]) -> list[tuple[int, ...]]:
+    """Decomposed corpus BLEU-4: per doc its sentence's sufficient statistics (lengths, n-gram matches and totals),
+    re-summed by the combine, so a bootstrap over docs is Koehn's (2004) bootstrap over sentences."""
+    return [mt_overlap.bleu_sentence_stats(it["prediction"], it["reference"]) for it in items]
 
 
 def disambiguation_accuracy(items: list[dict], scorer, name: str) -> float:
-    """Accuracy of the closer-reference decision over docs whose image resolved, scored in one batch; logs N."""
+    """Accuracy of the closer-reference decision over docs whose image resolved, scored in one batch; logs N.
+
+    The former aggregation, kept as the reference of :func:`disambiguation_correct` (equal by test)."""
+    decisions = _decide_scored(items, scorer, name)
+    return sum(d["correct"] for d in decisions) / len(decisions) if decisions else math.nan
+
+
+def disambiguation_correct(items: list[dict], scorer, name: str) -> list[float]:
+    """Per doc 1.0/0.0 for the closer-reference decision, NaN when its image did not resolve (left out)."""
+    correct = iter([float(bool(d["correct"])) for d in _decide_scored(items, scorer, name)])
+    return [next(correct) if it["image_ok"] else math.nan for it in items]
+
+
+def _decide_scored(items: list[dict], scorer, name: str) -> list[dict]:
+    """Decisions of the docs whose image resolved, their pairs scored in one batch (written into the items)."""
     scored = [it for it in items if it["image_ok"]]
     decisions = rc.decide(
         [it["prediction"] for it in scored],
@@ -81,7 +144,7 @@ def disambiguation_accuracy(items: list[dict], scorer, name: str) -> float:
         len(items) - len(scored),
         n_empty,
     )
-    return sum(d["correct"] for d in decisions) / len(decisions) if decisions else math.nan
+    return decisions
 
 
 def judged_correct_rate(verdicts: list, request_failed: list[bool]) -> float:
@@ -96,12 +159,29 @@ def judged_correct_rate(verdicts: list, request_failed: list[bool]) -> float:
 
 def judge_correct(items: list[dict], prompts: list[str], judge_many=None) -> float:
     """The reconstruction ``correct`` metric: one batched judge call; empty predictions are 0 without a call."""
+    judged = _judge(items, prompts, judge_many)
+    return math.nan if judged is None else judged_correct_rate(*judged)
+
+
+def judge_correct_per_doc(items: list[dict], prompts: list[str], judge_many=None) -> list[float]:
+    """Per doc 1.0 for a "Yes" verdict, 0.0 for "No", an unparseable verdict or an empty prediction, NaN for a failed
+    request (left out) or when no judge is configured; :func:`hanyi.metrics.per_unit.rate` of it is
+    :func:`judge_correct`. One batched judge call."""
+    judged = _judge(items, prompts, judge_many)
+    if judged is None:
+        return [math.nan] * len(items)
+    return [math.nan if failed else float(v is True) for v, failed in zip(*judged)]
+
+
+def _judge(items: list[dict], prompts: list[str], judge_many=None) -> tuple[list, list[bool]] | None:
+    """(verdicts, request_failed) per item, from one batched call over the non-empty predictions; ``None`` without a
+    judge. Each item gets its ``judge_raw`` and ``judge_verdict``."""
     from hanyi.metrics.judge import JudgeConfig, get_judge_client, parse_yes_no, summarize_judgements
 
     if judge_many is None:
         config = JudgeConfig.from_env()
         if config is None:
-            return math.nan
+            return None
         judge_many = get_judge_client(config).judge_many
     asked = [i for i, it in enumerate(items) if it["prediction"].strip()]
     results = judge_many([prompts[i] for i in asked], parse=parse_yes_no)
@@ -110,4 +190,4 @@ def judge_correct(items: list[dict], prompts: list[str], judge_many=None) -> flo
         verdicts[i], failed[i] = res.value, res.request_failed
         items[i]["judge_raw"], items[i]["judge_verdict"] = res.raw, res.value
     log.info("unpie correct: %s, %d empty answers counted 0", summarize_judgements(results), len(items) - len(asked))
-    return judged_correct_rate(verdicts, failed)
+    return verdicts, failed

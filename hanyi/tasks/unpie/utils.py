@@ -4,7 +4,8 @@ import functools
 
 from hanyi import backbones
 from hanyi.data import unpie as data
-from hanyi.metrics import free_text, mt_overlap, reference_choice
+from hanyi.metrics import free_text, mt_overlap
+from hanyi.metrics.per_unit import decomposed_items, rate
 from hanyi.tasks._common import prompt_kwargs, render, visuals
 from hanyi.tasks.unpie import scoring
 from hanyi.tasks.unpie.constants import ANSWER_LABELS, LANGUAGE_NAMES
@@ -120,35 +121,27 @@ def unpie_reconstruction_process_results(doc, results):
     return out
 
 
-unpie_disamb_acc_bertscore = functools.partial(scoring.bertscore_accuracy, name="disamb_acc_bertscore")
-unpie_disamb_acc_bertscore_custom_model = functools.partial(
-    scoring.bertscore_accuracy, name="disamb_acc_bertscore_custom_model"
-)
+# Aggregations split into per-doc statistics + a combine (hanyi.metrics.per_unit), so each gets an interval.
+unpie_disamb_acc_bertscore = scoring.bertscore_aggregation("disamb_acc_bertscore")
+unpie_disamb_acc_bertscore_custom_model = scoring.bertscore_aggregation("disamb_acc_bertscore_custom_model")
+unpie_disamb_acc_chrf = scoring.chrf_aggregation("disamb_acc_chrf")
+unpie_bleu4 = scoring.bleu4_decomposed
+unpie_meteor = scoring.meteor_decomposed
 
 
-def unpie_disamb_acc_chrf(items):
-    return scoring.disambiguation_accuracy(items, reference_choice.chrf_scores, "disamb_acc_chrf")
-
-
+@decomposed_items(rate)
 def unpie_mean_correct(items):
-    return sum(bool(it["correct"]) for it in items) / len(items) if items else float("nan")
+    return [float(bool(it["correct"])) for it in items]
 
 
 def unpie_sum(items):
     return float(sum(items))
 
 
-def unpie_bleu4(items):
-    return mt_overlap.corpus_bleu4([it["prediction"] for it in items], [it["reference"] for it in items])
-
-
-def unpie_meteor(items):
-    return scoring.meteor(items)
-
-
+@decomposed_items(rate)
 def unpie_correct(items):
     prompts = [
         render("unpie", "judge_same_pun.jinja", pun_sentence=it["reference"], prediction=it["prediction"])
         for it in items
     ]
-    return scoring.judge_correct(items, prompts)
+    return scoring.judge_correct_per_doc(items, prompts)

@@ -6,6 +6,7 @@ from hanyi import backbones
 from hanyi.data.images import ImageUnavailableError, to_pil
 from hanyi.data.vulca_embed_reference import load_embed_reference
 from hanyi.data.vulca_reference import load_reference
+from hanyi.metrics import critique_per_doc as per_doc
 from hanyi.metrics.critique_embed import (
     EMBED_METRICS,
     REFERENCE_METRICS,
@@ -95,6 +96,7 @@ def vulca_process_results(doc, results):
 
 
 def vulca_aggregate(items):
+    """The chance levels' aggregation (a constant of the reference, no per-critique decomposition)."""
     return aggregate_critique_metric(items, load_reference())
 
 
@@ -112,11 +114,14 @@ def _rubric_items(doc, response):
 def _rubric_summary(metric, items):
     from hanyi.metrics.judge import JudgeConfig
 
-    prompts = [
+    return judge_rubric(metric, _rubric_prompts(metric, items), JudgeConfig.from_env())
+
+
+def _rubric_prompts(metric, items):
+    return [
         render("vulca", "rubric_judge.jinja", title=it.title, critique=it.critique, **rubric_template_vars(metric))
         for it in items
     ]
-    return judge_rubric(metric, prompts, JudgeConfig.from_env())
 
 
 def vulca_rubric_aggregate(items):
@@ -143,3 +148,10 @@ def _embed_items(doc, response):
 
 def vulca_embed_aggregate(items):
     return aggregate_embed_metric(items, load_embed_reference())
+
+
+# Per-metric aggregations split into per-critique statistics + a combine (hanyi.metrics.critique_per_doc), so each
+# metric gets an interval: vulca_<metric> for every NLI metric but the chance levels, the rubric means, sem_sim_*.
+globals().update({f"vulca_{m}": per_doc.nli_aggregation(m, load_reference) for m in per_doc.DECOMPOSED_NLI})
+globals().update({f"vulca_{m}": per_doc.rubric_aggregation(m, _rubric_prompts) for m in RUBRICS})
+globals().update({f"vulca_{m}": per_doc.embed_aggregation(m, load_embed_reference) for m in per_doc.DECOMPOSED_EMBED})
