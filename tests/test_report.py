@@ -413,16 +413,10 @@ def test_results_under_a_hidden_model_folder_are_found(tmp_path):
     assert find_results_files(str(tmp_path)) == [str(hidden / "20261122_000000_results.json")]
 
 
-#: Benchmarks whose headline aggregations are decomposed on this branch; UNPIE and VULCA are h3's (issue 15 item 3).
-_AFTER_H3 = pytest.mark.xfail(
-    strict=False, reason="UNPIE/VULCA aggregations are decomposed by helper h3 (issue 15 item 3); remove on merge"
-)
-
-
 @pytest.mark.slow
 @pytest.mark.parametrize(
     "bench",
-    ["punrebus", "cvlue", "cii", pytest.param("unpie", marks=_AFTER_H3), pytest.param("vulca", marks=_AFTER_H3)],
+    ["punrebus", "cvlue", "cii", "unpie", "vulca"],
 )
 def test_every_headline_number_of_the_five_group_report_has_an_interval(llava_report, bench):
     from hanyi.report.decomposed import NONE_SCORED

@@ -6,7 +6,7 @@ reference-embedding similarities (paper eq. 9-10; :mod:`hanyi.metrics.critique_e
 means, over critiques, so a critique's statistic is its own value and the combine re-forms the aggregate:
 
 * ``expert_alignment``, ``expert_alignment_centered``, ``primary_profile_rate_*``: 1/0 per critique, a proportion
-  (:func:`hanyi.metrics.per_unit.rate`, exact Clopper–Pearson interval);
+  (:func:`hanyi.metrics.resample.rate`, exact Clopper–Pearson interval);
 * ``profile_*``, ``profile_cosine_max``, ``feat_*``, ``qual_*``, the rubric scores, ``sem_sim_mean`` /
   ``sem_sim_max``: the critique's value, combined by the left-to-right mean (bootstrap over critiques);
 * ``sem_mean_pairwise_cosdist``: the critique's mean similarity to the human texts, combined as 1 - mean;
@@ -30,7 +30,7 @@ from collections.abc import Callable, Mapping, Sequence
 
 from hanyi.metrics.critique_profile import FEATURE_LABELS, QUALITY_LABELS, l1_distance
 from hanyi.metrics.critique_scoring import _FEAT, _QUAL, NLI_METRICS, critique_features, score_critique
-from hanyi.metrics.per_unit import decomposed_items, nan_mean, rate
+from hanyi.metrics.resample import decomposed, nan_mean, rate
 
 #: NLI metrics whose aggregation is decomposed (all but the two chance levels).
 DECOMPOSED_NLI = tuple(m for m in NLI_METRICS if not m.endswith("_chance"))
@@ -109,7 +109,7 @@ def nli_combine(metric: str) -> Callable:
 def nli_aggregation(metric: str, load_reference: Callable[[], Mapping]) -> Callable:
     """The decomposed aggregation of NLI ``metric`` (its ``_custom_model`` key uses the same one)."""
 
-    @decomposed_items(nli_combine(metric), name=f"vulca_{metric}")
+    @decomposed(nli_combine(metric), name=f"vulca_{metric}")
     def per_doc(items):
         return nli_per_doc(metric, items, load_reference())
 
@@ -155,7 +155,7 @@ def embed_aggregation(metric: str, load_reference: Callable[[], Mapping | None])
 
     combine = one_minus_mean if metric == "sem_mean_pairwise_cosdist" else nan_mean
 
-    @decomposed_items(combine, name=f"vulca_{metric}")
+    @decomposed(combine, name=f"vulca_{metric}")
     def per_doc(items):
         return embed_per_doc(metric, items, load_reference())
 
@@ -176,7 +176,7 @@ def rubric_per_doc(metric: str, items: Sequence, prompts: Sequence[str], config)
 def rubric_aggregation(metric: str, prompts_of: Callable[[str, Sequence], list[str]]) -> Callable:
     """The decomposed aggregation of rubric ``metric``; ``prompts_of(metric, items)`` renders the judge prompts."""
 
-    @decomposed_items(nan_mean, name=f"vulca_{metric}")
+    @decomposed(nan_mean, name=f"vulca_{metric}")
     def per_doc(items):
         from hanyi.metrics.judge import JudgeConfig
 

@@ -55,6 +55,27 @@ def share_of_finite(stats):
     return sum(values) / len(values) if values else 0.0
 
 
+def nan_mean(stats):
+    """``combine``: ``sum(xs) / len(xs)`` (left to right) over the non-NaN statistics; NaN when there is none.
+
+    For aggregations that leave some docs out and are undefined with none left (UNPIE, VULCA): such a doc gets the
+    statistic NaN, stays a resampling unit, and is skipped here, so the value keeps the former aggregation's to the
+    last bit. :func:`rate` is the same arithmetic, declared a proportion.
+
+    >>> import numpy as np
+    >>> nan_mean(np.array([1.0, 0.0, float("nan"), 1.0])), math.isnan(nan_mean(np.array([float("nan")])))
+    (0.6666666666666666, True)
+    """
+    kept = [x for x in stats.tolist() if x == x]  # NaN != NaN
+    return sum(kept) / len(kept) if kept else math.nan
+
+
+def rate(stats):
+    """``combine``: the share of 1s among the non-NaN 0/1 statistics (:func:`nan_mean`), NaN when there is none; a
+    proportion, so it gets the exact interval of the docs it counts (:data:`FINITE_MEANS`)."""
+    return nan_mean(stats)
+
+
 def percent_share(stats):
     """``combine``: the share of true statistics computed as ``100.0 * k / n / 100`` (a percentage turned back into a
     fraction, as CII's aggregations compute it, so their value is kept to the last bit); NaN for none."""
@@ -65,7 +86,7 @@ def percent_share(stats):
 PLAIN_MEANS = (mean, sum_mean, percent_share)
 #: Combines that are the mean of the finite statistics: with 0/1 finite statistics they get the exact interval given
 #: the number of finite ones (the docs scored), as the report's per-doc path always did for "correct, parsed docs".
-FINITE_MEANS = (fsum_mean_of_finite, share_of_finite)
+FINITE_MEANS = (fsum_mean_of_finite, share_of_finite, rate)
 
 
 class _Memo:
@@ -78,17 +99,21 @@ class _Memo:
 
     def put(self, items, stats) -> None:
         self.entries.pop(id(items), None)
-        self.entries[id(items)] = (items, stats)
+        self.entries[id(items)] = (items, len(items), stats)
         while len(self.entries) > self.size:
             self.entries.pop(next(iter(self.entries)))
 
-    def take(self, items):
-        """The statistics of the last call on this very ``items`` list (removed), or None."""
+    def peek(self, items):
+        """The statistics of the last call on this very ``items`` list, unchanged in length (kept), or None."""
         hit = self.entries.get(id(items))
-        if hit is None or hit[0] is not items:
-            return None
-        del self.entries[id(items)]
-        return hit[1]
+        return hit[2] if hit is not None and hit[0] is items and hit[1] == len(items) else None
+
+    def take(self, items):
+        """Like :meth:`peek`, and the entry is dropped (the hook's last use of it)."""
+        stats = self.peek(items)
+        if stats is not None:
+            del self.entries[id(items)]
+        return stats
 
 
 def as_array(stats: Sequence):
@@ -100,7 +125,7 @@ def as_array(stats: Sequence):
     return np.asarray([tuple(s) if isinstance(s, (tuple, list)) else s for s in stats], dtype=float)
 
 
-def decomposed(combine: Callable = mean, *, light: bool = False):
+def decomposed(combine: Callable = mean, *, light: bool = False, name: str | None = None):
     """Decorator: the decorated function is ``per_doc``; the result is the aggregation ``combine(per_doc(items))``.
 
     >>> @decomposed()
@@ -120,10 +145,21 @@ def decomposed(combine: Callable = mean, *, light: bool = False):
             aggregate.memo.put(items, stats)
             return combine(stats)
 
-        aggregate.per_doc = per_doc
+        @functools.wraps(per_doc)
+        def remembered(items):
+            """``per_doc``, answered from the last aggregation of this very list when there was one (no second pass
+            of backbone or judge work)."""
+            hit = aggregate.memo.peek(items)
+            if hit is None:
+                return per_doc(items)
+            return [tuple(row) for row in hit.tolist()] if hit.ndim == 2 else hit.tolist()
+
+        aggregate.per_doc = remembered
         aggregate.combine = combine
         aggregate.light = light
         aggregate.memo = _Memo()  # shared by reference with wrappers (functools.wraps copies __dict__)
+        if name:  # lmms-eval prints the aggregation's name in the results' task config
+            aggregate.__name__ = aggregate.__qualname__ = name
         return aggregate
 
     return wrap
@@ -209,7 +245,7 @@ def bootstrap(combine: Callable, stats, iters: int = ITERS, seed: int = SEED, le
         k, m = int(scored.sum()), len(scored)
         low, high = clopper_pearson(k, m, level)
         se = math.sqrt(value * (1 - value) / (m - 1)) if m > 1 else 0.0  # lmms-eval's mean_stderr on 0/1 items
-        return {**out, "ci_low": low, "ci_high": high, "stderr": se, "method": "exact (Clopper-Pearson)"}
+        return {**out, "n": m, "ci_low": low, "ci_high": high, "stderr": se, "method": "exact (Clopper-Pearson)"}
     rng = np.random.default_rng(seed)
     values = np.empty(iters)
     for i in range(iters):

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from hanyi.data import unpie as data
 from hanyi.data.sources import SAMPLE_DIR
-from hanyi.metrics import mt_overlap, per_unit, resample
+from hanyi.metrics import mt_overlap, resample
 from hanyi.metrics import reference_choice as rc
 from hanyi.metrics.judge import JudgeResult
 from hanyi.tasks.unpie import scoring, utils
@@ -138,7 +138,7 @@ def test_disambiguation_accuracy_per_doc_equals_former_and_scores_once(sample_do
     expected = [float(it["correct"]) for it in items if it["image_ok"]]  # decide() wrote each doc's decision
     assert [s for s in stats if not math.isnan(s)] == expected
     assert former == sum(expected) / len(expected)
-    assert per_unit.rate.proportion and agg.combine is per_unit.rate
+    assert agg.combine is resample.rate
     _interval(agg, items)
     assert math.isnan(agg([{**it, "image_ok": False} for it in items]))  # nothing scored: NaN, as before
 
@@ -206,13 +206,13 @@ def test_judge_correct_per_doc_equals_former_and_calls_the_judge_once(sample_doc
 def test_per_doc_memo_recomputes_for_a_new_or_grown_list():
     seen = []
 
-    @per_unit.decomposed_items(per_unit.rate)
+    @resample.decomposed(resample.rate)
     def agg(items):
         seen.append(len(items))
         return [float(x) for x in items]
 
     items = [1, 0, 1]
-    assert agg(items) == 2 / 3 and agg.per_doc(items) == [1.0, 0.0, 1.0] and seen == [3]
+    assert agg(items) == 2 / 3 and list(agg.per_doc(items)) == [1.0, 0.0, 1.0] and seen == [3]
     items.append(1)
     assert agg(items) == 0.75 and seen == [3, 4]
     assert agg([1, 0, 1]) == 2 / 3 and seen == [3, 4, 3]  # an equal but distinct list is another list
@@ -223,9 +223,9 @@ def test_proportions_get_the_exact_interval_of_their_scored_docs():
     from scipy.stats import binomtest
 
     stats = resample.as_array([1.0, 0.0, math.nan, 1.0, 1.0, 0.0, 1.0, math.nan, 1.0])
-    out = per_unit.interval(per_unit.rate, stats)
+    out = resample.bootstrap(resample.rate, stats)
     ci = binomtest(5, 7).proportion_ci(confidence_level=0.95, method="exact")
-    assert out["value"] == per_unit.rate(stats) == 5 / 7 and out["n"] == 7
+    assert out["value"] == resample.rate(stats) == 5 / 7 and out["n"] == 7
     assert out["ci_low"] == pytest.approx(ci.low, abs=1e-9) and out["ci_high"] == pytest.approx(ci.high, abs=1e-9)
-    meteor = per_unit.interval(utils.unpie_meteor.combine, resample.as_array([0.2, 0.5, 0.9, 0.4]), iters=200)
+    meteor = resample.bootstrap(utils.unpie_meteor.combine, resample.as_array([0.2, 0.5, 0.9, 0.4]), iters=200)
     assert meteor["method"].startswith("bootstrap") and meteor["ci_low"] < meteor["value"] < meteor["ci_high"]

@@ -8,7 +8,7 @@ import random
 import pytest
 
 from hanyi.data.vulca_reference import load_reference
-from hanyi.metrics import critique_per_doc, critique_rubric, per_unit, resample
+from hanyi.metrics import critique_per_doc, critique_rubric, resample
 from hanyi.metrics.critique_embed import EmbedConfig, EmbedItem, aggregate_embed_metric, encode_vectors
 from hanyi.metrics.critique_profile import FEATURE_LABELS, QUALITY_LABELS, STANCE_LABELS
 from hanyi.metrics.critique_rubric import RUBRICS, RubricItem
@@ -94,7 +94,7 @@ def test_headline_and_profile_metrics_get_a_finite_interval(nli_items, metric):
     out = _check_interval(agg, items[metric])
     assert out["value"] == former[metric]
     if metric == "expert_alignment":
-        assert agg.combine is per_unit.rate  # a proportion: exact interval on the 0/1 critiques
+        assert agg.combine is resample.rate  # a proportion: exact interval on the 0/1 critiques
 
 
 def test_expert_alignment_per_critique_is_the_best_centroid_match(nli_items):

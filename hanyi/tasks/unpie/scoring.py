@@ -13,7 +13,7 @@ import math
 
 from hanyi.metrics import mt_overlap
 from hanyi.metrics import reference_choice as rc
-from hanyi.metrics.per_unit import decomposed_items, rate
+from hanyi.metrics.resample import decomposed, rate
 from hanyi.metrics.reference_choice import BATCH_ENV, LAYERS_ENV, MODEL_ENV, bertscore_settings  # noqa: F401
 
 log = logging.getLogger("hanyi.unpie")
@@ -60,9 +60,9 @@ def _bertscore_or_raise():
 def bertscore_aggregation(name: str):
     """The decomposed aggregation of ``name`` (``disamb_acc_bertscore`` or ``_custom_model``): per doc 1/0 correct
     under the BERTScore decision (NaN for a doc whose image did not resolve), combined by
-    :func:`hanyi.metrics.per_unit.rate` (an exact Clopper–Pearson interval)."""
+    :func:`hanyi.metrics.resample.rate` (an exact Clopper–Pearson interval)."""
 
-    @decomposed_items(rate, name=f"unpie_{name}")
+    @decomposed(rate, name=f"unpie_{name}")
     def per_doc(items: list[dict]) -> list[float]:
         return disambiguation_correct(items, _bertscore_or_raise(), name)
 
@@ -72,7 +72,7 @@ def bertscore_aggregation(name: str):
 def chrf_aggregation(name: str = "disamb_acc_chrf"):
     """:func:`bertscore_aggregation` with the chrF decision (no BERTScore weights)."""
 
-    @decomposed_items(rate, name=f"unpie_{name}")
+    @decomposed(rate, name=f"unpie_{name}")
     def per_doc(items: list[dict]) -> list[float]:
         return disambiguation_correct(items, rc.chrf_scores, name)
 
@@ -97,14 +97,14 @@ def _meteor_wordnet(items: list[dict]) -> bool:
     return use_wordnet
 
 
-@decomposed_items(mt_overlap.meteor_from_scores, name="unpie_meteor")
+@decomposed(mt_overlap.meteor_from_scores, name="unpie_meteor")
 def meteor_decomposed(items: list[dict]) -> list[float]:
     """Decomposed :func:`meteor`: per doc its sentence METEOR (0-1); the mean ×100 is the aggregate."""
     use_wordnet = _meteor_wordnet(items)
     return [mt_overlap.sentence_meteor(it["prediction"], it["reference"], use_wordnet) for it in items]
 
 
-@decomposed_items(mt_overlap.bleu4_from_stats, name="unpie_bleu4")
+@decomposed(mt_overlap.bleu4_from_stats, name="unpie_bleu4")
 def bleu4_decomposed(items: list[dict]) -> list[tuple[int, ...]]:
     """Decomposed corpus BLEU-4: per doc its sentence's sufficient statistics (lengths, n-gram matches and totals),
     re-summed by the combine, so a bootstrap over docs is Koehn's (2004) bootstrap over sentences."""
@@ -165,7 +165,7 @@ def judge_correct(items: list[dict], prompts: list[str], judge_many=None) -> flo
 
 def judge_correct_per_doc(items: list[dict], prompts: list[str], judge_many=None) -> list[float]:
     """Per doc 1.0 for a "Yes" verdict, 0.0 for "No", an unparseable verdict or an empty prediction, NaN for a failed
-    request (left out) or when no judge is configured; :func:`hanyi.metrics.per_unit.rate` of it is
+    request (left out) or when no judge is configured; :func:`hanyi.metrics.resample.rate` of it is
     :func:`judge_correct`. One batched judge call."""
     judged = _judge(items, prompts, judge_many)
     if judged is None:

@@ -5,7 +5,7 @@ import functools
 from hanyi import backbones
 from hanyi.data import unpie as data
 from hanyi.metrics import free_text, mt_overlap
-from hanyi.metrics.per_unit import decomposed_items, rate
+from hanyi.metrics.resample import decomposed, rate
 from hanyi.tasks._common import prompt_kwargs, render, visuals
 from hanyi.tasks.unpie import scoring
 from hanyi.tasks.unpie.constants import ANSWER_LABELS, LANGUAGE_NAMES
@@ -121,7 +121,7 @@ def unpie_reconstruction_process_results(doc, results):
     return out
 
 
-# Aggregations split into per-doc statistics + a combine (hanyi.metrics.per_unit), so each gets an interval.
+# Aggregations split into per-doc statistics + a combine (hanyi.metrics.resample), so each gets an interval.
 unpie_disamb_acc_bertscore = scoring.bertscore_aggregation("disamb_acc_bertscore")
 unpie_disamb_acc_bertscore_custom_model = scoring.bertscore_aggregation("disamb_acc_bertscore_custom_model")
 unpie_disamb_acc_chrf = scoring.chrf_aggregation("disamb_acc_chrf")
@@ -129,7 +129,7 @@ unpie_bleu4 = scoring.bleu4_decomposed
 unpie_meteor = scoring.meteor_decomposed
 
 
-@decomposed_items(rate)
+@decomposed(rate)
 def unpie_mean_correct(items):
     return [float(bool(it["correct"])) for it in items]
 
@@ -138,7 +138,7 @@ def unpie_sum(items):
     return float(sum(items))
 
 
-@decomposed_items(rate)
+@decomposed(rate)
 def unpie_correct(items):
     prompts = [
         render("unpie", "judge_same_pun.jinja", pun_sentence=it["reference"], prediction=it["prediction"])
