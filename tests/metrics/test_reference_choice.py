@@ -116,3 +116,30 @@ def test_repeated_pairs_are_scored_once_with_the_same_decisions():
     assert [d["correct"] for d in out] == [True, False, True, True, False]
     assert [d["target_score"] for d in out] == [0.8, 0.1, 0.8, 0.8, 0.1]
     assert [d["distractor_score"] for d in out] == [0.2, 0.4, 0.2, 0.2, 0.4]
+
+
+def test_sibling_keys_are_scored_in_one_call_and_stay_a_function_of_their_own_items():
+    """UNPIE's paper and _robust keys: the first aggregation sends the union of both extractions' pairs once, the
+    second sends nothing; the scores equal scoring each pair on its own (a pair-only scorer), and a call whose pairs
+    were not all kept (another task) is scored afresh."""
+    from hanyi.metrics import reference_choice as rc
+
+    calls = []
+
+    def scorer(cands, refs):
+        calls.append(list(zip(cands, refs)))
+        return [len(set(c.split()) & set(r.split())) / (1 + len(r.split())) for c, r in zip(cands, refs)]
+
+    targets, distractors = ["a b c", "d e"], ["x y", "d f"]
+    paper, robust = ["a b", "Sure! d e"], ["a b", "d e"]
+    first = rc.decide(paper, targets, distractors, scorer, sibling_predictions=robust)
+    assert len(calls) == 1 and set(calls[0]) == {("a b", "a b c"), ("a b", "x y"), ("Sure! d e", "d e"),
+                                                 ("Sure! d e", "d f"), ("d e", "d e"), ("d e", "d f")}  # fmt: skip
+    second = rc.decide(robust, targets, distractors, scorer, sibling_predictions=paper)
+    assert len(calls) == 1  # the sibling's scores were kept
+    assert first == rc.decide(paper, targets, distractors, scorer)  # same numbers as on their own
+    assert second == rc.decide(robust, targets, distractors, scorer)
+    n = len(calls)
+    rc.decide(["q"], ["q r"], ["s"], scorer)  # another task: nothing kept for it
+    rc.decide(["q"], ["q r"], ["s"], scorer)
+    assert len(calls) == n + 2

@@ -48,8 +48,11 @@ def test_groups_hold_only_generate_until_tasks_with_version(tasks, task_manager)
         assert len(leaves) == n, group
         for task in leaves.values():
             assert task.OUTPUT_TYPE == "generate_until"
-            # 0.2 robust keys (all); 0.3 meteor_exact_stem / disamb_acc_bertscore_custom_model fallback keys
-            assert task.config.metadata["version"] == (0.2 if "grounding" in task.config.task else 0.3)
+            # 0.2 robust keys (all); 0.3 meteor_exact_stem / disamb_acc_bertscore_custom_model fallback keys;
+            # disambiguation 0.4: paper and _robust keys scored in one call
+            expected = {"grounding": 0.2, "reconstruction": 0.3, "disambiguation": 0.4}
+            kind = next(k for k in expected if k in task.config.task)
+            assert task.config.metadata["version"] == expected[kind]
             assert task.config.generation_kwargs["max_new_tokens"] == 200
             assert task.config.generation_kwargs["until"] == []
 

@@ -128,11 +128,13 @@ def disambiguation_correct(items: list[dict], scorer, name: str) -> list[float]:
 def _decide_scored(items: list[dict], scorer, name: str) -> list[dict]:
     """Decisions of the docs whose image resolved, their pairs scored in one batch (written into the items)."""
     scored = [it for it in items if it["image_ok"]]
+    siblings = [it.get("sibling_prediction") for it in scored]
     decisions = rc.decide(
         [it["prediction"] for it in scored],
         [it["target"] for it in scored],
         [it["distractor"] for it in scored],
         scorer,
+        siblings if scored and all(isinstance(p, str) for p in siblings) else None,  # the other key, same call
     )
     for it, d in zip(scored, decisions):
         it.update(d)

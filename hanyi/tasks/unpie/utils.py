@@ -95,7 +95,9 @@ def unpie_disambiguation_process_results(doc, results):
     item["image_ok"] = doc["image_status"] == data.IMAGE_OK
     name = backbones.metric_key("bertscore", "disamb_acc_bertscore")  # _chrf without it, _custom_model for others
     robust = free_text.extract_after_preamble(response, (dict(LANGUAGE_NAMES)[doc["lang"]],))
-    out = {name: item, f"{name}_robust": {**item, "prediction": robust}, "answer_rate": float(bool(pred))}
+    paper = {**item, "sibling_prediction": robust}  # both extractions' pairs are scored in one call
+    out = {name: paper, f"{name}_robust": {**item, "prediction": robust, "sibling_prediction": pred}}
+    out["answer_rate"] = float(bool(pred))
     return out | {"image_unresolved": float(not item["image_ok"])}
 
 
