@@ -50,7 +50,7 @@ class _SiblingScores:
     A task that reports one decision under two answer extractions (UNPIE's paper key and its ``_robust`` key) scores
     mostly the same pairs twice. The first aggregation scores the union of both extractions' pairs in **one** call and
     keeps the sibling's scores here; the sibling's aggregation, which lmms-eval runs right after it, takes them back
-    when every pair it needs is there (same scorer object), and scores nothing. Both keys' numbers are then a function
+    when every pair it needs is there (same scorer configuration), and scores nothing. Both keys' numbers are then a function
     of that task's items alone, bit for bit, whichever tasks share the run. One slot: any later call replaces it.
     """
 
@@ -58,10 +58,12 @@ class _SiblingScores:
         self.scorer, self.scores = None, {}
 
     def keep(self, scorer, scores: dict) -> None:
-        self.scorer, self.scores = scorer, scores
+        self.scorer, self.scores = _scorer_key(scorer), scores
 
     def take(self, scorer, pairs: list) -> dict | None:
-        if self.scorer is not scorer or not pairs or any(p not in self.scores for p in pairs):
+        if self.scorer is None or self.scorer != _scorer_key(scorer) or not pairs:
+            return None
+        if any(p not in self.scores for p in pairs):
             return None
         found = {p: self.scores[p] for p in pairs}
         self.scorer, self.scores = None, {}
@@ -69,6 +71,11 @@ class _SiblingScores:
 
 
 SIBLINGS = _SiblingScores()
+
+
+def _scorer_key(scorer):
+    """What identifies a scorer: its ``key`` (a BERTScore scorer: model, layers, batch size), else the object."""
+    return getattr(scorer, "key", scorer)
 
 
 def _pairs(predictions, targets, distractors) -> tuple[list[int], list[tuple[str, str]]]:
@@ -187,6 +194,7 @@ def bertscore_f1_scorer(
         _, _, f1 = scorer.score(list(candidates), list(references), batch_size=batch_size)
         return [float(x) for x in f1.tolist()]
 
+    score.key = ("bertscore", model, int(num_layers), batch_size)  # one per configuration (rebuilt per call)
     return score
 
 

@@ -143,3 +143,25 @@ def test_sibling_keys_are_scored_in_one_call_and_stay_a_function_of_their_own_it
     rc.decide(["q"], ["q r"], ["s"], scorer)  # another task: nothing kept for it
     rc.decide(["q"], ["q r"], ["s"], scorer)
     assert len(calls) == n + 2
+
+
+def test_sibling_scores_are_found_for_a_rebuilt_scorer_of_the_same_configuration():
+    """UNPIE builds its BERTScore scorer afresh per aggregation: the kept scores follow the configuration (``key``)."""
+    from hanyi.metrics import reference_choice as rc
+
+    calls = []
+
+    def make(config):
+        def score(cands, refs):
+            calls.append(len(cands))
+            return [float(c == r) for c, r in zip(cands, refs)]
+
+        score.key = ("fake", config)
+        return score
+
+    rc.decide(["a"], ["a"], ["b"], make(1), sibling_predictions=["x"])
+    rc.decide(["x"], ["a"], ["b"], make(1), sibling_predictions=["a"])
+    assert calls == [4]
+    rc.decide(["a"], ["a"], ["b"], make(1), sibling_predictions=["x"])
+    rc.decide(["x"], ["a"], ["b"], make(2), sibling_predictions=["a"])  # another configuration: scored again
+    assert calls == [4, 4, 4]
