@@ -503,9 +503,10 @@ def _set_backbones(tmp: str) -> str:
 
 def measure_pair(case: str, data: dict, replays: dict, workdir: str, args, results: dict, cases: list) -> None:
     """Built-in comparisons of our ``case``: it and each of its built-in partners in ``cases`` run ``--repeat`` times,
-    interleaved (ours, built-in, ..., ours, built-in, ...), so all see the same machine load; each keeps its median
-    run (by eval seconds) and the spread of all runs (``eval_runs_s``). On a shared machine single runs swing by
-    ±40 %; the median of interleaved runs is what the ratio target reads."""
+    interleaved (ours, built-in, ..., ours, built-in, ...), so all see the same machine load; each keeps its fastest
+    run (by eval seconds) and the list of all runs (``eval_runs_s``). On a shared machine single runs swing by
+    ±40 %, and the noise only ever adds time, so the fastest of several runs is the best estimate of a case's own
+    cost (the rule ``timeit`` follows); the ratio target reads it, and the line prints every run."""
     partners = [b for b, (ours, _) in BUILTIN.items() if ours == case and b in cases]
     runs: dict[str, list] = {c: [] for c in (case, *partners)}
     for _ in range(max(1, args.repeat)):
@@ -518,9 +519,9 @@ def measure_pair(case: str, data: dict, replays: dict, workdir: str, args, resul
             results[c] = None
             continue
         rs.sort(key=lambda r: r["evaluate_s"])
-        med = dict(rs[len(rs) // 2])
-        med["eval_runs_s"] = [r["evaluate_s"] for r in rs]
-        results[c] = med
+        best = dict(rs[0])
+        best["eval_runs_s"] = [r["evaluate_s"] for r in rs]
+        results[c] = best
 
 
 def main() -> None:
@@ -535,8 +536,8 @@ def main() -> None:
     ap.add_argument(
         "--repeat",
         type=int,
-        default=3,
-        help="runs of each case in a built-in comparison (ours and built-in interleaved; the median counts)",
+        default=5,
+        help="runs of each case in a built-in comparison (ours and built-ins interleaved; the fastest counts)",
     )
     ap.add_argument("--child", help=argparse.SUPPRESS)
     ap.add_argument("--data", help=argparse.SUPPRESS)
@@ -642,12 +643,12 @@ def main() -> None:
             )
             text = (
                 f"per-doc overhead {ours} / built-in {case} ({kind}): {a:.2f} / {b:.2f} s per 1k docs = "
-                f"{a / b:.2f} (median of interleaved runs, eval s: {spread})"
+                f"{a / b:.2f} (fastest of interleaved runs, eval s: {spread})"
             )
             if case in INFO_ONLY:
                 print(f"info  {text}")
             else:
-                line(a <= b, text.replace(" (median", " (target <= 1.0; median"))
+                line(a <= b, text.replace(" (fastest", " (target <= 1.0; fastest"))
     if all(g in results for g in GROUPS):
         total = sum(results[g]["evaluate_s"] for g in GROUPS)
         docs = sum(results[g]["docs"] for g in GROUPS)

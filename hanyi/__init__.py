@@ -6,7 +6,7 @@ Importing this package is cheap (standard library only); it runs at every interp
 
 import os as _os
 
-__version__ = "0.2.0"
+__version__ = "0.3.0"
 
 #: Absolute path of the directory that holds every hanyi task YAML. Usable as ``--include_path``.
 TASKS_DIR = _os.path.join(_os.path.dirname(_os.path.abspath(__file__)), "tasks")
