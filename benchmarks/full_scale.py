@@ -265,7 +265,7 @@ def child(args) -> None:
         model=model,
         tasks=case_tasks(args.child.split("@")[0], data),
         task_manager=tm,
-        bootstrap_iters=0,
+        bootstrap_iters=100000,  # the lmms-eval CLI's default: standard errors are part of what a run costs
         log_samples=False,
         verbosity="ERROR",
         process_docs_parallel=args.workers,

@@ -248,8 +248,10 @@ def bootstrap(combine: Callable, stats, iters: int = ITERS, seed: int = SEED, le
         return {**out, "n": m, "ci_low": low, "ci_high": high, "stderr": se, "method": "exact (Clopper-Pearson)"}
     rng = np.random.default_rng(seed)
     values = np.empty(iters)
+    one = _fast_resample(combine, arr)
     for i in range(iters):
-        values[i] = combine(arr[rng.integers(0, n, size=n)])
+        idx = rng.integers(0, n, size=n)
+        values[i] = one(idx) if one is not None else combine(arr[idx])
     finite = values[np.isfinite(values)]
     method = f"bootstrap over units re-running the aggregation ({iters}, seed {seed})"
     if len(finite) < 0.95 * iters:
@@ -269,6 +271,29 @@ def bootstrap(combine: Callable, stats, iters: int = ITERS, seed: int = SEED, le
         "stderr": float(finite.std(ddof=1)) if len(finite) > 1 else 0.0,
         "method": method,
     }
+
+
+def _fast_resample(combine: Callable, arr):
+    """For a mean-like ``combine`` of 1-D statistics, a function of the resample's indices that computes the same mean
+    with numpy (a resample needs no bit-exact sum, only the point value does); else None. At CVLUE's 21,507 VQA docs
+    this turns a resample from ~1 ms (Python ``sum`` over a list) into ~0.1 ms."""
+    import numpy as np
+
+    if arr.ndim != 1 or not (combine in PLAIN_MEANS or combine in FINITE_MEANS or combine is nan_mean):
+        return None
+    if combine in PLAIN_MEANS:
+        if combine is percent_share:
+            return None  # shares of true values: its 0/1 statistics get the exact interval, never a bootstrap
+        return lambda idx: float(arr[idx].mean()) if len(idx) else 0.0
+    keep = ~np.isnan(arr) if combine in (nan_mean, rate) else np.isfinite(arr)
+    vals = np.where(keep, arr, 0.0)
+    empty = math.nan if combine in (nan_mean, rate) else 0.0
+
+    def one(idx):
+        count = int(keep[idx].sum())
+        return float(vals[idx].sum() / count) if count else empty
+
+    return one
 
 
 def is_proportion(combine: Callable, stats) -> bool:
