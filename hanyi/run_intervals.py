@@ -6,9 +6,9 @@ hanyi's headline aggregations are *decomposed* (:mod:`hanyi.metrics.resample`: `
 :func:`patch_task_output` wraps ``TaskOutput.calculate_aggregate_metric`` so that, after lmms-eval has aggregated a
 hanyi task, every (metric, filter) whose aggregation is decomposed gets:
 
-* ``<metric>_stderr,<filter>``: the standard error of :func:`hanyi.metrics.resample.bootstrap` (the closed form for
-  a share of 0/1 statistics, else the standard deviation of :data:`~hanyi.metrics.resample.ITERS` seeded bootstrap
-  resamples of the aggregation itself), only when lmms-eval's ``--bootstrap_iters`` is above 0 (0 turns standard
+* ``<metric>_stderr,<filter>``: :func:`hanyi.metrics.resample.standard_error` (the closed form of lmms-eval's
+  ``mean_stderr`` for means and shares of 0/1 statistics, else the standard deviation of
+  :data:`~hanyi.metrics.resample.ITERS` seeded bootstrap resamples of the aggregation itself), only when lmms-eval's ``--bootstrap_iters`` is above 0 (0 turns standard
   errors off, as it does for lmms-eval's own);
 * in each line of the sample log (``--log_samples``), ``hanyi_per_doc[<metric>]``: that doc's statistic, so
   ``hanyi report`` can give the 95 % interval later without loading any backbone. Only when ``per_doc`` gives one
@@ -75,9 +75,9 @@ def add_intervals(task_output, bootstrap_iters: int) -> int:
             if stats is None:
                 stats = resample.as_array(fn.per_doc(items))
             if bootstrap_iters > 0 and len(stats) > 1:
-                out = resample.bootstrap(fn.combine, stats)
-                if out.get("stderr") is not None:
-                    task_output.agg_metrics[f"{metric}_stderr,{filter_key}"] = out["stderr"]
+                stderr = resample.standard_error(fn.combine, stats)
+                if stderr is not None:
+                    task_output.agg_metrics[f"{metric}_stderr,{filter_key}"] = stderr
             samples = _samples_for(task_output, filter_key)
             if len(stats) == len(items) and len(samples) == len(items):
                 for sample, stat in zip(samples, stats):

@@ -421,3 +421,23 @@ def test_per_doc_stats_land_on_their_own_docs_under_two_ranks(monkeypatch):
     out = cls({"m": agg}, [0.0, 0.2, 0.4, 0.1, 0.3], [{"doc_id": d} for d in (0, 2, 4, 1, 3)])
     out.calculate_aggregate_metric(bootstrap_iters=10)
     assert [(s["doc_id"], s["hanyi_per_doc"]["m"]) for s in out.logged_samples] == [(d, d / 10) for d in range(5)]
+
+
+@pytest.mark.parametrize("k, n", [(13000, 26892), (1, 26892), (26890, 26892)])
+def test_clopper_pearson_at_full_benchmark_size_matches_scipy(k, n):
+    """CVLUE-size counts: the vectorised binomial tail keeps the exact interval (and stays fast)."""
+    from scipy.stats import binomtest
+
+    ci = binomtest(k, n).proportion_ci(confidence_level=0.95, method="exact")
+    low, high = resample.clopper_pearson(k, n)
+    assert low == pytest.approx(ci.low, abs=1e-9) and high == pytest.approx(ci.high, abs=1e-9)
+
+
+def test_standard_error_is_lmms_evals_closed_form_for_means_and_a_bootstrap_otherwise():
+    x = resample.as_array([0.1, 0.5, 0.25, 0.9, float("nan"), 0.4])
+    kept = x[~np.isnan(x)]
+    assert resample.standard_error(resample.nan_mean, x) == pytest.approx(kept.std(ddof=1) / math.sqrt(5), abs=1e-15)
+    bits = resample.as_array([1.0, 0.0, 1.0, 1.0])
+    assert resample.standard_error(resample.sum_mean, bits) == pytest.approx(math.sqrt(0.75 * 0.25 / 3), abs=1e-15)
+    arr = resample.as_array([(math.sin(i) ** 2, 1 + i % 4) for i in range(30)])
+    assert resample.standard_error(_ratio, arr) == resample.bootstrap(_ratio, arr)["stderr"]
