@@ -441,3 +441,17 @@ def test_standard_error_is_lmms_evals_closed_form_for_means_and_a_bootstrap_othe
     assert resample.standard_error(resample.sum_mean, bits) == pytest.approx(math.sqrt(0.75 * 0.25 / 3), abs=1e-15)
     arr = resample.as_array([(math.sin(i) ** 2, 1 + i % 4) for i in range(30)])
     assert resample.standard_error(_ratio, arr) == resample.bootstrap(_ratio, arr)["stderr"]
+
+
+def test_report_gives_no_interval_but_no_crash_when_logged_items_do_not_fit_the_aggregation():
+    """A sample log whose items lack the fields a light aggregation reads (an older or foreign log) costs the interval
+    with its reason, never the report."""
+    from types import SimpleNamespace
+
+    from hanyi.report.decomposed import unit_stats
+
+    run = SimpleNamespace(
+        tasks={"punrebus_matching": SimpleNamespace(samples=[{"doc_id": 0, "accuracy": {"pred": "A", "score": 1.0}}])}
+    )
+    why = unit_stats(run, "punrebus_matching", "accuracy,none")
+    assert isinstance(why, str) and "do not fit" in why and "KeyError" in why

@@ -55,7 +55,10 @@ def unit_stats(run, task: str, name: str):
     if lines and all(metric in (s.get(PER_DOC_KEY) or {}) for s in lines):
         return fn.combine, resample.as_array([_stat(s[PER_DOC_KEY][metric]) for s in lines])
     if getattr(fn, "light", False) and lines and all(metric in s for s in lines):
-        return fn.combine, resample.as_array(fn.per_doc([s[metric] for s in lines]))
+        try:
+            return fn.combine, resample.as_array(fn.per_doc([s[metric] for s in lines]))
+        except Exception as exc:  # a log whose items are not this aggregation's (older or foreign): no interval
+            return f"the logged items do not fit the aggregation ({type(exc).__name__}: {exc})"
     return NO_STATS
 
 
