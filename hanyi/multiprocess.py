@@ -60,34 +60,56 @@ def _world_size() -> int:
         return 1
 
 
-def patch_task_output(task_output_cls=None) -> bool:
-    """Wrap ``TaskOutput.calculate_aggregate_metric`` to restore doc order first. Idempotent; True if patched."""
+def wrap_aggregation(task_output_cls, marker: str, before=None, after=None) -> bool:
+    """Wrap ``task_output_cls.calculate_aggregate_metric`` once per ``marker``: ``before(self)`` runs first and
+    ``after(self, args, kwargs)`` after lmms-eval has aggregated, both for hanyi's tasks only. True if it patched.
+    Shared by the doc-order patch here and the interval hook (:mod:`hanyi.run_intervals`)."""
     if task_output_cls is None:
         from lmms_eval.evaluator_utils import TaskOutput as task_output_cls
     original = task_output_cls.calculate_aggregate_metric
-    if getattr(original, "_hanyi_doc_order", False):
+    if getattr(original, marker, False):
         return False
 
     @functools.wraps(original)
     def calculate_aggregate_metric(self, *args, **kwargs):
-        world_size = _world_size()
-        if world_size > 1 and _is_hanyi_task(getattr(self, "task", None)):
-            for key, items in list(self.sample_metrics.items()):
-                self.sample_metrics[key] = rank_major_to_doc_order(items, world_size)
-            samples = getattr(self, "logged_samples", None)
-            if samples and all(isinstance(s, dict) and "doc_id" in s for s in samples):
-                self.logged_samples = sorted(samples, key=lambda s: s["doc_id"])
-        return original(self, *args, **kwargs)
+        ours = _is_hanyi_task(getattr(self, "task", None))
+        if ours and before is not None:
+            before(self)
+        result = original(self, *args, **kwargs)
+        if ours and after is not None:
+            after(self, args, kwargs)
+        return result
 
-    calculate_aggregate_metric._hanyi_doc_order = True
+    setattr(calculate_aggregate_metric, marker, True)
     task_output_cls.calculate_aggregate_metric = calculate_aggregate_metric
     return True
 
 
+def safe_install(patch, what: str) -> bool:
+    """``patch()``, never raising: a failure is logged with ``what`` and the run goes on."""
+    try:
+        return patch()
+    except Exception as exc:  # never break lmms-eval because of us
+        log.warning("hanyi: could not install %s (%r)", what, exc)
+        return False
+
+
+def _restore_doc_order(task_output) -> None:
+    world_size = _world_size()
+    if world_size <= 1:
+        return
+    for key, items in list(task_output.sample_metrics.items()):
+        task_output.sample_metrics[key] = rank_major_to_doc_order(items, world_size)
+    samples = getattr(task_output, "logged_samples", None)
+    if samples and all(isinstance(s, dict) and "doc_id" in s for s in samples):
+        task_output.logged_samples = sorted(samples, key=lambda s: s["doc_id"])
+
+
+def patch_task_output(task_output_cls=None) -> bool:
+    """Wrap ``TaskOutput.calculate_aggregate_metric`` to restore doc order first. Idempotent; True if patched."""
+    return wrap_aggregation(task_output_cls, "_hanyi_doc_order", before=_restore_doc_order)
+
+
 def install() -> bool:
     """:func:`patch_task_output` on lmms-eval's class; never raises (a failure is logged, the run goes on)."""
-    try:
-        return patch_task_output()
-    except Exception as exc:  # never break lmms-eval because of us
-        log.warning("hanyi: could not install doc-order aggregation for multi-process runs (%r)", exc)
-        return False
+    return safe_install(patch_task_output, "doc-order aggregation for multi-process runs")

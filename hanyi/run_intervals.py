@@ -24,7 +24,6 @@ proposes the same to lmms-eval's ``stderr_for_metric``.
 
 from __future__ import annotations
 
-import functools
 import logging
 import math
 
@@ -90,35 +89,22 @@ def add_intervals(task_output, bootstrap_iters: int) -> int:
     return done
 
 
+def _after_aggregation(task_output, args, kwargs) -> None:
+    try:
+        add_intervals(task_output, _bootstrap_iters(args, kwargs))
+    except Exception as exc:  # never break a run because of an interval
+        log.warning("hanyi: task %s: no standard errors (%r)", getattr(task_output, "task_name", "?"), exc)
+
+
 def patch_task_output(task_output_cls=None) -> bool:
     """Wrap ``TaskOutput.calculate_aggregate_metric`` (outside the doc-order patch). Idempotent; True if patched."""
-    if task_output_cls is None:
-        from lmms_eval.evaluator_utils import TaskOutput as task_output_cls
-    from hanyi.multiprocess import _is_hanyi_task
+    from hanyi.multiprocess import wrap_aggregation
 
-    original = task_output_cls.calculate_aggregate_metric
-    if getattr(original, _MARKER, False):
-        return False
-
-    @functools.wraps(original)
-    def calculate_aggregate_metric(self, *args, **kwargs):
-        result = original(self, *args, **kwargs)
-        try:
-            if _is_hanyi_task(getattr(self, "task", None)):
-                add_intervals(self, _bootstrap_iters(args, kwargs))
-        except Exception as exc:  # never break a run because of an interval
-            log.warning("hanyi: task %s: no standard errors (%r)", getattr(self, "task_name", "?"), exc)
-        return result
-
-    setattr(calculate_aggregate_metric, _MARKER, True)
-    task_output_cls.calculate_aggregate_metric = calculate_aggregate_metric
-    return True
+    return wrap_aggregation(task_output_cls, _MARKER, after=_after_aggregation)
 
 
 def install() -> bool:
     """:func:`patch_task_output` on lmms-eval's class; never raises (a failure is logged, the run goes on)."""
-    try:
-        return patch_task_output()
-    except Exception as exc:  # never break lmms-eval because of us
-        log.warning("hanyi: could not install in-run standard errors (%r)", exc)
-        return False
+    from hanyi.multiprocess import safe_install
+
+    return safe_install(patch_task_output, "in-run standard errors")

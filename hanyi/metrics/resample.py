@@ -255,17 +255,19 @@ def bootstrap(combine: Callable, stats, iters: int = ITERS, seed: int = SEED, le
     for i in range(iters):
         idx = rng.integers(0, n, size=n)
         values[i] = one(idx) if one is not None else combine(arr[idx])
-    finite = values[np.isfinite(values)]
     method = f"bootstrap over units re-running the aggregation ({iters}, seed {seed})"
-    if len(finite) < 0.95 * iters:
-        return {
-            **out,
-            "ci_low": None,
-            "ci_high": None,
-            "stderr": None,
-            "why": f"the aggregate is undefined on {iters - len(finite)} of {iters} resamples",
-            "method": method,
-        }
+    why = f"the aggregate is undefined on {int((~np.isfinite(values)).sum())} of {iters} resamples"
+    return _percentile_record(out, values, level, method, why)
+
+
+def _percentile_record(out: dict, values, level: float, method: str, why: str) -> dict:
+    """``out`` plus the percentile interval and standard deviation of the resampled aggregates ``values``; no
+    interval (``why``) when the value is undefined or more than 5 % of the resamples are."""
+    import numpy as np
+
+    finite = values[np.isfinite(values)]
+    if not math.isfinite(out["value"]) or len(finite) < 0.95 * len(values):
+        return {**out, "ci_low": None, "ci_high": None, "stderr": None, "why": why, "method": method}
     alpha = 1 - level
     return {
         **out,
@@ -367,21 +369,5 @@ def stratified_bootstrap(
     values = np.empty(iters)
     for i in range(iters):
         values[i] = sum(wi * float(c(a[rng.integers(0, len(a), size=len(a))])) for wi, (c, a) in zip(w, arrays))
-    finite = values[np.isfinite(values)]
-    if not math.isfinite(value) or len(finite) < 0.95 * iters:
-        return {
-            **out,
-            "ci_low": None,
-            "ci_high": None,
-            "stderr": None,
-            "method": method,
-            "why": "the aggregate is undefined on the data or on more than 5 % of resamples",
-        }
-    alpha = 1 - level
-    return {
-        **out,
-        "ci_low": _percentile(finite, alpha / 2),
-        "ci_high": _percentile(finite, 1 - alpha / 2),
-        "stderr": float(finite.std(ddof=1)) if len(finite) > 1 else 0.0,
-        "method": method,
-    }
+    why = "the aggregate is undefined on the data or on more than 5 % of resamples"
+    return _percentile_record(out, values, level, method, why)

@@ -13,8 +13,8 @@ import math
 
 from hanyi.metrics import mt_overlap
 from hanyi.metrics import reference_choice as rc
-from hanyi.metrics.resample import decomposed, rate
 from hanyi.metrics.reference_choice import BATCH_ENV, LAYERS_ENV, MODEL_ENV, bertscore_settings  # noqa: F401
+from hanyi.metrics.resample import decomposed, rate
 
 log = logging.getLogger("hanyi.unpie")
 
