@@ -28,6 +28,7 @@ from hanyi import BENCHMARKS
 
 log = logging.getLogger("hanyi.guard")
 _MARKER = "_hanyi_guarded"
+_WRAPPERS = "_hanyi_guarded_aggregations"  # per task instance: {metric: (aggregation function, its wrapper)}
 ERROR_KEY = "hanyi_error"
 
 
@@ -133,10 +134,19 @@ def install() -> bool:
         name = getattr(getattr(self, "config", None), "task", None)
         if not is_hanyi_task(name) or not isinstance(table, dict):
             return table
+        # lmms-eval asks for the table twice per metric while aggregating (cii: 58 calls of 44 entries); each
+        # metric's wrapper is made once per task and aggregation function and reused while the function is the same
+        made = self.__dict__.setdefault(_WRAPPERS, {})
         out = {}
         for metric, fn in table.items():
             custom = callable(fn) and not str(getattr(fn, "__module__", "")).startswith("lmms_eval")
-            out[metric] = guarded_aggregation(name, metric, fn) if custom else fn
+            if not custom:
+                out[metric] = fn
+                continue
+            cached = made.get(metric)
+            if cached is None or cached[0] is not fn:
+                cached = made[metric] = (fn, guarded_aggregation(name, metric, fn))
+            out[metric] = cached[1]
         return out
 
     cls.process_results = process_results

@@ -79,3 +79,29 @@ def test_guard_leaves_other_tasks_alone():
     agg = guard.guarded_aggregation("cii_none", "acc", lambda items: sum(items) / len(items))
     assert agg([1.0, 0.0]) == 0.5 and math.isnan(agg([1.0, guard.ScoringFailed()]))
     assert math.isnan(agg([1.0, float("nan")]))  # a plain NaN item is the function's business: here it gives NaN
+
+
+def test_guarded_table_is_made_once_per_task_and_function():
+    """lmms-eval asks for a task's aggregation table twice per metric: the wrappers are reused, not rebuilt, and a
+    replaced function gets a new wrapper (issue 20)."""
+    import lmms_eval.api.task as api_task
+
+    guard.install()
+
+    def acc(items):
+        return sum(items) / len(items)
+
+    def acc2(items):
+        return max(items)
+
+    task = object.__new__(api_task.ConfigurableTask)
+    task._config = type("Config", (), {"task": "cii_none"})()
+    task._aggregation_list = {"acc": acc}
+    first, second = task.aggregation(), task.aggregation()
+    assert first["acc"] is second["acc"] and first["acc"] is not acc and first["acc"]([1.0, 0.0]) == 0.5
+    task._aggregation_list = {"acc": acc2}
+    assert task.aggregation()["acc"] is not first["acc"] and task.aggregation()["acc"]([1.0, 0.0]) == 1.0
+    other = object.__new__(api_task.ConfigurableTask)
+    other._config = type("Config", (), {"task": "cii_none"})()
+    other._aggregation_list = {"acc": acc}
+    assert other.aggregation()["acc"] is not first["acc"]  # per task: the wrapper names its own task
