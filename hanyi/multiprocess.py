@@ -60,10 +60,12 @@ def _world_size() -> int:
         return 1
 
 
-def wrap_aggregation(task_output_cls, marker: str, before=None, after=None) -> bool:
-    """Wrap ``task_output_cls.calculate_aggregate_metric`` once per ``marker``: ``before(self)`` runs first and
-    ``after(self, args, kwargs)`` after lmms-eval has aggregated, both for hanyi's tasks only. True if it patched.
-    Shared by the doc-order patch here and the interval hook (:mod:`hanyi.run_intervals`)."""
+def wrap_aggregation(task_output_cls, marker: str, before=None, after=None, arguments=None) -> bool:
+    """Wrap ``task_output_cls.calculate_aggregate_metric`` once per ``marker``: ``before(self)`` runs first,
+    ``arguments(self, args, kwargs) -> (args, kwargs)`` gives what lmms-eval's method is called with, and
+    ``after(self, args, kwargs)`` runs after lmms-eval has aggregated, with the arguments the wrapper was given; all
+    three for hanyi's tasks only. True if it patched. Shared by the doc-order patch here and the interval hook
+    (:mod:`hanyi.run_intervals`)."""
     if task_output_cls is None:
         from lmms_eval.evaluator_utils import TaskOutput as task_output_cls
     original = task_output_cls.calculate_aggregate_metric
@@ -75,7 +77,8 @@ def wrap_aggregation(task_output_cls, marker: str, before=None, after=None) -> b
         ours = _is_hanyi_task(getattr(self, "task", None))
         if ours and before is not None:
             before(self)
-        result = original(self, *args, **kwargs)
+        call_args, call_kwargs = arguments(self, args, kwargs) if ours and arguments is not None else (args, kwargs)
+        result = original(self, *call_args, **call_kwargs)
         if ours and after is not None:
             after(self, args, kwargs)
         return result

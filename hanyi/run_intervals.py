@@ -15,6 +15,11 @@ hanyi task, every (metric, filter) whose aggregation is decomposed gets:
   statistic per doc: CVLUE's ITR re-ranking scores one unit per *query* (many docs), and the report recomputes those
   from the logged pair items instead.
 
+For a hanyi task lmms-eval itself aggregates with ``bootstrap_iters=0`` and the hook writes the standard errors it
+would have written for the other metrics (``mean``'s closed form, ``N/A`` for a task's own function:
+:func:`lmms_eval_stderr`), the same values without the two optional imports its ``stderr_for_metric`` retries for
+every metric (issue 20).
+
 The statistics come from the aggregation's own call (its memo), so no backbone work (SBERT, BERTScore ...) is done
 twice. Nothing here may break a run: any exception logs one warning naming task and metric and leaves ``N/A``.
 Installed with the discovery hook (:mod:`hanyi.discovery`), after the doc-order patch of :mod:`hanyi.multiprocess`
@@ -89,7 +94,63 @@ def add_intervals(task_output, bootstrap_iters: int) -> int:
     return done
 
 
+def lmms_eval_stderr(fn, metric: str, bootstrap_iters: int):
+    """The standard-error function lmms-eval 0.7.3's ``calculate_aggregate_metric`` uses for aggregation ``fn`` of
+    ``metric`` (``None``: it writes ``N/A``), decided without its optional imports where they cannot change it.
+
+    ``lmms_eval.api.metrics.stderr_for_metric`` tries to import two of its own task modules (``amber_g``,
+    ``coco_cap_chair``) on *every* call, to see whether ``fn`` is one of their functions. Where ``spacy`` is not
+    installed the first import fails, after importing NLTK (0.37 s once per process), and Python retries a failed
+    import each time: 29 times for ``cii`` alone. The answer cannot depend on them for a function outside lmms-eval
+    (a hanyi aggregation: ``None``, as lmms-eval decides: it is not in its bootstrap list and its name matches no
+    rule) or for ``mean`` / ``acc_all`` (their closed forms); any other lmms-eval function is asked of lmms-eval itself.
+    """
+    from lmms_eval.api import metrics
+
+    if fn is metrics.mean:
+        return metrics.mean_stderr
+    if fn is getattr(metrics, "acc_all", None):
+        return metrics.acc_all_stderr
+    name = getattr(fn, "__name__", "") or ""
+    if not str(getattr(fn, "__module__", "") or "").startswith("lmms_eval") and not (
+        "coco_cap_chair" in name or "amber_" in name
+    ):
+        return None
+    iters = min(bootstrap_iters, 100) if metric in ("bleu", "chrf", "ter") else bootstrap_iters
+    return metrics.stderr_for_metric(metric=fn, bootstrap_iters=iters)
+
+
+def _lmms_eval_iters(args, kwargs):
+    return kwargs.get("bootstrap_iters", args[0] if args else 100000)
+
+
+def _own_stderrs(task_output, args, kwargs):
+    """For a hanyi task, lmms-eval aggregates with ``bootstrap_iters=0`` (no ``stderr_for_metric`` calls); the
+    standard errors it would have written are then written by :func:`lmms_eval_stderrs`, the same values."""
+    iters = _lmms_eval_iters(args, kwargs)
+    if not isinstance(iters, int) or iters <= 0:
+        return args, kwargs  # lmms-eval's own handling (0: no standard errors; not an integer: its error)
+    return (), {**{k: v for k, v in kwargs.items() if k != "bootstrap_iters"}, "bootstrap_iters": 0}
+
+
+def lmms_eval_stderrs(task_output, bootstrap_iters: int) -> None:
+    """``<metric>_stderr,<filter>`` of every metric whose aggregation is not decomposed, as lmms-eval writes it
+    (:func:`lmms_eval_stderr`; ``N/A`` without a function or with one item). Decomposed ones keep lmms-eval's ``N/A``
+    until :func:`add_intervals`."""
+    table = task_output.task.aggregation()
+    for (metric, filter_key), items in task_output.sample_metrics.items():
+        if metric not in table or resample.is_decomposed(table[metric]):
+            continue
+        stderr_fn = lmms_eval_stderr(table[metric], metric, bootstrap_iters)
+        task_output.agg_metrics[f"{metric}_stderr,{filter_key}"] = (
+            stderr_fn(items) if (stderr_fn and len(items) > 1) else "N/A"
+        )
+
+
 def _after_aggregation(task_output, args, kwargs) -> None:
+    iters = _lmms_eval_iters(args, kwargs)
+    if isinstance(iters, int) and iters > 0:
+        lmms_eval_stderrs(task_output, iters)  # as lmms-eval computes them: an error here is an error there
     try:
         add_intervals(task_output, _bootstrap_iters(args, kwargs))
     except Exception as exc:  # never break a run because of an interval
@@ -100,7 +161,7 @@ def patch_task_output(task_output_cls=None) -> bool:
     """Wrap ``TaskOutput.calculate_aggregate_metric`` (outside the doc-order patch). Idempotent; True if patched."""
     from hanyi.multiprocess import wrap_aggregation
 
-    return wrap_aggregation(task_output_cls, _MARKER, after=_after_aggregation)
+    return wrap_aggregation(task_output_cls, _MARKER, after=_after_aggregation, arguments=_own_stderrs)
 
 
 def install() -> bool:

@@ -455,3 +455,125 @@ def test_report_gives_no_interval_but_no_crash_when_logged_items_do_not_fit_the_
     )
     why = unit_stats(run, "punrebus_matching", "accuracy,none")
     assert isinstance(why, str) and "do not fit" in why and "KeyError" in why
+
+
+def _real_output(table, items):
+    """A real lmms-eval ``TaskOutput`` of a hanyi task holding ``items`` for every metric of ``table``."""
+    from lmms_eval.evaluator_utils import TaskOutput
+
+    out = object.__new__(TaskOutput)
+    out.task, out.task_name, out.logged_samples = _FakeTask(table), "cii_none", []
+    out.sample_metrics = {(m, "none"): list(items) for m in table}
+    out.agg_metrics = {}
+    return out
+
+
+def test_hanyi_tasks_get_lmms_evals_standard_errors_without_its_per_metric_imports(monkeypatch):
+    """lmms-eval's ``stderr_for_metric`` retries two failing optional imports for every metric (issue 20); for a
+    hanyi task the hook writes the same standard errors without calling it."""
+    import lmms_eval.evaluator_utils as evu
+    import lmms_eval.tasks  # noqa: F401  (the start-up hook patches on this import)
+    from lmms_eval.api import metrics
+    from lmms_eval.evaluator_utils import TaskOutput
+
+    from hanyi import multiprocess
+    from hanyi.metrics.resample import decomposed, sum_mean
+
+    @decomposed(sum_mean)
+    def dec(items):
+        return [float(x) for x in items]
+
+    def plain(items):
+        return max(items)
+
+    table = {"m_mean": metrics.mean, "m_plain": plain, "m_dec": dec}
+    items = [0.0, 1.0, 1.0, 0.5, 0.25]
+    monkeypatch.setattr(multiprocess, "_is_hanyi_task", lambda task: True)
+    lmms_eval_way = _real_output(table, items)
+    original = TaskOutput.calculate_aggregate_metric.__wrapped__.__wrapped__  # under the interval and doc-order hooks
+    original(lmms_eval_way, bootstrap_iters=100)
+    assert lmms_eval_way.agg_metrics["m_plain_stderr,none"] == "N/A"
+
+    calls = []
+    real = evu.stderr_for_metric
+    monkeypatch.setattr(evu, "stderr_for_metric", lambda *a, **k: calls.append(a or k) or real(*a, **k))
+    ours = _real_output(table, items)
+    ours.calculate_aggregate_metric(bootstrap_iters=100)
+    assert calls and all(c == {"metric": c["metric"], "bootstrap_iters": 0} for c in calls)  # returns before importing
+    expected = dict(lmms_eval_way.agg_metrics)
+    expected["m_dec_stderr,none"] = pytest.approx(math.sqrt(np.var(items, ddof=1) / len(items)))  # ours, not N/A
+    assert ours.agg_metrics == expected
+    assert ours.agg_metrics["m_mean_stderr,none"] == metrics.mean_stderr(items)
+
+    one = _real_output(table, [1.0])  # one item: N/A, as lmms-eval writes it
+    one.calculate_aggregate_metric(bootstrap_iters=100)
+    assert one.agg_metrics["m_mean_stderr,none"] == "N/A"
+    off = _real_output(table, items)  # 0 turns standard errors off, as in lmms-eval
+    off.calculate_aggregate_metric(bootstrap_iters=0)
+    assert {k: v for k, v in off.agg_metrics.items() if "_stderr" in k} == dict.fromkeys(
+        ["m_mean_stderr,none", "m_plain_stderr,none", "m_dec_stderr,none"], "N/A"
+    )
+    with pytest.raises(ValueError):  # not an integer: lmms-eval's own error
+        _real_output(table, items).calculate_aggregate_metric(bootstrap_iters="many")
+
+
+def test_lmms_eval_stderr_answers_as_stderr_for_metric():
+    from lmms_eval.api import metrics
+
+    from hanyi.run_intervals import lmms_eval_stderr
+    from hanyi.tasks.cii import utils as cii
+
+    for fn in (metrics.mean, metrics.acc_all, cii.cii_acc, cii.cii_acc_domain_life, metrics.median, metrics.bleu):
+        theirs, ours = metrics.stderr_for_metric(fn, 100), lmms_eval_stderr(fn, "m", 100)
+        assert (theirs is None) == (ours is None), fn
+        if fn in (metrics.mean, metrics.acc_all):
+            assert ours is theirs
+
+
+def test_upstream_patch_0008_imports_the_optional_aggregations_once(tmp_path, monkeypatch):
+    """docs/upstream/0008 applies to the installed lmms-eval's metrics.py; patched, stderr_for_metric answers as
+    before and tries its optional task imports once per process, not once per metric."""
+    import builtins
+    import importlib.util
+    import os
+    import shutil
+    import subprocess
+
+    import lmms_eval.api.registry as registry
+    from lmms_eval.api import metrics
+
+    work = tmp_path / "lmms_eval" / "api"
+    work.mkdir(parents=True)
+    shutil.copy(metrics.__file__, work / "metrics.py")
+    patch_file = os.path.join(os.path.dirname(__file__), "..", "docs", "upstream")
+    patch_file = os.path.join(patch_file, "0008-try-optional-stderr-imports-once.patch")
+    subprocess.run(["patch", "-p1", "-s", "-i", os.path.abspath(patch_file)], cwd=tmp_path, check=True)
+    for table in (
+        "AGGREGATION_REGISTRY",
+        "METRIC_REGISTRY",
+        "METRIC_AGGREGATION_REGISTRY",
+        "HIGHER_IS_BETTER_REGISTRY",
+    ):
+        if hasattr(registry, table):
+            monkeypatch.setattr(registry, table, {})  # the copy registers its functions again
+    spec = importlib.util.spec_from_file_location("patched_lmms_eval_metrics", work / "metrics.py")
+    patched = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(patched)
+
+    tries = []
+    real_import = builtins.__import__
+
+    def counting(name, *args, **kwargs):
+        if name.endswith(("amber_g.utils", "coco_cap_chair.utils")):
+            tries.append(name)
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", counting)
+    assert patched.stderr_for_metric(patched.mean, 100) is patched.mean_stderr
+    assert patched.stderr_for_metric(lambda items: 0.0, 100) is None
+    assert callable(patched.stderr_for_metric(patched.median, 100))
+    assert len(tries) == 2 and sorted(set(tries)) == sorted(tries)  # each tried once in all three calls
+    first = len(tries)
+    metrics.stderr_for_metric(metrics.mean, 100)
+    metrics.stderr_for_metric(metrics.mean, 100)
+    assert len(tries) - first >= 2 * first  # the unpatched function tries them on every call
