@@ -14,10 +14,24 @@ guard.install()  # no-op unless lmms-eval's task module is loaded (it is when lm
 
 
 @functools.cache
+def _environment_class():
+    import jinja2
+
+    class Environment(jinja2.Environment):
+        def make_globals(self, d):
+            """A template's globals as one plain dict, not Jinja's ``ChainMap`` over the environment's: every render
+            copies them into its context, which from a ``ChainMap`` is half the cost of rendering a CII prompt
+            (21.7 -> 10.4 us; issue 20). hanyi never changes globals after loading a template."""
+            return {**self.globals, **(d or {})}
+
+    return Environment
+
+
+@functools.cache
 def _environment(benchmark: str):
     import jinja2
 
-    return jinja2.Environment(
+    return _environment_class()(
         loader=jinja2.FileSystemLoader(os.path.join(TASKS_DIR, benchmark, "templates")),
         undefined=jinja2.StrictUndefined,
         keep_trailing_newline=False,
