@@ -97,8 +97,13 @@ def _features():
     return datasets.Features({c: datasets.Image() if c == "image" else datasets.Value("string") for c in COLUMNS})
 
 
+#: The fields :func:`check_rows` reads (besides ``image``): load-time checks need only these columns.
+CHECKED_FIELDS = ("id", "answer", "correct_option", *OPTION_FIELDS, "image_type", "rhetoric")
+
+
 def check_rows(rows: list[dict]) -> tuple[list[dict], dict]:
-    """Split ``rows`` into scorable rows and an anomaly report ``{kind: [ids]}`` (nothing is dropped silently)."""
+    """Split ``rows`` into scorable rows and an anomaly report ``{kind: [ids]}`` (nothing is dropped silently).
+    Reads :data:`CHECKED_FIELDS` and ``image``."""
     kept, report, seen = [], {}, set()
     for row in rows:
         rid = str(row.get("id"))

@@ -242,6 +242,25 @@ def test_malformed_multilabel_is_reported():
     assert check_rows([row])[1] == {"malformed_rhetoric": ["test-9"]}
 
 
+def test_load_time_checks_read_only_the_checked_fields():
+    """The load-time check reads CHECKED_FIELDS only (issue 20: fewer columns converted per doc); every kind of
+    anomaly is found from them alone, as from whole rows."""
+    from hanyi.data.cii import CHECKED_FIELDS, COLUMNS, check_rows
+
+    base = {c: "x" for c in COLUMNS} | {"answer": "A", "correct_option": "x", "image_type": "海报(Poster)",
+                                        "rhetoric": "隐喻", "image": True}  # fmt: skip
+    rows = [
+        base | {"id": "test-1"},
+        base | {"id": "test-1"},  # duplicate
+        base | {"id": "test-2", "answer": "G"},  # unscorable
+        base | {"id": "test-3", "correct_option": "y"},  # mismatch
+        base | {"id": "test-4", "image_type": "{'choices': ["},  # malformed
+    ]
+    whole = check_rows(rows)[1]
+    assert whole == check_rows([{k: r[k] for k in (*CHECKED_FIELDS, "image")} for r in rows])[1]
+    assert set(whole) == {"duplicate_id", "dropped_unscorable", "correct_option_mismatch", "malformed_image_type"}
+
+
 def test_ctc_with_a_judge_scores_through_the_evaluator(replay, monkeypatch, tmp_path, fake_judge):
     seen = []
 

@@ -7,7 +7,7 @@ source, ``<local_path>`` fetched from the hub dataset repository. What none of t
 import logging
 import os
 
-from hanyi.data.cii import check_rows
+from hanyi.data.cii import CHECKED_FIELDS, check_rows
 from hanyi.tasks._common import missing_image_ids, require_images
 
 log = logging.getLogger("hanyi.cii")
@@ -15,7 +15,7 @@ log = logging.getLogger("hanyi.cii")
 
 def checked(dataset):
     """Drop rows that cannot be scored and log every anomaly (images are not decoded here)."""
-    rows = dataset.select_columns([c for c in dataset.column_names if c != "image"]).to_list()
+    rows = dataset.select_columns([c for c in CHECKED_FIELDS if c in dataset.column_names]).to_list()
     _, report = check_rows([{**row, "image": True} for row in rows])
     if report:
         log.warning("hanyi cii: data anomalies (first ids) %s", {k: v[:10] for k, v in report.items()})
@@ -49,8 +49,10 @@ def _fill_from_hub(dataset):
     from hanyi.data.sources import resolve
 
     source = resolve("cii")
+    if os.path.isdir(source) or "local_path" not in dataset.column_names:
+        return dataset  # nothing to fetch from: require_images names what is missing (one scan of the images)
     missing = set(missing_image_ids(dataset, "image", "id"))
-    if not missing or os.path.isdir(source) or "local_path" not in dataset.column_names:
+    if not missing:
         return dataset
     import datasets
     import huggingface_hub
