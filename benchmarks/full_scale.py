@@ -649,6 +649,15 @@ def main() -> None:
                 print(f"info  {text}")
             else:
                 line(a <= b, text.replace(" (fastest", " (target <= 1.0; fastest"))
+                # where the difference lies: the aggregation phase holds lmms-eval's stderr_for_metric, whose optional
+                # imports (NLTK, once per process) hanyi's tasks do not pay (hanyi/run_intervals.py)
+                ra, rb = results[ours], results[case]
+                ga, gb = ra["phases"].get("aggregation", 0.0), rb["phases"].get("aggregation", 0.0)
+                wa, wb = (1000 * (r["evaluate_s"] - g) / max(r["docs"], 1) for r, g in ((ra, ga), (rb, gb)))
+                print(
+                    f"info  {ours} / {case} without the aggregation phase: {wa:.2f} / {wb:.2f} s per 1k docs = "
+                    f"{wa / wb:.2f} (aggregation: {ours} {ga:.2f} s, {case} {gb:.2f} s)"
+                )
     if all(g in results for g in GROUPS):
         total = sum(results[g]["evaluate_s"] for g in GROUPS)
         docs = sum(results[g]["docs"] for g in GROUPS)
