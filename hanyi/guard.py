@@ -23,12 +23,14 @@ from __future__ import annotations
 import functools
 import logging
 import sys
+import weakref
 
 from hanyi import BENCHMARKS
 
 log = logging.getLogger("hanyi.guard")
 _MARKER = "_hanyi_guarded"
-_WRAPPERS = "_hanyi_guarded_aggregations"  # per task instance: {metric: (aggregation function, its wrapper)}
+#: Per task (held weakly, nothing added to the task itself): {metric: (aggregation function, its wrapper)}.
+_WRAPPERS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 ERROR_KEY = "hanyi_error"
 
 
@@ -136,7 +138,7 @@ def install() -> bool:
             return table
         # lmms-eval asks for the table twice per metric while aggregating (cii: 58 calls of 44 entries); each
         # metric's wrapper is made once per task and aggregation function and reused while the function is the same
-        made = self.__dict__.setdefault(_WRAPPERS, {})
+        made = _WRAPPERS.setdefault(self, {})
         out = {}
         for metric, fn in table.items():
             custom = callable(fn) and not str(getattr(fn, "__module__", "")).startswith("lmms_eval")

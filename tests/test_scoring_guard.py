@@ -99,6 +99,7 @@ def test_guarded_table_is_made_once_per_task_and_function():
     task._aggregation_list = {"acc": acc}
     first, second = task.aggregation(), task.aggregation()
     assert first["acc"] is second["acc"] and first["acc"] is not acc and first["acc"]([1.0, 0.0]) == 0.5
+    assert set(vars(task)) == {"_config", "_aggregation_list"}  # kept beside the task: a pickled task is unchanged
     task._aggregation_list = {"acc": acc2}
     assert task.aggregation()["acc"] is not first["acc"] and task.aggregation()["acc"]([1.0, 0.0]) == 1.0
     other = object.__new__(api_task.ConfigurableTask)
