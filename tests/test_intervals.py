@@ -128,7 +128,7 @@ def _items(seed, n):
 def test_decomposed_aggregations_are_bit_identical_to_the_old_ones(seed, n):
     from hanyi.tasks.cii import utils as cii
     from hanyi.tasks.cvlue import aggregate as cvlue
-    from hanyi.tasks.punrebus import utils as pun
+    from hanyi.tasks.punrebus import aggregate as pun
 
     items = _items(seed, n)
     for it in items:
@@ -172,7 +172,7 @@ def test_cvlue_itr_decompositions_are_bit_identical(monkeypatch):
 
 def test_element_sim_decomposition_is_bit_identical_and_scores_once(monkeypatch):
     from hanyi.metrics import elements as el
-    from hanyi.tasks.punrebus import utils as pun
+    from hanyi.tasks.punrebus import aggregate as pun
 
     calls = []
 

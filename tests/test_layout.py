@@ -61,3 +61,13 @@ def test_split_modules_stay_within_300_lines():
     split = ["data/cvlue.py", "data/punrebus.py", "data/unpie.py", "submit/__init__.py"]
     sizes = {rel: len((PKG / rel).read_text(encoding="utf-8").splitlines()) for rel in split}
     assert all(n <= 300 for n in sizes.values()), sizes
+
+
+def test_each_benchmark_utils_py_stays_within_the_style_budget():
+    """docs/contributing.md (STYLE): a benchmark's ``utils.py`` holds only the hooks its YAMLs name, under 150 lines;
+    aggregation hooks live beside it (``aggregate.py``)."""
+    sizes = {
+        str(path.relative_to(PKG)): len(path.read_text(encoding="utf-8").splitlines())
+        for path in sorted((PKG / "tasks").glob("*/utils.py"))
+    }
+    assert len(sizes) == 5 and all(n < 150 for n in sizes.values()), sizes

@@ -11,7 +11,7 @@ import pytest
 
 from hanyi.data import punrebus as data
 from hanyi.data import punrebus_sample
-from hanyi.tasks.punrebus import fewshot, utils
+from hanyi.tasks.punrebus import aggregate, fewshot, utils
 from hanyi.tasks.punrebus.constants import FIVE_SHOT_STORIES, LETTERS
 
 ZERO_SHOT = ("punrebus_matching", "punrebus_elements", "punrebus_expression", "punrebus_textonly")
@@ -207,8 +207,8 @@ def test_per_category_official_denominator_counts_duplicated_answer_sheet_rows(d
     doubled = {**base, "categories": ["B"], "category_rows": ["B", "B"]}
     single = {**base, "categories": ["B"], "category_rows": ["B"]}
     out = [utils.punrebus_matching_process_results(d, [r]) for d, r in ((doubled, "B"), (single, "C"))]
-    assert utils.punrebus_cat_B([o["accuracy_cat_B"] for o in out]) == pytest.approx(1 / 3)
-    assert utils.punrebus_cat_dedup_B([o["accuracy_cat_dedup_B"] for o in out]) == pytest.approx(1 / 2)
+    assert aggregate.punrebus_cat_B([o["accuracy_cat_B"] for o in out]) == pytest.approx(1 / 3)
+    assert aggregate.punrebus_cat_dedup_B([o["accuracy_cat_dedup_B"] for o in out]) == pytest.approx(1 / 2)
 
 
 def test_answer_sheet_keeps_duplicated_category_rows_for_the_official_denominators():
@@ -279,7 +279,7 @@ def test_expression_judge_not_emitted_without_config_and_aggregates_with_fake(re
     out = utils.punrebus_expression_process_results({"categories": ["B"], "elements_en": ["fish"], "story_zh": "吉庆双余",
                                                       "story_pinyin": "jiqingshuangyu", "image_id": "x"}, ["B. fish"])  # fmt: skip
     assert "Correct option(s): B. Happiness, Joy, Good Luck" in out["judge_score"]["prompt"]
-    assert utils.punrebus_judge_score([out["judge_score"]] * 2) == 7
+    assert aggregate.punrebus_judge_score([out["judge_score"]] * 2) == 7
 
 
 def test_llava_run_scores_every_zero_shot_task(llava_run):

@@ -15,7 +15,7 @@ from hanyi.metrics.critique_rubric import RUBRICS, RubricItem
 from hanyi.metrics.critique_scoring import NLI_METRICS, CritiqueItem, aggregate_critique_metric
 from hanyi.metrics.judge import JudgeResult
 from hanyi.metrics.zeroshot_nli import NLIConfig
-from hanyi.tasks.vulca import utils
+from hanyi.tasks.vulca import aggregate
 
 LABELS = [*STANCE_LABELS, *FEATURE_LABELS, *QUALITY_LABELS]
 
@@ -72,7 +72,7 @@ def test_every_decomposed_nli_metric_equals_the_former_aggregation(nli_items):
     }
     varied = 0
     for metric in critique_per_doc.DECOMPOSED_NLI:
-        agg = getattr(utils, f"vulca_{metric}")
+        agg = getattr(aggregate, f"vulca_{metric}")
         value = agg(items[metric])  # NLI scores from the cache: no model is needed here
         assert value == former[metric], metric
         stats = agg.per_doc(items[metric])
@@ -80,7 +80,7 @@ def test_every_decomposed_nli_metric_equals_the_former_aggregation(nli_items):
         varied += len({tuple(s) if isinstance(s, tuple) else s for s in stats}) > 1
     assert varied >= len(critique_per_doc.DECOMPOSED_NLI) - 6, varied  # the critiques differ: a real test
     for chance in ("expert_alignment_chance", "expert_alignment_centered_chance"):
-        assert utils.vulca_aggregate(items[chance]) == former[chance]
+        assert aggregate.vulca_aggregate(items[chance]) == former[chance]
 
 
 @pytest.mark.parametrize(
@@ -90,7 +90,7 @@ def test_every_decomposed_nli_metric_equals_the_former_aggregation(nli_items):
 )  # fmt: skip
 def test_headline_and_profile_metrics_get_a_finite_interval(nli_items, metric):
     items, former = nli_items
-    agg = getattr(utils, f"vulca_{metric}")
+    agg = getattr(aggregate, f"vulca_{metric}")
     out = _check_interval(agg, items[metric])
     assert out["value"] == former[metric]
     if metric == "expert_alignment":
@@ -105,12 +105,12 @@ def test_expert_alignment_per_critique_is_the_best_centroid_match(nli_items):
     feats = critique_features([it.text for it in its], its[0].nli)
     centroids = load_reference()["profile_centroids_47d"]
     expected = [float(score_critique(f, centroids)["cosine"] > 0.7) for f in feats]
-    assert utils.vulca_expert_alignment.per_doc(its) == expected
+    assert aggregate.vulca_expert_alignment.per_doc(its) == expected
 
 
 def test_l1_combine_is_the_distance_of_column_means(nli_items):
     items, former = nli_items
-    stats = resample.as_array(utils.vulca_feature_profile_l1_to_human.per_doc(items["feature_profile_l1_to_human"]))
+    stats = resample.as_array(aggregate.vulca_feature_profile_l1_to_human.per_doc(items["feature_profile_l1_to_human"]))
     assert stats.shape == (12, len(FEATURE_LABELS) + len(QUALITY_LABELS))
     ref = load_reference()
     human = [ref["mean_features"][x] for x in FEATURE_LABELS] + [ref["mean_quality"][x] for x in QUALITY_LABELS]
@@ -123,10 +123,10 @@ def test_without_nli_model_every_critique_is_nan_and_the_metric_nan(monkeypatch)
 
     monkeypatch.setattr(cs, "try_logits_fn", lambda config: None)
     items = [CritiqueItem("expert_alignment", "01", "never scored text h3", NLIConfig(model="missing-h3"))]
-    assert math.isnan(utils.vulca_expert_alignment(items))
-    assert math.isnan(utils.vulca_expert_alignment.per_doc(items)[0])
+    assert math.isnan(aggregate.vulca_expert_alignment(items))
+    assert math.isnan(aggregate.vulca_expert_alignment.per_doc(items)[0])
     with pytest.raises(ValueError, match="feat_genre"):
-        utils.vulca_expert_alignment([CritiqueItem("feat_genre", "01", "x", NLIConfig(model="missing-h3"))])
+        aggregate.vulca_expert_alignment([CritiqueItem("feat_genre", "01", "x", NLIConfig(model="missing-h3"))])
 
 
 def test_rubric_means_equal_the_former_and_judge_each_prompt_once(monkeypatch):
@@ -154,9 +154,9 @@ def test_rubric_means_equal_the_former_and_judge_each_prompt_once(monkeypatch):
     texts = _critiques(seed=4)
     for metric in RUBRICS:
         items = [RubricItem(metric, f"{i:02d}", f"Title {i}", t) for i, t in enumerate(texts)]
-        former = utils.vulca_rubric_aggregate(items)
+        former = aggregate.vulca_rubric_aggregate(items)
         n_sent = len(sent)
-        agg = getattr(utils, f"vulca_{metric}")
+        agg = getattr(aggregate, f"vulca_{metric}")
         assert agg(items) == former and len(sent) == n_sent == len(set(sent))  # memo: no second request
         stats = agg.per_doc(items)
         assert any(math.isnan(s) for s in stats) and not all(math.isnan(s) for s in stats)
@@ -181,7 +181,7 @@ def test_reference_embedding_metrics_equal_the_former(monkeypatch):
         agg = critique_per_doc.embed_aggregation(metric, lambda: reference)
         assert agg(items) == aggregate_embed_metric(items, reference), metric
         _check_interval(agg, items)
-        assert getattr(utils, f"vulca_{metric}").combine is agg.combine
+        assert getattr(aggregate, f"vulca_{metric}").combine is agg.combine
     other = {**reference, "embedder": "another-model"}
     items = [EmbedItem("sem_sim_mean", "01", "x", config)]
     assert math.isnan(critique_per_doc.embed_aggregation("sem_sim_mean", lambda: other)(items))

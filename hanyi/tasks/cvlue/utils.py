@@ -12,7 +12,6 @@ def cvlue_doc_to_visual(doc):
 
 
 def cvlue_itr_doc_to_visual(doc):
-
     from hanyi.data.images import to_pil
     from hanyi.data.sources import resolve
 
@@ -105,16 +104,8 @@ def _vg_results(doc, results, fmt):
     box = bbox.parse_box(raw)
     pred = bbox.to_pixel_xywh(box, fmt, doc["width"], doc["height"]) if box else []
     iou = bbox.iou_official(pred, list(doc["bbox"])) if doc["bbox"] else 0.0
-    item = _tags(
-        doc,
-        iou,
-        ref_id=doc["ref_id"],
-        image_path=doc["image_path"],
-        response=raw,
-        pred_bbox=pred,
-        gold_bbox=list(doc["bbox"]),
-        coord_format=fmt,
-    )
+    ev = {"ref_id": doc["ref_id"], "image_path": doc["image_path"], "response": raw, "pred_bbox": pred}
+    item = _tags(doc, iou, **ev, gold_bbox=list(doc["bbox"]), coord_format=fmt)
     out = {"miou": item, "acc_iou_0_5": _tags(doc, iou > 0.5), "parse_failure_rate": _tags(doc, box is None)}
     out["off_scale_rate"] = _tags(doc, box is not None and max(box) > bbox.COORD_FORMATS[fmt])  # wrong convention?
     return out | _breakdown("miou", item)

@@ -1,34 +1,23 @@
-"""VULCA glue: prompts from templates/, scoring from hanyi.metrics.critique_*. See docs/vulca.md."""
+"""VULCA glue: prompts from templates/, per-critique items for hanyi.metrics.critique_*; the aggregations the YAMLs
+name are in aggregate.py. See docs/vulca.md."""
 
 import os
 
 from hanyi import backbones
 from hanyi.data.images import ImageUnavailableError, to_pil
 from hanyi.data.vulca_embed_reference import load_embed_reference
-from hanyi.data.vulca_reference import load_reference
-from hanyi.metrics import critique_per_doc as per_doc
 from hanyi.metrics.critique_embed import (
     EMBED_METRICS,
     REFERENCE_METRICS,
     EmbedConfig,
     EmbedItem,
-    aggregate_embed_metric,
     load_embedder,
     reference_mismatch,
     warn_once,
 )
 from hanyi.metrics.critique_json import split_critique
-from hanyi.metrics.critique_rubric import (
-    RUBRIC_METRICS,
-    RUBRICS,
-    UNSCORED,
-    RubricItem,
-    judge_rubric,
-    rubric_template_vars,
-    rubric_value,
-    unscored_count,
-)
-from hanyi.metrics.critique_scoring import NLI_METRICS, CritiqueItem, aggregate_critique_metric
+from hanyi.metrics.critique_rubric import RUBRIC_METRICS, RubricItem
+from hanyi.metrics.critique_scoring import NLI_METRICS, CritiqueItem
 from hanyi.metrics.zeroshot_nli import NLIConfig, try_logits_fn
 from hanyi.tasks._common import doc_label, prompt_kwargs, render, require_images, visuals
 
@@ -95,11 +84,6 @@ def vulca_process_results(doc, results):
     return out
 
 
-def vulca_aggregate(items):
-    """The chance levels' aggregation (a constant of the reference, no per-critique decomposition)."""
-    return aggregate_critique_metric(items, load_reference())
-
-
 def _rubric_items(doc, response):
     """Optional rubric-judge items (judged in batch at aggregation); none, after one warning, without a judge."""
     from hanyi.metrics.judge import JudgeConfig, warn_judge_disabled
@@ -109,27 +93,6 @@ def _rubric_items(doc, response):
         return {}
     title = doc.get("title_zh") or str(doc["doc_id"])
     return {m: RubricItem(m, str(doc["doc_id"]), title, response.strip()) for m in RUBRIC_METRICS}
-
-
-def _rubric_summary(metric, items):
-    from hanyi.metrics.judge import JudgeConfig
-
-    return judge_rubric(metric, _rubric_prompts(metric, items), JudgeConfig.from_env())
-
-
-def _rubric_prompts(metric, items):
-    return [
-        render("vulca", "rubric_judge.jinja", title=it.title, critique=it.critique, **rubric_template_vars(metric))
-        for it in items
-    ]
-
-
-def vulca_rubric_aggregate(items):
-    """Mean judge level of one rubric (all items share the metric), or the unscored count over all three rubrics."""
-    metric = items[0].metric
-    if metric == UNSCORED:
-        return unscored_count([_rubric_summary(m, items) for m in RUBRICS])
-    return rubric_value(_rubric_summary(metric, items))
 
 
 def _embed_items(doc, response):
@@ -144,14 +107,3 @@ def _embed_items(doc, response):
         warn_once(f"hanyi vulca: {', '.join(REFERENCE_METRICS)} not emitted: {why}.")
         metrics = [m for m in EMBED_METRICS if m not in REFERENCE_METRICS]
     return {m: EmbedItem(m, str(doc["doc_id"]), response.strip(), config) for m in metrics}
-
-
-def vulca_embed_aggregate(items):
-    return aggregate_embed_metric(items, load_embed_reference())
-
-
-# Per-metric aggregations split into per-critique statistics + a combine (hanyi.metrics.critique_per_doc), so each
-# metric gets an interval: vulca_<metric> for every NLI metric but the chance levels, the rubric means, sem_sim_*.
-globals().update({f"vulca_{m}": per_doc.nli_aggregation(m, load_reference) for m in per_doc.DECOMPOSED_NLI})
-globals().update({f"vulca_{m}": per_doc.rubric_aggregation(m, _rubric_prompts) for m in RUBRICS})
-globals().update({f"vulca_{m}": per_doc.embed_aggregation(m, load_embed_reference) for m in per_doc.DECOMPOSED_EMBED})
