@@ -258,3 +258,19 @@ def test_hanyi_yamls_are_read_by_libyaml_with_the_same_result(tmp_path):
         assert str(ours.value) == str(theirs.value)  # lmms-eval's parser reports it
     finally:
         os.remove(broken)
+
+
+def test_without_libyaml_lmms_evals_reading_stays(monkeypatch):
+    """PyYAML built without libyaml has no CFullLoader: the patch does nothing and lmms-eval's reading stays."""
+    import types
+
+    import yaml
+
+    from hanyi.discovery import patch_yaml_loader
+
+    def own(yaml_path=None, yaml_config=None, yaml_dir=None, mode="full"):
+        return "lmms-eval's"
+
+    fake = types.SimpleNamespace(load_yaml_config=own)
+    monkeypatch.delattr(yaml, "CFullLoader")
+    assert patch_yaml_loader(fake) is False and fake.load_yaml_config is own
