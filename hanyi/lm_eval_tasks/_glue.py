@@ -12,34 +12,10 @@ Two host differences are bridged here, and nothing else:
 from __future__ import annotations
 
 import functools
-import importlib
 import os
 
-import yaml
-
 from hanyi import TASKS_DIR
-
-
-class _Loader(yaml.SafeLoader):
-    """Reads a task YAML, keeping each ``!function`` reference as a :class:`FunctionRef` (resolved on demand)."""
-
-
-class FunctionRef(str):
-    """The text of a ``!function`` tag, e.g. ``utils.cii_acc``."""
-
-
-_Loader.add_constructor("!function", lambda loader, node: FunctionRef(loader.construct_scalar(node)))
-
-
-def _read(path: str) -> dict:
-    with open(path, encoding="utf-8") as f:
-        cfg = yaml.load(f, Loader=_Loader) or {}  # noqa: S506 (a SafeLoader subclass)
-    merged: dict = {}
-    includes = cfg.pop("include", None)
-    for inc in [includes] if isinstance(includes, str) else includes or []:
-        merged.update(_read(os.path.join(os.path.dirname(path), inc)))
-    merged.update(cfg)
-    return merged
+from hanyi.task_yaml import FunctionRef, read, resolve
 
 
 @functools.cache
@@ -52,16 +28,8 @@ def lmms_task_kwargs(benchmark: str, task: str) -> dict:
     path = os.path.join(TASKS_DIR, benchmark, f"{task}.yaml")
     if not os.path.isfile(path):
         raise FileNotFoundError(f"hanyi lm-eval glue: no lmms-eval task YAML {path} to take the prompt settings from")
-    block = _read(path).get("lmms_eval_specific_kwargs") or {}
+    block = read(path).get("lmms_eval_specific_kwargs") or {}
     return dict(block.get("default") or {})
-
-
-def _resolve(benchmark: str, ref: str):
-    """``utils.x`` (next to the lmms-eval YAML) -> ``hanyi.tasks.<benchmark>.utils.x``; dotted paths import as is."""
-    module, _, name = ref.rpartition(".")
-    if os.path.isfile(os.path.join(TASKS_DIR, benchmark, *module.split(".")) + ".py"):
-        module = f"hanyi.tasks.{benchmark}.{module}"
-    return getattr(importlib.import_module(module), name)
 
 
 def metric_list(benchmark: str, task: str) -> list[dict]:
@@ -71,10 +39,10 @@ def metric_list(benchmark: str, task: str) -> list[dict]:
     ['accuracy', 'accuracy_robust']
     """
     out = []
-    for entry in _read(os.path.join(TASKS_DIR, benchmark, f"{task}.yaml")).get("metric_list") or []:
+    for entry in read(os.path.join(TASKS_DIR, benchmark, f"{task}.yaml")).get("metric_list") or []:
         entry = dict(entry)
         if isinstance(entry.get("aggregation"), FunctionRef):
-            entry["aggregation"] = _resolve(benchmark, entry["aggregation"])
+            entry["aggregation"] = resolve(entry["aggregation"], os.path.join(TASKS_DIR, benchmark))
         out.append(entry)
     if not out:
         raise ValueError(f"hanyi lm-eval glue: {benchmark}/{task}.yaml declares no metric_list")

@@ -3,60 +3,20 @@
 The report re-runs a decomposed aggregation's ``combine`` (:mod:`hanyi.metrics.resample`) on the per-doc statistics
 the run logged, so it needs the function itself, not the name lmms-eval printed in the results file. lmms-eval's own
 ``load_yaml_config`` resolves *every* ``!function`` tag, including ``dataset_path: !function hanyi.data.sources...``,
-which fails where the data is not prepared (a report is often built on another machine). This reader follows
-``include:`` and resolves only the ``aggregation`` tags of ``metric_list``, the way lmms-eval does (a dotted name
-relative to the YAML's directory, else an absolute module path). Cached per process.
+which fails where the data is not prepared (a report is often built on another machine). This reader
+(:mod:`hanyi.task_yaml`) follows ``include:`` and resolves only the ``aggregation`` tags of ``metric_list``, the way
+lmms-eval does (a dotted name relative to the YAML's directory, else an absolute module path). Cached per process.
 """
 
 from __future__ import annotations
 
 import functools
 import glob
-import importlib
 import os
 import re
 
 from hanyi import TASKS_DIR
-
-
-class _Function(str):
-    """The text of a ``!function`` tag, resolved later and only where needed."""
-
-
-def _loader():
-    import yaml
-
-    class Loader(yaml.SafeLoader):
-        pass
-
-    Loader.add_constructor("!function", lambda loader, node: _Function(loader.construct_scalar(node)))
-    return Loader
-
-
-def _read(path: str, depth: int = 0) -> dict:
-    import yaml
-
-    with open(path, encoding="utf-8") as fh:
-        config = yaml.load(fh, Loader=_loader()) or {}  # noqa: S506 (SafeLoader subclass)
-    include = config.pop("include", None) if isinstance(config, dict) else None
-    if not include or depth > 8:
-        return config if isinstance(config, dict) else {}
-    merged: dict = {}
-    for name in [include] if isinstance(include, str) else include:
-        merged.update(_read(os.path.join(os.path.dirname(path), name), depth + 1))
-    merged.update(config)
-    return merged
-
-
-def _resolve(name: str, yaml_dir: str):
-    module_name, _, attr = name.rpartition(".")
-    rel = os.path.relpath(yaml_dir, TASKS_DIR).replace(os.sep, ".")
-    for candidate in (f"hanyi.tasks.{rel}.{module_name}", module_name):
-        try:
-            return getattr(importlib.import_module(candidate), attr)
-        except (ImportError, AttributeError):
-            continue
-    return None
+from hanyi.task_yaml import FunctionRef, read, resolve
 
 
 @functools.lru_cache(maxsize=1)
@@ -79,7 +39,7 @@ def aggregations(task: str) -> dict:
     if path is None:
         return {}
     try:
-        config = _read(path)
+        config = read(path)
     except Exception:
         return {}
     out = {}
@@ -87,9 +47,9 @@ def aggregations(task: str) -> dict:
         if not isinstance(entry, dict) or "metric" not in entry:
             continue
         agg = entry.get("aggregation")
-        if isinstance(agg, _Function):
+        if isinstance(agg, FunctionRef):
             try:
-                agg = _resolve(str(agg), os.path.dirname(path))
+                agg = resolve(agg, os.path.dirname(path))
             except Exception:
                 agg = None
         out[entry["metric"]] = agg

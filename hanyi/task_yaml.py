@@ -1,0 +1,53 @@
+"""Reading hanyi's lmms-eval task YAMLs without running them: ``!function`` tags stay references until asked for.
+
+lmms-eval's own ``load_yaml_config`` resolves *every* ``!function`` tag on reading, ``dataset_path: !function
+hanyi.data.sources...`` included, which fails where the data is not prepared. The lm-eval glue (the prompt settings
+and ``metric_list`` of a task) and the report (the aggregation function behind a logged metric) only need some keys,
+so both read through :func:`read` and resolve just the references they use with :func:`resolve`.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+
+import yaml
+
+from hanyi.discovery import task_module_name
+
+
+class FunctionRef(str):
+    """The text of a ``!function`` tag, e.g. ``utils.cii_acc``."""
+
+
+class _Loader(yaml.SafeLoader):
+    """A safe reader that keeps each ``!function`` tag as a :class:`FunctionRef`."""
+
+
+_Loader.add_constructor("!function", lambda loader, node: FunctionRef(loader.construct_scalar(node)))
+
+
+def read(path: str, depth: int = 0) -> dict:
+    """The task YAML at ``path`` with its ``include`` files merged under it, as lmms-eval merges them; ``{}`` for a
+    file that is not a mapping."""
+    with open(path, encoding="utf-8") as f:
+        config = yaml.load(f, Loader=_Loader) or {}  # noqa: S506 (a SafeLoader subclass)
+    if not isinstance(config, dict):
+        return {}
+    include = config.pop("include", None)
+    if not include or depth > 8:
+        return config
+    merged: dict = {}
+    for name in [include] if isinstance(include, str) else include:
+        merged.update(read(os.path.join(os.path.dirname(path), name), depth + 1))
+    merged.update(config)
+    return merged
+
+
+def resolve(ref: str, yaml_dir: str):
+    """The function a ``!function`` reference names, as lmms-eval finds it: ``utils.x`` from the ``.py`` file beside
+    the YAML (imported as its package module, ``hanyi.tasks.<bench>.utils``), else a dotted module path."""
+    module, _, name = ref.rpartition(".")
+    path = os.path.join(yaml_dir, *module.split(".")) + ".py"
+    package = task_module_name(path) if os.path.isfile(path) else None
+    return getattr(importlib.import_module(package or module), name)
