@@ -3,7 +3,6 @@
 import argparse
 import importlib.util
 import json
-import math
 import os
 
 import pytest
@@ -312,13 +311,6 @@ def test_judge_correct_through_fake_judge_server(replay, tasks, tmp_path, monkey
         assert judge.total_requests == 5  # the empty answer is not sent
     # Yes, No, parse failure (0), empty (0), Yes, Yes -> 3 of 6
     assert res["correct,none"] == pytest.approx(3 / 6)
-
-
-def test_judged_correct_rate_counts_parse_failures_as_wrong_and_leaves_out_failed_requests():
-    from hanyi.tasks.unpie.scoring import judged_correct_rate
-
-    assert judged_correct_rate([True, None, False, None], [False, False, False, True]) == pytest.approx(1 / 3)
-    assert math.isnan(judged_correct_rate([None], [True]))
 
 
 def test_tiny_llava_runs_the_unpie_group(llava_run):

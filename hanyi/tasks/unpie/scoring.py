@@ -44,12 +44,6 @@ def require_backbones(kind: str) -> None:
     backbones.require(*BACKBONES[kind])
 
 
-def bertscore_accuracy(items: list[dict], name: str) -> float:
-    """``disamb_acc_bertscore`` (and ``_custom_model``) over ``items`` (the former aggregation; equal to
-    :func:`bertscore_aggregation`)."""
-    return disambiguation_accuracy(items, _bertscore_or_raise(), name)
-
-
 def _bertscore_or_raise():
     scorer = bertscore_scorer()
     if scorer is None:
@@ -79,15 +73,6 @@ def chrf_aggregation(name: str = "disamb_acc_chrf"):
     return per_doc
 
 
-def meteor(items: list[dict]) -> float:
-    """``meteor`` (WordNet synonyms on) or ``meteor_exact_stem``: the matcher the items were keyed with, never mixed."""
-    from hanyi.metrics import mt_overlap
-
-    return mt_overlap.mean_meteor(
-        [it["prediction"] for it in items], [it["reference"] for it in items], _meteor_wordnet(items)
-    )
-
-
 def _meteor_wordnet(items: list[dict]) -> bool:
     matchers = {it["meteor_matcher"] for it in items}
     if len(matchers) > 1:
@@ -99,7 +84,9 @@ def _meteor_wordnet(items: list[dict]) -> bool:
 
 @decomposed(mt_overlap.meteor_from_scores, name="unpie_meteor")
 def meteor_decomposed(items: list[dict]) -> list[float]:
-    """Decomposed :func:`meteor`: per doc its sentence METEOR (0-1); the mean ×100 is the aggregate."""
+    """``meteor`` (WordNet synonyms on) or ``meteor_exact_stem``, with the matcher the items were keyed with, never
+    mixed: per doc its sentence METEOR (0-1); the mean ×100 (:func:`mt_overlap.mean_meteor`'s arithmetic) is the
+    aggregate."""
     use_wordnet = _meteor_wordnet(items)
     return [mt_overlap.sentence_meteor(it["prediction"], it["reference"], use_wordnet) for it in items]
 
@@ -109,14 +96,6 @@ def bleu4_decomposed(items: list[dict]) -> list[tuple[int, ...]]:
     """Decomposed corpus BLEU-4: per doc its sentence's sufficient statistics (lengths, n-gram matches and totals),
     re-summed by the combine, so a bootstrap over docs is Koehn's (2004) bootstrap over sentences."""
     return [mt_overlap.bleu_sentence_stats(it["prediction"], it["reference"]) for it in items]
-
-
-def disambiguation_accuracy(items: list[dict], scorer, name: str) -> float:
-    """Accuracy of the closer-reference decision over docs whose image resolved, scored in one batch; logs N.
-
-    The former aggregation, kept as the reference of :func:`disambiguation_correct` (equal by test)."""
-    decisions = _decide_scored(items, scorer, name)
-    return sum(d["correct"] for d in decisions) / len(decisions) if decisions else math.nan
 
 
 def disambiguation_correct(items: list[dict], scorer, name: str) -> list[float]:
@@ -149,47 +128,23 @@ def _decide_scored(items: list[dict], scorer, name: str) -> list[dict]:
     return decisions
 
 
-def judged_correct_rate(verdicts: list, request_failed: list[bool]) -> float:
-    """Share of "Yes" verdicts (spec §6.7): unparseable or missing verdicts count 0, failed requests are left out.
-
-    >>> judged_correct_rate([True, False, None, True], [False, False, False, True])
-    0.3333333333333333
-    """
-    kept = [v for v, failed in zip(verdicts, request_failed) if not failed]
-    return sum(v is True for v in kept) / len(kept) if kept else math.nan
-
-
-def judge_correct(items: list[dict], prompts: list[str], judge_many=None) -> float:
-    """The reconstruction ``correct`` metric: one batched judge call; empty predictions are 0 without a call."""
-    judged = _judge(items, prompts, judge_many)
-    return math.nan if judged is None else judged_correct_rate(*judged)
-
-
 def judge_correct_per_doc(items: list[dict], prompts: list[str], judge_many=None) -> list[float]:
-    """Per doc 1.0 for a "Yes" verdict, 0.0 for "No", an unparseable verdict or an empty prediction, NaN for a failed
-    request (left out) or when no judge is configured; :func:`hanyi.metrics.resample.rate` of it is
-    :func:`judge_correct`. One batched judge call."""
-    judged = _judge(items, prompts, judge_many)
-    if judged is None:
-        return [math.nan] * len(items)
-    return [math.nan if failed else float(v is True) for v, failed in zip(*judged)]
-
-
-def _judge(items: list[dict], prompts: list[str], judge_many=None) -> tuple[list, list[bool]] | None:
-    """(verdicts, request_failed) per item, from one batched call over the non-empty predictions; ``None`` without a
-    judge. Each item gets its ``judge_raw`` and ``judge_verdict``."""
+    """The reconstruction ``correct`` statistic per doc (spec §6.7): 1.0 for a "Yes" verdict, 0.0 for "No", an
+    unparseable verdict or an empty prediction (not sent), NaN for a failed request (left out) or when no judge is
+    configured; :func:`hanyi.metrics.resample.rate` of it is the metric. One batched judge call; each asked item gets
+    its ``judge_raw`` and ``judge_verdict``."""
     from hanyi.metrics.judge import JudgeConfig, get_judge_client, parse_yes_no, summarize_judgements
 
     if judge_many is None:
         config = JudgeConfig.from_env()
         if config is None:
-            return None
+            return [math.nan] * len(items)
         judge_many = get_judge_client(config).judge_many
     asked = [i for i, it in enumerate(items) if it["prediction"].strip()]
     results = judge_many([prompts[i] for i in asked], parse=parse_yes_no)
-    verdicts, failed = [False] * len(items), [False] * len(items)
+    out = [0.0] * len(items)
     for i, res in zip(asked, results):
-        verdicts[i], failed[i] = res.value, res.request_failed
+        out[i] = math.nan if res.request_failed else float(res.value is True)
         items[i]["judge_raw"], items[i]["judge_verdict"] = res.raw, res.value
     log.info("unpie correct: %s, %d empty answers counted 0", summarize_judgements(results), len(items) - len(asked))
-    return verdicts, failed
+    return out
