@@ -127,6 +127,16 @@ def first_gold_rank(order: Sequence, golds: Iterable) -> int | None:
     return None
 
 
+def hit_at(rank: int | None, k: int) -> bool:
+    """Whether a 1-based ``rank`` is within the top ``k``; ``None`` (gold not retrieved) is a miss. R@k is the mean
+    of these over queries (:func:`ranking_metrics`).
+
+    >>> hit_at(3, 5), hit_at(6, 5), hit_at(None, 10)
+    (True, False, False)
+    """
+    return rank is not None and rank <= k
+
+
 def ranking_metrics(ranks: Sequence[int | None], ks: Sequence[int] = (1, 5, 10)) -> dict:
     """R@k, MRR and mean rank over 1-based ranks; ``None`` (gold not retrieved) counts as a miss for every k.
 
@@ -139,7 +149,7 @@ def ranking_metrics(ranks: Sequence[int | None], ks: Sequence[int] = (1, 5, 10))
     n = len(ranks)
     if n == 0:
         return {**{f"r{k}": 0.0 for k in ks}, "mrr": 0.0, "mean_rank": 0.0}
-    out = {f"r{k}": sum(1 for r in ranks if r is not None and r <= k) / n for k in ks}
+    out = {f"r{k}": sum(1 for r in ranks if hit_at(r, k)) / n for k in ks}
     out["mrr"] = sum(1.0 / r for r in ranks if r is not None) / n
     out["mean_rank"] = sum(r if r is not None else math.inf for r in ranks) / n
     return out

@@ -106,10 +106,10 @@ cvlue_field_arts = _field("arts")
 def _recall_at(k):
     @decomposed(sum_mean, light=True)
     def per_query(items):
-        return [q["rank"] is not None and q["rank"] <= k for q in itr_queries(items)]
+        return [ranking.hit_at(q["rank"], k) for q in itr_queries(items)]
 
     per_query.__name__ = per_query.__qualname__ = f"cvlue_itr_r{k}"
-    per_query.__doc__ = f"R@{k} over ITR queries (hanyi.metrics.ranking.ranking_metrics); per unit: the query's hit."
+    per_query.__doc__ = f"R@{k} over ITR queries; per unit: the query's hit (hanyi.metrics.ranking.hit_at)."
     return per_query
 
 

@@ -125,7 +125,7 @@ def cvlue_vd_process_results(doc, results):
         "answer_sort": [ids[i] for i in order],
         "loglik": _loglik_kind(),
     }
-    out = {f"r{k}": _tags(doc, rank <= k, **ev) for k in RECALL_KS}
+    out = {f"r{k}": _tags(doc, ranking.hit_at(rank, k), **ev) for k in RECALL_KS}
     out |= {
         "mrr": _tags(doc, 1.0 / rank),
         "mean_rank": _tags(doc, rank),
