@@ -17,12 +17,8 @@ from __future__ import annotations
 
 import math
 
-from hanyi.metrics.resample import _binom_cdf, clopper_pearson  # noqa: F401  (one source; re-exported here)
-
-#: Level of every interval.
-LEVEL = 0.95
-BOOTSTRAP_ITERS = 2000
-SEED = 1234
+from hanyi.metrics.resample import ITERS as BOOTSTRAP_ITERS
+from hanyi.metrics.resample import LEVEL, SEED, _binom_cdf, clopper_pearson  # noqa: F401  (one source, re-exported)
 
 
 def _percentile(sorted_values: list[float], q: float) -> float:
