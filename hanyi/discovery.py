@@ -54,6 +54,9 @@ def patch_task_manager(cls, tasks_dir: str = TASKS_DIR) -> bool:
 
     @functools.wraps(original_init)
     def __init__(self, verbosity="INFO", include_path=None, include_defaults=True, model_name=None, *args, **kwargs):
+        from hanyi import versions
+
+        versions.fail_fast()  # a known-bad host release: one line and exit, before lmms-eval loads any model
         original_init(
             self, verbosity, with_hanyi_tasks(include_path, tasks_dir), include_defaults, model_name, *args, **kwargs
         )

@@ -1,10 +1,14 @@
 """``hanyi doctor`` and ``hanyi setup``: which paper backbones are usable here, and getting the missing ones.
 
-``hanyi doctor [--json]`` resolves every backbone in :mod:`hanyi.backbones` (WordNet, all-MiniLM-L6-v2, BERTScore's
-mBERT, the VULCA NLI model and embedder, the judge endpoint) and prints, for each, whether it is usable, what it
-resolved to, and the one command that fixes it. ``--json`` prints ``{"checks": [{"name", "ok", "detail", "fix",
-"resolved", "fallbacks"}, ...]}``. Exit status 0 either way (a missing backbone only switches metrics to their
-fallback keys).
+``hanyi doctor [--json]`` first checks the installed host packages (lmms-eval, lm-eval, filelock, transformers,
+datasets, torch) against the tested, unsupported and known-bad ranges of :mod:`hanyi.versions`: one line each, and
+for a known-bad or unsupported release the ``pip install`` that fixes it. Then it resolves every backbone in
+:mod:`hanyi.backbones` (WordNet, all-MiniLM-L6-v2, BERTScore's mBERT, the VULCA NLI model and embedder, the judge
+endpoint) and prints, for each, whether it is usable, what it resolved to, and the one command that fixes it.
+``--json`` prints ``{"versions": [{"package", "installed", "state", "tested", "detail", "requirement", "fix"}, ...],
+"checks": [{"name", "ok", "detail", "fix", "resolved", "fallbacks"}, ...]}``. Exit status 1 when a known-bad release
+is installed (lmms-eval would fail or hanyi stops it at task load), else 0 (a missing backbone only switches metrics
+to their fallback keys).
 
 ``hanyi setup [--only NAME ...]`` gets what is missing:
 
@@ -202,14 +206,27 @@ def main_doctor(argv=None, prog: str = "hanyi doctor") -> int:
     args = ap.parse_args(argv)
     if args.fetch:
         main_setup([])
+    from hanyi import versions
+
+    host = versions.check()
+    status = 1 if any(v.state == "bad" for v in host) else 0
     _quiet_hub_when_offline()
     from hanyi import backbones
 
     with _quiet_hanyi_log():  # the table says it all; no fallback warning lines on top
         checks = [r.as_dict() for r in backbones.check_all()]
     if args.json:
-        print(json.dumps({"checks": checks}, ensure_ascii=False, indent=1))
-        return 0
+        print(json.dumps({"versions": [v.as_dict() for v in host], "checks": checks}, ensure_ascii=False, indent=1))
+        return status
+    marks = {
+        "ok": "ok     ",
+        "untested": "UNTESTED",
+        "unsupported": "UNSUPPORTED",
+        "bad": "BAD    ",
+        "missing": "MISSING",
+    }
+    for v in host:
+        print(f"{marks[v.state]} {v.line()}")
     for c in checks:
         mark = "MISSING" if not c["ok"] else ("ok     " if c["paper"] else "OTHER  ")  # OTHER: not the paper's
         print(f"{mark} {c['name']:<15} {c['resolved']}")
@@ -219,7 +236,7 @@ def main_doctor(argv=None, prog: str = "hanyi doctor") -> int:
         if not c["ok"]:
             switches = ", ".join(f"{k} -> {v or '(not emitted)'}" for k, v in c["fallbacks"].items())
             print(f"        {c['detail']}\n        metrics: {switches}\n        fix: {c['fix']}")
-    return 0
+    return status
 
 
 def main_setup(argv=None, prog: str = "hanyi setup") -> int:
