@@ -18,6 +18,8 @@ import re
 from collections.abc import Callable
 from urllib.parse import urlsplit
 
+from hanyi.metrics.device import problem as device_problem
+
 log = logging.getLogger("hanyi.settings")
 
 
@@ -138,10 +140,11 @@ CHECKS: dict[str, Callable[[str], str | None]] = {
     "HANYI_VULCA_NLI_TEMPLATE": _template,
     "HANYI_VULCA_NLI_MAX_LENGTH": _int(8),
     "HANYI_VULCA_NLI_BATCH_SIZE": _int(1),
-    "HANYI_VULCA_NLI_DEVICE": _any,
+    "HANYI_VULCA_NLI_DEVICE": device_problem,
     "HANYI_VULCA_EMBED_MODEL": _any,
     "HANYI_VULCA_EMBED_MODEL_ID": _any,
-    "HANYI_VULCA_EMBED_DEVICE": _any,
+    "HANYI_VULCA_EMBED_DEVICE": device_problem,
+    "HANYI_SCORER_DEVICE": device_problem,  # every scoring backbone (hanyi.metrics.device)
     "HANYI_VULCA_SCORE_TEXT": _choice("commentary", "response"),
 }
 

@@ -178,7 +178,9 @@ def _load_unlocked(path: str):
     try:
         from sentence_transformers import SentenceTransformer
 
-        return SentenceTransformer(path, device=os.environ.get("HANYI_VULCA_EMBED_DEVICE") or "cpu")
+        from hanyi.metrics.device import scorer_device
+
+        return SentenceTransformer(path, device=scorer_device(os.environ.get("HANYI_VULCA_EMBED_DEVICE")))
     except Exception as exc:
         return RuntimeError(f"{type(exc).__name__}: {str(exc).splitlines()[0][:200] if str(exc) else ''}")
 

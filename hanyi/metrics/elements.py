@@ -178,7 +178,9 @@ def resolve_sbert_model(explicit: str | None = None) -> str:
 def _load_sbert(name: str):
     from sentence_transformers import SentenceTransformer
 
-    return SentenceTransformer(name, device="cpu")
+    from hanyi.metrics.device import scorer_device
+
+    return SentenceTransformer(name, device=scorer_device())
 
 
 def load_sbert(name: str | None = None):

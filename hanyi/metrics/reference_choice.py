@@ -174,7 +174,9 @@ def load_bertscorer(model: str = DEFAULT_BERTSCORE_MODEL, num_layers: int = DEFA
     except ImportError as exc:  # pragma: no cover - bert-score is a dependency
         raise ScorerUnavailable(f"bert-score is not installed ({exc})") from None
     try:
-        return BERTScorer(model_type=model, num_layers=num_layers, idf=False, device=device or None)
+        from hanyi.metrics.device import scorer_device
+
+        return BERTScorer(model_type=model, num_layers=num_layers, idf=False, device=scorer_device(device or None))
     except (OSError, ValueError, KeyError) as exc:
         raise ScorerUnavailable(f"cannot load BERTScore model {model!r}: {str(exc).splitlines()[0][:200]}") from None
 

@@ -24,6 +24,8 @@ import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from hanyi.metrics.device import scorer_device
+
 log = logging.getLogger(__name__)
 
 DEFAULT_MODEL = "MoritzLaurer/mDeBERTa-v3-base-mnli-xnli"
@@ -53,7 +55,7 @@ class NLIConfig:
             "template": env.get(ENV_PREFIX + "TEMPLATE") or DEFAULT_TEMPLATE,
             "max_length": int(env[ENV_PREFIX + "MAX_LENGTH"]) if env.get(ENV_PREFIX + "MAX_LENGTH") else None,
             "batch_size": int(env.get(ENV_PREFIX + "BATCH_SIZE") or 32),
-            "device": env.get(ENV_PREFIX + "DEVICE") or "cpu",
+            "device": scorer_device(env.get(ENV_PREFIX + "DEVICE")),  # one rule: hanyi.metrics.device
         }
         values.update({k: v for k, v in overrides.items() if v is not None})
         if "{}" not in values["template"]:
