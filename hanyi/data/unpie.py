@@ -121,12 +121,13 @@ def expand_rows(rows, kind: str, split: str, lang: str | None = None) -> tuple[l
     return docs, skipped
 
 
-def expand(dataset, kind: str, split: str, lang: str | None = None):
+def expand(dataset, kind: str, split: str, lang: str | None = None, needs_image: bool = False):
     """``process_docs`` body: a ``datasets.Dataset`` of hub rows -> a Dataset of task docs (:func:`expand_rows`).
 
     The explanation image is passed through as stored bytes (no re-encoding). Corrupt rows are skipped and logged
-    with their ids; unresolvable disambiguator images are kept and logged with their count (scoring excludes them
-    and reports how many).
+    with their ids. A disambiguation doc whose disambiguator image cannot be resolved is left out here when the task
+    shows the image (``needs_image``: the VLM tasks, which never send a request without one), and logged with its
+    count and ids; the caption tasks keep it (scoring excludes it and counts it in ``image_unresolved``).
     """
     import datasets
 
@@ -137,7 +138,19 @@ def expand(dataset, kind: str, split: str, lang: str | None = None):
     if skipped:
         log.warning("%s: skipped %d corrupt row(s): %s", tag, len(skipped), "; ".join(skipped[:10]))
     bad = [d for d in docs if d.get("image_status", IMAGE_OK) != IMAGE_OK]
-    if bad:
+    if bad and needs_image:
+        ids = ", ".join(f"{d['unpie_id']}/{d['meaning_idx']}" for d in bad[:10]) + (" ..." if len(bad) > 10 else "")
+        log.warning(
+            "%s: left out %d of %d docs whose disambiguator image cannot be resolved (a VLM task sends no request "
+            "without its image): %s. First: %s",
+            tag,
+            len(bad),
+            len(docs),
+            ids,
+            bad[0]["image_status"],
+        )
+        docs = [d for d in docs if d.get("image_status", IMAGE_OK) == IMAGE_OK]
+    elif bad:
         log.warning(
             "%s: %d of %d disambiguator images unresolvable; those docs are excluded from the accuracy and counted "
             "in image_unresolved. First: %s",

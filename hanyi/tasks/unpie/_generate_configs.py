@@ -39,7 +39,8 @@ def _write(name, lines, folder=None):
 
 def _task(kind, mode, lang, suffix, split):
     stem = f"unpie_{kind}{MODE_INFIX[mode]}" + (f"_{lang}" if lang else "")
-    docs = f"unpie_{kind}" + (f"_{lang}" if lang else "") + f"_{suffix}_docs"
+    infix = "_sm" if (kind, mode) == ("disambiguation", "sm") else ""  # the caption tasks keep docs with no image
+    docs = f"unpie_{kind}{infix}" + (f"_{lang}" if lang else "") + f"_{suffix}_docs"
     slot = IMAGE_SLOT[kind] if mode == "vlm" else '""'
     _write(
         f"{stem}_{suffix}",
@@ -47,7 +48,7 @@ def _task(kind, mode, lang, suffix, split):
             f"task: {stem}_{suffix}",
             f"include: _{kind}_yaml",
             f"test_split: {split}",
-            f"process_docs: !function utils.{docs}",
+            f"process_docs: !function loading.{docs}",
             "lmms_eval_specific_kwargs:",
             f"  default: {{mode: {mode}, template: {TEMPLATES[kind, mode]}, image_slot: {slot}}}",
         ],

@@ -11,38 +11,13 @@ from hanyi.tasks.unpie import scoring
 from hanyi.tasks.unpie.constants import ANSWER_LABELS, LANGUAGE_NAMES
 
 
-def _expand_checked(dataset, kind, split, lang):
-    scoring.require_backbones(kind)  # at task load, before any model call, once per process
-    return data.expand(dataset, kind=kind, split=split, lang=lang)
-
-
-def _docs(kind, split, lang=None):
-    return functools.partial(_expand_checked, kind=kind, split=split, lang=lang)
-
-
-unpie_grounding_homo_docs = _docs("grounding", "homographic")
-unpie_grounding_hetero_docs = _docs("grounding", "heterographic")
-unpie_disambiguation_de_homo_docs = _docs("disambiguation", "homographic", "de")
-unpie_disambiguation_de_hetero_docs = _docs("disambiguation", "heterographic", "de")
-unpie_disambiguation_fr_homo_docs = _docs("disambiguation", "homographic", "fr")
-unpie_disambiguation_fr_hetero_docs = _docs("disambiguation", "heterographic", "fr")
-unpie_disambiguation_ko_homo_docs = _docs("disambiguation", "homographic", "ko")
-unpie_disambiguation_ko_hetero_docs = _docs("disambiguation", "heterographic", "ko")
-unpie_reconstruction_de_homo_docs = _docs("reconstruction", "homographic", "de")
-unpie_reconstruction_de_hetero_docs = _docs("reconstruction", "heterographic", "de")
-unpie_reconstruction_fr_homo_docs = _docs("reconstruction", "homographic", "fr")
-unpie_reconstruction_fr_hetero_docs = _docs("reconstruction", "heterographic", "fr")
-unpie_reconstruction_ko_homo_docs = _docs("reconstruction", "homographic", "ko")
-unpie_reconstruction_ko_hetero_docs = _docs("reconstruction", "heterographic", "ko")
-
-
 def unpie_doc_to_visual(doc, lmms_eval_specific_kwargs=None):
     if prompt_kwargs(lmms_eval_specific_kwargs, mode="vlm")["mode"] != "vlm":
         return []
     if "disamb_image" not in doc:
         return visuals(doc, "pun_exp_image", id_fields=("unpie_id",))
-    if doc["image_status"] != data.IMAGE_OK:
-        return []  # excluded from the accuracy and counted in image_unresolved
+    if doc["image_status"] != data.IMAGE_OK:  # left out at load (process_docs), so never reached
+        raise ValueError(f"unpie_id={doc['unpie_id']} meaning_idx={doc['meaning_idx']}: {doc['image_status']}")
     hint = f"unpie_id={doc['unpie_id']} meaning_idx={doc['meaning_idx']}"
     return [data.load_disamb_image(doc["disamb_image"], doc_hint=hint)]
 
