@@ -3,12 +3,17 @@
 Reports (``report.html``/``.md``/``.json``), submission files and log lines quote ``model_args`` and judge URLs, which
 may carry a credential. Every such text goes through :func:`redact_text` (or :func:`redact_tree` for a JSON value):
 
-* ``api_key=``, ``apikey=``, ``token=`` (also ``hf_token=``, ``access_token=`` ...), ``password=``, ``secret=`` in any
-  case, as a ``model_args`` item or a URL query parameter, and ``key=`` as a URL query parameter;
-* the user-info of a URL (``https://user:pw@host`` -> ``https://***@host``);
-* an ``Authorization: Bearer ...`` value.
+* ``api_key=``, ``apikey=``, ``token=`` (also ``hf_token=``, ``access_token=`` ...), ``password=``, ``secret=``,
+  ``private_key=`` / ``access_key=`` / ``client_key=`` ..., ``authorization=`` in any case, as a ``model_args`` item,
+  a URL query parameter, a quoted assignment (``api_key="..."``) or a JSON member (``"api_key": "..."``), and ``key=``
+  as a URL query parameter; a value lmms-eval already wrote as ``[REDACTED]`` stays as it is;
+* the user-info of a URL (``https://user:pw@host`` -> ``https://***@host``), an ``@`` in the password included;
+* an ``Authorization:`` header value, ``Bearer ...`` and ``Basic ...`` (base64 of ``user:password``) wherever they
+  appear.
 
-The value becomes ``***``; the name stays, so a reader still sees that a key was given.
+The value becomes ``***``; the name stays, so a reader still sees that a key was given. :func:`redact_secrets` also
+masks the known values of a process's secrets and the forms derived from them (base64 ``user:password``, URL
+encoding), for text that echoes them without a name (a server's error body).
 """
 
 from __future__ import annotations
@@ -16,11 +21,14 @@ from __future__ import annotations
 import re
 
 MASK = "***"
-_NAMED = re.compile(
-    r"(?i)((?:[A-Za-z0-9_.-]*(?:api[_-]?key|token|password|passwd|secret))|(?<=[?&;])key)(\s*=\s*)([^,&\s;'\"<>)}\]]+)"
-)
-_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/@\s'\"<>]+@")
-_BEARER = re.compile(r"(?i)\b(bearer\s+)[A-Za-z0-9._~+/=-]+")
+_KEY = r"[A-Za-z0-9_.-]*(?:api[_-]?key|token|password|passwd|secret|(?:private|access|client|signing)[_-]?key)"
+_NAME = rf"(?:{_KEY}|authorization)"
+# authorization=... is _HEADER's: its value may hold a space ("Bearer abc")
+_NAMED = re.compile(rf"(?i)((?:{_KEY})|(?<=[?&;])key)(\s*=\s*)(?!\[REDACTED\])([^,&\s;'\"<>)}}\]]+)")
+_QUOTED = re.compile(rf"(?i)([\"']?(?:{_NAME})[\"']?\s*[:=]\s*)([\"'])(?!\[REDACTED\]\2)(.*?)\2")
+_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/\s'\"<>]+@")
+_HEADER = re.compile(r"(?i)\b(authorization\s*[:=]\s*)(?:(bearer|basic|token|digest)\s+)?[^\s,;'\"<>]+")
+_SCHEME = re.compile(r"(?i)\b(bearer\s+|basic\s+)[A-Za-z0-9._~+/=-]+")
 
 
 def redact_text(text: str) -> str:
@@ -36,8 +44,47 @@ def redact_text(text: str) -> str:
     if not isinstance(text, str) or not text:
         return text
     text = _USERINFO.sub(lambda m: m.group(1) + MASK + "@", text)
+    text = _QUOTED.sub(lambda m: m.group(1) + m.group(2) + MASK + m.group(2), text)
+    text = _HEADER.sub(lambda m: m.group(1) + (m.group(2) + " " if m.group(2) else "") + MASK, text)
     text = _NAMED.sub(lambda m: m.group(1) + m.group(2) + MASK, text)
-    return _BEARER.sub(lambda m: m.group(1) + MASK, text)
+    return _SCHEME.sub(lambda m: m.group(1) + MASK, text)
+
+
+def derived_forms(secret: str, user: str | None = None) -> list[str]:
+    """``secret`` and the forms a request or an echo may carry it in: URL-encoded, and with ``user`` the base64
+    ``user:secret`` of HTTP Basic auth. Longest first, so a longer form is masked before a part of it.
+
+    >>> derived_forms("p@ss", "u")
+    ['dTpwQHNz', 'p%40ss', 'p@ss']
+    """
+    import base64
+    from urllib.parse import quote, unquote
+
+    if not secret:
+        return []
+    forms = {secret, quote(secret, safe=""), unquote(secret)}
+    if user is not None:
+        plain = unquote(secret)
+        forms |= {
+            base64.b64encode(f"{unquote(user)}:{plain}".encode()).decode(),
+            base64.b64encode(f"{user}:{secret}".encode()).decode(),
+        }
+    return sorted((f for f in forms if f), key=lambda f: (-len(f), f))
+
+
+def redact_secrets(text: str, secrets) -> str:
+    """:func:`redact_text`, then every known secret value in ``secrets`` (see :func:`derived_forms`) masked.
+
+    >>> redact_secrets('echo: {"headers": {"authorization": "Basic dTpwQHNz"}} p%40ss', derived_forms("p@ss", "u"))
+    'echo: {"headers": {"authorization": "***"}} ***'
+    """
+    if not isinstance(text, str) or not text:
+        return text
+    text = redact_text(text)
+    for secret in secrets:
+        if secret:
+            text = text.replace(secret, MASK)
+    return text
 
 
 def redact_tree(value):

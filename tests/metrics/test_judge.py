@@ -586,3 +586,36 @@ def test_httpx_request_log_never_shows_the_judge_url_credentials(fake_judge, tmp
     with caplog.at_level(logging.DEBUG):
         JudgeClient(config).judge_many(["hello"], score_1_to_5)
     assert "pw-LEAK" not in caplog.text and "key-LEAK" not in caplog.text
+
+
+def test_an_echoed_basic_credential_from_url_userinfo_never_reaches_a_log_line(fake_judge, tmp_path, caplog, capfd):
+    """Issue 29 item 8: a server echoing ``Authorization: Basic base64(user:pass)`` leaked it into a WARNING; a
+    password holding ``@`` left its tail in the URL."""
+    import base64
+
+    password = "p@ss-" + secrets.token_hex(6)
+    basic = base64.b64encode(f"judgeuser:{password}".encode()).decode()
+    netloc = fake_judge.base_url.split("://", 1)[1]
+    base_url = f"http://judgeuser:{password.replace('@', '%40')}@{netloc}"
+    caplog.set_level(logging.DEBUG)
+    client = JudgeClient(make_config(base_url, tmp_path, max_retries=0))
+    fake_judge.configure(failure_rate=1.0, failure_statuses=(401,), echo_auth_in_errors=True)
+    results = client.judge_many(["x 1", "x 2"], score_1_to_5)
+    assert fake_judge.last_authorization == f"Basic {basic}"  # the URL's credentials really were sent
+    text = caplog.text + capfd.readouterr().err + repr(results)
+    assert "Basic ***" in repr(results)
+    for form in (basic, password, password.split("@")[1], password.replace("@", "%40")):
+        assert form not in text, f"{form!r} leaked"
+
+
+def test_with_url_userinfo_and_an_api_key_the_bearer_key_not_sent_is_said_once(
+    fake_judge, tmp_path, monkeypatch, caplog
+):
+    monkeypatch.setenv("HANYI_TEST_JUDGE_KEY", "sk-not-sent")
+    netloc = fake_judge.base_url.split("://", 1)[1]
+    caplog.set_level(logging.WARNING)
+    client = JudgeClient(make_config(f"http://u:pw@{netloc}", tmp_path, api_key_env="HANYI_TEST_JUDGE_KEY"))
+    client.judge_many(["y 1", "y 2"], score_1_to_5)
+    said = [r.getMessage() for r in caplog.records if "Bearer key is not" in r.getMessage()]
+    assert len(said) == 1 and "$HANYI_TEST_JUDGE_KEY" in said[0] and "pw" not in said[0].replace("Bearer", "")
+    assert fake_judge.last_authorization.startswith("Basic ")

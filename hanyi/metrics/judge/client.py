@@ -203,6 +203,23 @@ class JudgeClient:
             payload["top_p"] = self.config.top_p
         return payload
 
+    def _userinfo(self) -> bool:
+        """Whether the URL carries user-info. With an API key set too, only one can be the Authorization header:
+        the URL's HTTP Basic credentials are sent, the Bearer key is not, and a warning says so once."""
+        try:
+            has = urlsplit(self.config.base_url).username is not None
+        except ValueError:
+            return False
+        if has and os.environ.get(self.config.api_key_env) and not getattr(self, "_said_userinfo", False):
+            self._said_userinfo = True
+            logger.warning(
+                "hanyi judge: %s carries user:password and $%s is set; HTTP allows one Authorization header, so the "
+                "URL's Basic credentials are sent and the Bearer key is not. Remove one of them to choose.",
+                redact_url(self.config.base_url),
+                self.config.api_key_env,
+            )
+        return has
+
     def _http_client(self):
         import httpx
 
@@ -217,18 +234,23 @@ class JudgeClient:
             return self._http
 
     def _secrets(self) -> list[str]:
-        secrets = [os.environ.get(self.config.api_key_env, "")]
+        """Every form a secret may come back in: the API key, the URL's password, base64 ``user:password`` (what
+        HTTP Basic auth sends and an echoing server returns), URL-encoded forms (hanyi.redact.derived_forms)."""
+        from hanyi.redact import derived_forms
+
+        secrets = derived_forms(os.environ.get(self.config.api_key_env, ""))
         try:
-            secrets.append(urlsplit(self.config.base_url).password or "")
+            parts = urlsplit(self.config.base_url)
+            secrets += derived_forms(parts.password or "", parts.username or "")
         except ValueError:
             pass
-        return [s for s in secrets if s]
+        return sorted(set(secrets), key=lambda f: (-len(f), f))
 
     def _scrub(self, text: str) -> str:
+        from hanyi.redact import redact_secrets
+
         text = text.replace(self.config.base_url, redact_url(self.config.base_url))
-        for secret in self._secrets():
-            text = text.replace(secret, "***")
-        return text
+        return redact_secrets(text, self._secrets())
 
     def _post(self, payload: dict, headers: dict):
         """POST once and read the whole body within ``config.timeout_s`` in total; raises :class:`_DeadlineExceeded`.
@@ -274,6 +296,8 @@ class JudgeClient:
 
         key = os.environ.get(self.config.api_key_env, "")
         headers = {"Authorization": f"Bearer {key}"} if key else {}
+        if key and self._userinfo():
+            headers = {}  # one Authorization header: the URL's Basic credentials win (said once, see _userinfo)
         attempts, reason, retry_after = self.config.max_retries + 1, "not attempted", None
         for attempt in range(attempts):
             if attempt:
