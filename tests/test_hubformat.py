@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 
 import datasets
+import pytest
 
 from hanyi.data.hubformat import write_hub_dataset
 
@@ -37,3 +38,22 @@ def test_config_dirs_give_the_hub_single_config_layout(tmp_path):
     assert [n.split("-")[0] for n in names] == ["dev", "test"]
     loaded = datasets.load_dataset(str(tmp_path), cache_dir=str(tmp_path / "cache"))
     assert set(loaded) == {"dev", "test"}
+
+
+@pytest.mark.parametrize("link", ["README.md", "hanyi_build.json", "default"])
+def test_a_symlink_where_a_file_is_written_is_refused_and_its_target_untouched(tmp_path, link):
+    """Issue 29 item 10: `hanyi prepare vulca` wrote through a symlinked <out>/vulca/README.md, outside --out."""
+    from hanyi.data.safepath import UnsafePathError
+
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    target = outside / "victim"
+    target.write_text("keep me", encoding="utf-8")
+    out = tmp_path / "out" / "vulca"
+    out.mkdir(parents=True)
+    (out / link).symlink_to(outside if link == "default" else target)
+    ds = datasets.Dataset.from_dict({"x": [1, 2]})
+    with pytest.raises(UnsafePathError, match=f"{link} is a symbolic link"):
+        write_hub_dataset(str(out), {"default": {"test": ds}})
+    assert target.read_text(encoding="utf-8") == "keep me" and sorted(os.listdir(outside)) == ["victim"]
+    assert not list(out.glob("default*/*.parquet"))  # nothing written before the check

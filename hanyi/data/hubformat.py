@@ -18,11 +18,13 @@ import json
 import os
 from collections.abc import Mapping
 
+from hanyi.data.safepath import no_link
+
 
 def _write_split(ds, directory: str, split: str) -> str:
     """Write ``ds`` as ``<directory>/<split>-<hash>.parquet`` and remove other versions of that split; return the name."""
-    os.makedirs(directory, exist_ok=True)
-    tmp = os.path.join(directory, f".{split}.parquet.tmp")
+    os.makedirs(no_link(directory, "dataset folder"), exist_ok=True)
+    tmp = no_link(os.path.join(directory, f".{split}.parquet.tmp"), "dataset file")
     ds.to_parquet(tmp)
     with open(tmp, "rb") as f:
         digest = hashlib.sha256(f.read()).hexdigest()[:12]
@@ -32,7 +34,7 @@ def _write_split(ds, directory: str, split: str) -> str:
     ]:
         if os.path.basename(old) != name and os.path.isfile(old):
             os.remove(old)
-    os.replace(tmp, os.path.join(directory, name))
+    os.replace(tmp, no_link(os.path.join(directory, name), "dataset file"))
     return name
 
 
@@ -50,7 +52,10 @@ def write_hub_dataset(
     commit, builder version) is written to ``hanyi_build.json`` beside it. Returns ``{config: {split: num_rows}}``.
     Output is deterministic for deterministic input (rows are written in the order given).
     """
-    os.makedirs(out_dir, exist_ok=True)
+    os.makedirs(no_link(out_dir, "dataset folder"), exist_ok=True)
+    readme, build = (no_link(os.path.join(out_dir, n), "dataset card") for n in ("README.md", "hanyi_build.json"))
+    for config_name in configs:  # every folder checked before anything is written
+        no_link(os.path.join(out_dir, (config_dirs or {}).get(config_name, config_name)), "dataset folder")
     counts: dict[str, dict[str, int]] = {}
     lines = ["---", "configs:"]
     for config_name in sorted(configs):
@@ -65,9 +70,9 @@ def write_hub_dataset(
             lines.append(f"    path: {folder}/{name}")
             counts[config_name][split] = len(ds)
     lines.append("---")
-    with open(os.path.join(out_dir, "README.md"), "w", encoding="utf-8") as f:
+    with open(readme, "w", encoding="utf-8") as f:
         f.write("\n".join(lines) + "\n\n" + card.strip() + "\n")
-    with open(os.path.join(out_dir, "hanyi_build.json"), "w", encoding="utf-8") as f:
+    with open(build, "w", encoding="utf-8") as f:
         json.dump({"counts": counts, **(info or {})}, f, ensure_ascii=False, indent=1, sort_keys=True)
         f.write("\n")
     return counts

@@ -8,6 +8,8 @@ symlink to a file elsewhere. Every ``hanyi prepare`` builder joins such names wi
 * a path that resolves (symlinks followed) outside the folder it was joined to.
 
 The error names the record (``what``) and the offending path, and says nothing was written outside the folder.
+Every file a builder writes goes through :func:`no_link`: a symbolic link where hanyi writes (a file, or the
+folder it is written into) is refused, never followed.
 """
 
 from __future__ import annotations
@@ -49,4 +51,22 @@ def inside(base: str, rel, what: str = "path") -> str:
     real = os.path.realpath(path)
     if real != real_base and not real.startswith(real_base.rstrip(os.sep) + os.sep):
         raise UnsafePathError(f"{what}: {rel!r} resolves to {real}, outside {base} (a symlink?); refused")
+    return path
+
+
+def no_link(path: str, what: str = "output") -> str:
+    """``path``, after checking that neither it nor the folder it goes into is a symbolic link.
+
+    A write to ``<out>/vulca/README.md`` where that name is a link to ``~/.bashrc`` would replace a file outside
+    ``--out``; so hanyi writes nothing through a link. Raises :class:`UnsafePathError` naming the link.
+
+    >>> no_link("/tmp/hanyi-no-such-dir/README.md")
+    '/tmp/hanyi-no-such-dir/README.md'
+    """
+    for candidate in (path, os.path.dirname(path)):
+        if candidate and os.path.islink(candidate):
+            raise UnsafePathError(
+                f"{what}: {candidate} is a symbolic link (to {os.readlink(candidate)}); hanyi writes no file through "
+                "a link. Remove it or choose another --out; nothing was written there"
+            )
     return path
