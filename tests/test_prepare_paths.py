@@ -171,3 +171,39 @@ def test_prepare_with_the_sample_root_and_no_out_refuses_to_touch_the_bundled_sa
     assert "--out points into the samples bundled with hanyi" in capsys.readouterr().err
     after = {p: os.path.getmtime(os.path.join(d, p)) for d, _, fs in os.walk(SAMPLE_DIR) for p in fs}
     assert after == before
+
+
+def _png_header(width: int, height: int) -> bytes:
+    """A PNG that declares ``width`` x ``height`` and holds no pixel data (a decompression bomb's header)."""
+    import struct
+    import zlib
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+
+    ihdr = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
+    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", ihdr) + chunk(b"IEND", b"")
+
+
+def test_vulca_prepare_keeps_the_decompression_bomb_check_with_an_explicit_limit(tmp_path):
+    """Issue 29 item 11: Image.MAX_IMAGE_PIXELS = None let a tiny PNG declaring 16000x16000 px take 1.27 GB."""
+    from PIL import Image
+
+    from hanyi.data.images import synthetic_image
+    from hanyi.data.vulca import MAX_PIXELS, MONTHS, run_prepare
+
+    (tmp_path / "imgs").mkdir()
+    names = [f"{chinese}.png" for _, _, chinese in MONTHS]
+    for name in names[:-1]:
+        synthetic_image(name, size=16).save(tmp_path / "imgs" / name)
+    (tmp_path / "imgs" / names[-1]).write_bytes(_png_header(16000, 16000))
+    before = Image.MAX_IMAGE_PIXELS
+    args = argparse.Namespace(images=str(tmp_path / "imgs"), out_dir=str(tmp_path / "o"), slices=False)
+    with pytest.raises(
+        ValueError, match=rf"{names[-1]}: 16000x16000 = 256,000,000 pixels, over the limit of 150,000,000"
+    ):
+        run_prepare(args)
+    assert Image.MAX_IMAGE_PIXELS == before and MAX_PIXELS == 150_000_000  # PIL's check is left as it was
+    args.max_pixels = 300_000_000  # a larger scan is allowed explicitly; this one then fails to decode, named
+    with pytest.raises(ValueError, match=rf"{names[-1]}: image does not decode"):
+        run_prepare(args)

@@ -108,6 +108,11 @@ def build_synthetic(out_dir: str, doc_ids=SAMPLE_MONTHS, builder: str = "hanyi.d
     return _write(out_dir, images, card, {"builder": builder, "synthetic": True}, slices=False)
 
 
+#: The largest painting `hanyi prepare vulca` decodes: 25x the paper's "6 million pixels" scans (§3.2), 0.45 GB as
+#: RGB. PIL's decompression-bomb check stays on at this limit (a 31 KB PNG declaring 16000x16000 px would take
+#: 1.3 GB); ``--max-pixels`` raises it for larger scans.
+MAX_PIXELS = 150_000_000
+
 #: The paper's size: the 12 months (x 9 prompt configurations = 108 critiques).
 FULL_SIZE = 12
 
@@ -131,6 +136,40 @@ def add_prepare_arguments(parser) -> None:
     parser.add_argument(
         "--slices", action="store_true", help="also write config 'slices' (2560-px windows resized to 640)"
     )
+    parser.add_argument(
+        "--max-pixels",
+        type=int,
+        default=MAX_PIXELS,
+        help=f"refuse an image larger than this many pixels before decoding it (default {MAX_PIXELS:,}; "
+        "the paper's scans are about 6 million)",
+    )
+
+
+def _open_painting(path: str, name: str, limit: int):
+    """Decode one painting as RGB, refusing one that declares more than ``limit`` pixels before decoding it."""
+    import warnings
+
+    from PIL import Image
+
+    before = Image.MAX_IMAGE_PIXELS
+    Image.MAX_IMAGE_PIXELS = limit  # PIL's own check at our limit (it raises at twice the limit), restored after
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", Image.DecompressionBombWarning)  # our check below names the file
+            image = Image.open(path)
+        width, height = image.size
+        if width * height > limit:
+            raise ValueError(
+                f"{name}: {width}x{height} = {width * height:,} pixels, over the limit of {limit:,} "
+                "(a decompression bomb, or a larger scan: raise --max-pixels)"
+            )
+        return image.convert("RGB")
+    except ValueError:
+        raise
+    except Exception as exc:
+        raise ValueError(f"{name}: image does not decode ({exc})") from None
+    finally:
+        Image.MAX_IMAGE_PIXELS = before
 
 
 def run_prepare(args) -> dict:
@@ -139,9 +178,6 @@ def run_prepare(args) -> dict:
     Raises ``FileNotFoundError`` naming the missing months and ``ValueError`` for two images of one month or an
     unreadable image; files that name no month are reported in the returned counts, not silently dropped.
     """
-    from PIL import Image
-
-    Image.MAX_IMAGE_PIXELS = None  # the NPM scans are large on purpose
     found, unmatched = {}, []
     for name in sorted(os.listdir(args.images)):
         path = inside(args.images, name, "VULCA image")  # a symlink to a file elsewhere is refused
@@ -159,12 +195,10 @@ def run_prepare(args) -> dict:
         raise FileNotFoundError(
             f"no image for month(s) {', '.join(missing)} in {args.images} (unmatched files: {unmatched})"
         )
-    images = {}
-    for doc_id, name in found.items():
-        try:
-            images[doc_id] = Image.open(inside(args.images, name, "VULCA image")).convert("RGB")
-        except Exception as exc:
-            raise ValueError(f"{name}: image does not decode ({exc})") from None
+    limit = int(getattr(args, "max_pixels", None) or MAX_PIXELS)
+    images = {
+        doc_id: _open_painting(inside(args.images, name, "VULCA image"), name, limit) for doc_id, name in found.items()
+    }
     card = "# VULCA: Twelve Months paintings\n\nImages: National Palace Museum (Taipei) open data, 清院 十二月令圖 (paper: CC BY 4.0)."
     info = {"builder": "hanyi.data.vulca.run_prepare", "files": dict(sorted(found.items()))}
     counts = _write(args.out_dir, images, card, info, slices=bool(getattr(args, "slices", False)))
