@@ -85,6 +85,8 @@ def test_missing_record_names_task_and_doc(replay):
         ('{"task": "t", "doc_id": 1, "response": true}', r"r.jsonl:2: response must be a string .* a bool"),
         ('{"task": "t", "doc_id": 1, "response": NaN}', r"r.jsonl:2: response must be a string .* nan"),
         ('{"task": "t", "doc_id": 1, "loglikelihoods": [NaN]}', r"r.jsonl:2: loglikelihoods must be"),
+        ('{"task": "t", "doc_id": 1, "loglikelihoods": [1e400]}', r"r.jsonl:2: loglikelihoods must be .*finite"),
+        ('{"task": "t", "doc_id": 1, "loglikelihoods": [[-Infinity, true]]}', r"r.jsonl:2: loglikelihoods must be"),
         ('{"task": "t", "doc_id": 1, "response": ' + "[" * 100_000, r"r.jsonl:2: not valid JSON"),
     ],
 )
@@ -92,6 +94,18 @@ def test_wrong_typed_values_name_the_file_and_line(tmp_path, line, message):
     path = _write(tmp_path, ['{"task": "t", "doc_id": 0, "response": "A"}', line])
     with pytest.raises(ReplayFileError, match=message):
         load_records(path)
+
+
+def test_a_lone_surrogate_in_a_response_is_repaired_counted_and_named(tmp_path, caplog):
+    """Issue 29 item 2: a reply cut at max_tokens can hold half a surrogate pair, which no UTF-8 file can hold."""
+    path = _write(
+        tmp_path,
+        ['{"task": "t", "doc_id": 0, "response": "A\\ud800B"}', '{"task": "t", "doc_id": 1, "response": "ok"}'],
+    )
+    by_doc_id, _ = load_records(path)
+    assert by_doc_id["t", 0]["response"] == "A\ufffdB"
+    by_doc_id["t", 0]["response"].encode("utf-8")  # valid UTF-8 from here on
+    assert "1 response(s) with a lone surrogate" in caplog.text and "r.jsonl:1" in caplog.text
 
 
 def test_a_line_that_is_not_utf8_is_named(tmp_path):

@@ -80,15 +80,16 @@ def _check_record(rec: dict, where: str) -> None:
     if "loglikelihoods" in rec:
         values = rec["loglikelihoods"]
 
-        def number(v):
-            return isinstance(v, (int, float)) and not isinstance(v, bool) and not math.isnan(v)
+        def number(v):  # finite: json reads 1e400 and Infinity as inf
+            return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
 
         if not isinstance(values, list) or not all(
             number(v) or (isinstance(v, list) and len(v) == 2 and number(v[0]) and isinstance(v[1], bool))
             for v in values
         ):
             raise ReplayFileError(
-                f"{where}: loglikelihoods must be a list of numbers or [number, is_greedy] pairs (no NaN)"
+                f"{where}: loglikelihoods must be a list of finite numbers or [number, is_greedy] pairs "
+                "(no NaN, no Infinity, no overflowing literal such as 1e400)"
             )
 
 
@@ -129,8 +130,26 @@ def load_records(path: str, duplicates: list | None = None):
     return by_doc_id, dict(by_key)
 
 
+#: Half of a UTF-16 surrogate pair: JSON can spell one (``"\ud800"``), UTF-8 cannot hold it.
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
 def _load_file(path: str, by_doc_id: dict, by_key: dict, duplicates: list | None) -> None:
     sample_log = _SAMPLES_FILE.search(os.path.basename(path))
+    repaired: list[str] = []
+    try:
+        _read_lines(path, sample_log, by_doc_id, by_key, duplicates, repaired)
+    finally:
+        if repaired:
+            log.warning(
+                "replay: %d response(s) with a lone surrogate (half a UTF-16 pair, e.g. a reply cut at max_tokens) "
+                "repaired to U+FFFD; first: %s",
+                len(repaired),
+                repaired[0],
+            )
+
+
+def _read_lines(path, sample_log, by_doc_id, by_key, duplicates, repaired) -> None:
     with open(path, "rb") as f:
         for lineno, raw in enumerate(f, 1):
             where = f"{path}:{lineno}"
@@ -153,6 +172,9 @@ def _load_file(path: str, by_doc_id: dict, by_key: dict, duplicates: list | None
             if "response" not in rec and "loglikelihoods" not in rec:
                 raise ReplayFileError(f"{where}: a record needs 'response' or 'loglikelihoods'")
             _check_record(rec, where)
+            if isinstance(rec.get("response"), str) and _SURROGATE.search(rec["response"]):
+                rec["response"] = _SURROGATE.sub("\ufffd", rec["response"])  # U+FFFD, as a UTF-8 decoder would
+                repaired.append(where)
             rec = {**rec, "_line": lineno}
             task = str(rec["task"])
             if "doc_id" in rec:
