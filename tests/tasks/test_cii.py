@@ -410,3 +410,33 @@ def test_parse_multilabel_cache_returns_fresh_lists_and_still_rejects_bad_cells(
     for _ in range(2):  # an error is not cached away
         with pytest.raises(ValueError, match="malformed"):
             parse_multilabel("{'choices': ")
+
+
+def test_an_undecodable_or_truncated_image_fails_at_load_naming_the_docs(tmp_path):
+    """Issue 29 item 4: only nulls were checked at load, so a truncated image stopped the run mid-generation."""
+    import io
+
+    import datasets
+
+    from hanyi.data.images import ImageUnavailableError, synthetic_image
+    from hanyi.data.sources import SAMPLE_DIR
+    from hanyi.tasks._common import require_images
+    from hanyi.tasks.cii import utils
+
+    def encoded(fmt):
+        buf = io.BytesIO()
+        synthetic_image(fmt, size=96).save(buf, format=fmt)
+        return buf.getvalue()
+
+    ds = datasets.load_dataset(os.path.join(SAMPLE_DIR, "cii"), split="test", cache_dir=str(tmp_path / "c"))
+    bad = {1: encoded("PNG")[:-30], 3: b"not an image at all", 4: encoded("JPEG")[: len(encoded("JPEG")) // 2]}
+    broken = (
+        ds.cast_column("image", datasets.Image(decode=False))
+        .map(lambda row, i: {"image": {"bytes": bad[i], "path": None} if i in bad else row["image"]}, with_indices=True)
+        .cast_column("image", datasets.Image())
+    )
+    ids = [ds[i]["id"] for i in sorted(bad)]
+    with pytest.raises(ImageUnavailableError, match=r"3 doc\(s\) have an image that does not decode") as err:
+        utils.cii_process_docs(broken)
+    assert all(str(i) in str(err.value) for i in ids) and "HANYI_CII_IMAGE_ROOT" in str(err.value)
+    assert len(require_images(ds, "image", "id", "fix")) == len(ds)  # intact images pass
