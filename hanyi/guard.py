@@ -51,12 +51,31 @@ def is_hanyi_task(name) -> bool:
 
 
 def _doc_hint(doc) -> str:
+    """A label naming the doc in an error line: a known id field, else any ``*id``/``*_idx`` field, else the first
+    short text or number field, else a hash of the doc; never ``?``.
+
+    >>> _doc_hint({"image_id": "a.jpg"}), _doc_hint({"query_idx": 4, "q": "x"}), _doc_hint({"caption": "一只猫"})
+    ('image_id=a.jpg', 'query_idx=4', 'caption=一只猫')
+    >>> _doc_hint(["not", "a", "dict"])
+    "doc ['not', 'a', 'dict']"
+    """
     if not isinstance(doc, dict):
-        return "?"
+        return f"doc {str(doc)[:80]}"
     for key in ("doc_id", "id", "question_id", "ref_id", "image_id", "unpie_id", "story_pinyin"):
         if key in doc and isinstance(doc[key], (str, int)):
             return f"{key}={doc[key]}"
-    return "?"
+    scalars = [(k, v) for k, v in doc.items() if isinstance(v, (str, int)) and not isinstance(v, bool)]
+    for key, value in scalars:
+        if key.endswith(("id", "_idx")):
+            return f"{key}={value}"
+    for key, value in scalars:
+        if len(str(value)) <= 80:
+            return f"{key}={value}"
+    import hashlib
+    import json
+
+    digest = hashlib.sha1(json.dumps(doc, sort_keys=True, default=str).encode()).hexdigest()[:10]
+    return f"doc sha1={digest}"
 
 
 def guarded_aggregation(task: str, metric: str, fn):

@@ -101,6 +101,9 @@ def _any(_value: str) -> str | None:
 
 
 _BOOL = _choice("1", "0", "true", "false", "yes", "no")
+#: Settings whose values are read case-insensitively: :func:`value` gives them in lower case (booleans as bool).
+CHOICES = {"HANYI_CVLUE_LOGLIK", "HANYI_VULCA_SCORE_TEXT", "HANYI_UNPIE_DOWNLOAD_IMAGES"}
+BOOLEANS = {"HANYI_UNPIE_DOWNLOAD_IMAGES"}
 
 #: ``HANYI_*`` variable -> check(value) returning ``None`` or what is wrong. Empty values count as unset.
 CHECKS: dict[str, Callable[[str], str | None]] = {
@@ -200,6 +203,28 @@ def problems(env=None) -> list[str]:
             if why:
                 found.append(f"{name}={_shown(name, value)!r}: {why}")
     return found + _cross_checks(env)
+
+
+def value(name: str, default=None, env=None):
+    """The validated, normalised value of setting ``name``: what every consumer reads, never the raw environment.
+
+    Surrounding blanks stripped; empty counts as unset (``default``); choice settings in lower case (``NLL`` is
+    ``nll``); booleans as ``True``/``False`` (``YES`` is ``True``). An invalid value raises :class:`SettingsError`
+    naming it, as :func:`validate` does at task load.
+
+    >>> value("HANYI_CVLUE_LOGLIK", "auto", {"HANYI_CVLUE_LOGLIK": " NLL "}), value("HANYI_UNPIE_DOWNLOAD_IMAGES", False, {"HANYI_UNPIE_DOWNLOAD_IMAGES": "YES"})
+    ('nll', True)
+    """
+    env = os.environ if env is None else env
+    raw = env.get(name, "").strip()
+    if not raw:
+        return default
+    why = CHECKS[name](raw) if name in CHECKS else None
+    if why:
+        raise SettingsError(f"hanyi: invalid settings, fix before running: {name}={_shown(name, raw)!r}: {why}")
+    if name in BOOLEANS:
+        return raw.lower() in ("1", "true", "yes")
+    return raw.lower() if name in CHOICES else raw
 
 
 @functools.cache

@@ -64,7 +64,9 @@ def resolve_image_source(value, *, download: bool | None = None, doc_hint: str =
         if os.path.isfile(path):
             return path
         if download is None:
-            download = os.environ.get(DOWNLOAD_ENV, "").strip() in ("1", "true", "yes")
+            from hanyi import settings
+
+            download = settings.value(DOWNLOAD_ENV, False)  # validated: YES, True, 1 all mean yes
         if not download:
             raise ImageUnavailableError(
                 f"{doc_hint}: image URL {s[:100]} is not in the cache {os.path.dirname(path)} "

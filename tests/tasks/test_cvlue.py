@@ -179,7 +179,8 @@ def test_vd_log_probs_rank_the_same_without_any_setting(replay):
 
 @pytest.mark.parametrize(
     ("kind", "sign", "mean_rank"),
-    [("logprob", -1.0, 3.0), ("nll", 1.0, 3.0), ("nll", -1.0, 4.0)],  # forced nll on log-probs: ranks 6, 4, 5, 1
+    # forced nll on log-probs: ranks 6, 4, 5, 1; any case (issue 29 item 5: NLL validated, then NaN R@k)
+    [("logprob", -1.0, 3.0), ("nll", 1.0, 3.0), ("nll", -1.0, 4.0), ("NLL", -1.0, 4.0), (" LogProb ", -1.0, 3.0)],
 )
 def test_vd_direction_forced_via_env(replay, monkeypatch, kind, sign, mean_rank):
     monkeypatch.setenv("HANYI_CVLUE_LOGLIK", kind)

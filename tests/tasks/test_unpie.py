@@ -159,6 +159,14 @@ def test_image_resolution_order_base64_path_root_cache_and_opt_in(tmp_path, monk
     url = "https://example.invalid/x.jpg"
     with pytest.raises(ImageUnavailableError, match="doc-7.*HANYI_UNPIE_DOWNLOAD_IMAGES"):
         data.load_disamb_image(url, doc_hint="doc-7")
+    for yes in ("YES", "True", " 1 "):  # issue 29 item 5: YES validated, then read as off
+        monkeypatch.setenv(data.DOWNLOAD_ENV, yes)
+        with pytest.raises(ImageUnavailableError, match="doc-7: download of https://example.invalid/x.jpg failed"):
+            data.load_disamb_image(url, doc_hint="doc-7")
+    monkeypatch.setenv(data.DOWNLOAD_ENV, "No")
+    with pytest.raises(ImageUnavailableError, match="doc-7.*is not in the cache"):
+        data.load_disamb_image(url, doc_hint="doc-7")
+    monkeypatch.delenv(data.DOWNLOAD_ENV)
     os.makedirs(tmp_path / "cache")
     img.save(data.url_cache_path(url), format="PNG")
     assert data.load_disamb_image(url).size == img.size

@@ -124,6 +124,24 @@ def test_with_tiny_nli_every_metric_is_emitted_and_consistent(replay, monkeypatc
     )
 
 
+@pytest.mark.parametrize(
+    "setting, commentary", [("COMMENTARY", True), (" commentary", True), ("Response", False), ("", False)]
+)
+def test_score_text_setting_is_read_in_any_case(task_manager, monkeypatch, session_tmp, setting, commentary):
+    """Issue 29 item 5: HANYI_VULCA_SCORE_TEXT=COMMENTARY was validated, then compared case-sensitively (ignored)."""
+    from lmms_eval.tasks import get_task_dict
+
+    from hanyi.metrics.critique_json import split_critique
+    from hanyi.tasks.vulca import utils
+
+    monkeypatch.setenv("HANYI_VULCA_NLI_MODEL", build_tiny_nli(os.path.join(session_tmp, "tiny_nli")))
+    monkeypatch.setenv("HANYI_VULCA_SCORE_TEXT", setting)
+    doc = get_task_dict(["vulca_baseline"], task_manager)["vulca_baseline"].test_docs()[0]
+    item = utils.vulca_process_results(doc, [GOOD])[f"{NLI_METRICS[0]}_custom_model"]
+    assert item.text == (split_critique(GOOD)["commentary"] if commentary else GOOD.strip())
+    assert split_critique(GOOD)["commentary"] != GOOD.strip()  # the two choices differ on this answer
+
+
 def test_llava_run_group_completes(llava_run):
     for task in GROUP_TASKS:
         assert llava_run["results"][task]["json_valid_rate,none"] == 0.0  # 8 random tokens are never the JSON

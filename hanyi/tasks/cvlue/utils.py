@@ -2,6 +2,7 @@
 
 import os
 
+from hanyi import settings
 from hanyi.metrics import bbox, ranking, short_answer_zh
 from hanyi.tasks._common import prompt_kwargs, render, require_images, visuals
 from hanyi.tasks.cvlue.constants import CULTURE_GROUPS, FIELDS, ITR_YES, LITE_DOCS, LOGLIK_ENV, RECALL_KS
@@ -68,7 +69,7 @@ def _breakdown(base, item, macro=True):
 
 def _loglik_kind():
     """``auto`` (-|value|, right for losses and log-probs alike) unless HANYI_CVLUE_LOGLIK forces nll/logprob."""
-    return os.environ.get(LOGLIK_ENV, "").strip() or "auto"
+    return settings.value(LOGLIK_ENV, "auto")  # validated, lower case: NLL is nll
 
 
 def cvlue_vqa_process_results(doc, results):

@@ -1,9 +1,7 @@
 """VULCA glue: prompts from templates/, per-critique items for hanyi.metrics.critique_*; the aggregations the YAMLs
 name are in aggregate.py. See docs/vulca.md."""
 
-import os
-
-from hanyi import backbones
+from hanyi import backbones, settings
 from hanyi.data.images import ImageUnavailableError, to_pil
 from hanyi.data.vulca_embed_reference import load_embed_reference
 from hanyi.metrics.critique_embed import (
@@ -78,7 +76,8 @@ def vulca_process_results(doc, results):
     nli = NLIConfig.from_env()
     if try_logits_fn(nli) is None:  # warned once; NLI metrics are not emitted
         return out
-    text = split["commentary"] if os.environ.get("HANYI_VULCA_SCORE_TEXT") == "commentary" else response.strip()
+    commentary = settings.value("HANYI_VULCA_SCORE_TEXT") == "commentary"  # validated, lower case
+    text = split["commentary"] if commentary else response.strip()
     suffix = "" if backbones.resolve("vulca_nli").paper else CUSTOM
     out.update({m + suffix: CritiqueItem(m, str(doc["doc_id"]), text, nli) for m in NLI_METRICS})
     return out
