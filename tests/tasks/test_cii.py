@@ -284,6 +284,28 @@ def test_ctc_with_a_judge_scores_through_the_evaluator(replay, monkeypatch, tmp_
     assert res["ctc_judge_failures,none"] == 1.0
 
 
+def test_ctc_score_is_nan_never_a_silent_0_when_judge_requests_failed(replay, monkeypatch, tmp_path, caplog):
+    """Issue 29 item 7: with every judge request failing, ctc_score printed 0.0000 beside the paper's 2.71."""
+    import math
+    import socket
+
+    with socket.socket() as sock:  # a port with nobody listening: every request fails
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    monkeypatch.setenv("HANYI_JUDGE_BASE_URL", f"http://127.0.0.1:{port}/v1")
+    monkeypatch.setenv("HANYI_JUDGE_MODEL", "down-judge")
+    monkeypatch.setenv("HANYI_JUDGE_MAX_RETRIES", "0")
+    monkeypatch.setenv("HANYI_JUDGE_CACHE_DIR", str(tmp_path / "judge-cache"))
+    records = [{"task": "cii_ctc", "key": {"id": "test-3"}, "response": "画中老人在松下抚琴。"},
+               {"task": "cii_ctc", "key": {"id": "test-8"}, "response": "梅花。"}]  # fmt: skip
+    res = replay(records, ["cii_ctc"])["results"]["cii_ctc"]
+    scores = {k: v for k, v in res.items() if k.startswith("ctc_score") and "_stderr" not in k}
+    assert scores and all(math.isnan(v) for v in scores.values()), scores
+    assert res["ctc_judge_failures,none"] == 2.0
+    said = [r.getMessage() for r in caplog.records if "judge requests failed" in r.getMessage()]
+    assert len(said) == 1 and "2 of 2 judge requests failed (first: request_failed: ConnectError" in said[0]
+
+
 RUBRIC_AXES = ("美学", "笔墨", "技法", "文化", "历史", "背景", "含义", "传统", "绘画", "内涵", "隐喻")
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import math
 import os
 import threading
 
@@ -96,6 +97,9 @@ def ctc_aggregation(name: str):
         judged = judge_batch(items, render("cii", "ctc_judge_system.jinja"))
         if name == CTC_FAILURES:
             return float(judged["failures"])
+        if judged["request_failures"]:  # a failed request is no judgement: never a silent 0 (docs/judge.md)
+            _say_failures(items, judged)
+            return math.nan
         scores = judged["scores"]
         if name == "ctc_score":
             from hanyi.metrics.judge import JudgeConfig
@@ -105,6 +109,26 @@ def ctc_aggregation(name: str):
 
     agg.__name__ = agg.__qualname__ = f"cii_{name}"
     return agg
+
+
+_SAID: set[str] = set()
+
+
+def _say_failures(items, judged) -> None:
+    """One error line per judged batch: how many requests failed, the first error, and that ctc_* are NaN."""
+    key = _batch_key(items)
+    with _LOCK:
+        if key in _SAID:
+            return
+        _SAID.add(key)
+    log.error(
+        "hanyi cii_ctc: %d of %d judge requests failed (first: %s); ctc_score and its breakdowns are NaN, never a "
+        "silent 0 (the official notebook would count each failure as 0). Judged answers are cached: re-run with the "
+        "judge reachable to fill in the rest.",
+        judged["request_failures"],
+        len(items),
+        judged["first_error"],
+    )
 
 
 _MEMO: dict[str, dict] = {}
@@ -143,11 +167,15 @@ def judge_batch(items: list[dict], system: str, client=None) -> dict:
         ):  # the official notebook sends top_p=0.95; HANYI_JUDGE_TOP_P overrides
             config = dataclasses.replace(config, top_p=OFFICIAL_JUDGE_TOP_P)
         client = get_judge_client(config)
+    from hanyi.metrics.judge.results import REQUEST_FAILED
+
     results = client.judge_many([it["judge_user"] for it in items], parse=parse_ctc_score, system=system)
     out = {
         "scores": ctc_scores(r.value for r in results),
         "raw": [r.raw for r in results],
-        "failures": sum(r.error is not None for r in results),
+        "failures": sum(r.error is not None for r in results),  # unparsed answers (official 0) and failed requests
+        "request_failures": sum(r.error is not None and r.error.startswith(REQUEST_FAILED) for r in results),
+        "first_error": next((r.error for r in results if r.error and r.error.startswith(REQUEST_FAILED)), None),
     }
     with _LOCK:
         _MEMO[key] = out
