@@ -327,9 +327,36 @@ def resolve(name: str) -> Resolution:
     return res
 
 
+#: The variable that names a backbone's model explicitly. A model asked for by name that cannot load is a mistake to
+#: fix before generation, not a reason to drop the metric: :func:`require` stops the task load for it.
+EXPLICIT_MODEL_ENV = {
+    "sbert": "HANYI_PUNREBUS_SBERT_MODEL",
+    "bertscore": "HANYI_UNPIE_BERTSCORE_MODEL",
+    "vulca_nli": "HANYI_VULCA_NLI_MODEL",
+    "vulca_embedder": "HANYI_VULCA_EMBED_MODEL",
+}
+
+
 def require(*names: str) -> dict[str, Resolution]:
-    """Resolve ``names`` (task load time); returns ``{name: Resolution}``. Never raises for a missing backbone."""
-    return {n: resolve(n) for n in names}
+    """Resolve ``names`` (task load time); returns ``{name: Resolution}``.
+
+    A backbone that is simply not there (the default model offline, no WordNet) is not an error: its metrics switch
+    to their fallback keys. A model named explicitly (:data:`EXPLICIT_MODEL_ENV`) that cannot load raises
+    :class:`hanyi.settings.SettingsError` (one line, exit status 1, before any model call).
+    """
+    out = {n: resolve(n) for n in names}
+    for name, res in out.items():
+        variable = EXPLICIT_MODEL_ENV.get(name)
+        if not res.ok and variable and os.environ.get(variable, "").strip():
+            from hanyi.settings import SettingsError
+
+            message = (
+                f"hanyi: invalid settings, fix before running: {variable}={os.environ[variable].strip()!r} "
+                f"cannot be loaded ({res.detail}); unset it to fall back, or point it at a model that loads"
+            )
+            log.error("%s", message)
+            raise SettingsError(message)
+    return out
 
 
 def available(name: str) -> bool:

@@ -152,13 +152,16 @@ def test_bertscore_failure_is_decided_once_per_process_not_per_doc(replay, monke
         raise rc.ScorerUnavailable(f"cannot load BERTScore model {model!r}: offline")
 
     monkeypatch.setattr(rc, "load_bertscorer", unloadable)
-    monkeypatch.setenv("HANYI_UNPIE_BERTSCORE_MODEL", "/nonexistent/bert-once")
-    monkeypatch.setenv("HANYI_UNPIE_BERTSCORE_LAYERS", "3")
-    out = replay([], ["unpie_disambiguation_de_homo"], on_missing="empty")
+    monkeypatch.delenv("HANYI_UNPIE_BERTSCORE_MODEL", raising=False)  # the default model, unloadable (offline)
+    backbones.reset("bertscore")
+    try:
+        out = replay([], ["unpie_disambiguation_de_homo"], on_missing="empty")
+    finally:
+        backbones.reset("bertscore")
     r = out["results"]["unpie_disambiguation_de_homo"]
     assert out["n-samples"]["unpie_disambiguation_de_homo"]["effective"] > 1
     assert "disamb_acc_chrf,none" in r and "disamb_acc_bertscore,none" not in r
-    assert attempts == ["/nonexistent/bert-once"]
+    assert attempts == [rc.DEFAULT_BERTSCORE_MODEL]
 
 
 # --- issue 14 item 2: fallbacks under their own keys; the paper's keys with WordNet equal the official scorer ---
@@ -295,12 +298,40 @@ def test_another_sentence_embedder_reports_element_sim_under_its_own_key(replay,
     assert backbones.resolved()["sbert"]["paper"] is False and backbones.resolved()["sbert"]["ok"] is True
 
 
-def test_unloadable_sentence_embedder_drops_element_sim_before_generation(replay, monkeypatch):
-    monkeypatch.setenv("HANYI_PUNREBUS_SBERT_MODEL", "/nonexistent/sbert")
-    records = [{"task": "punrebus_elements", "key": {"image_id": "fushoushuangquan_1.jpg"}, "response": "Bats"}]
-    r = replay(records, ["punrebus_elements"], on_missing="empty")["results"]["punrebus_elements"]
-    assert not any(k.startswith("element_sim") for k in r) and "element_parse_rate,none" in r
-    assert backbones.resolved()["sbert"]["ok"] is False
+def test_unloadable_default_sentence_embedder_drops_element_sim_before_generation(replay, monkeypatch):
+    from hanyi.metrics import elements
+
+    monkeypatch.setattr(elements, "resolve_sbert_model", lambda explicit=None: "/nonexistent/default-sbert")
+    backbones.reset("sbert")
+    try:
+        records = [{"task": "punrebus_elements", "key": {"image_id": "fushoushuangquan_1.jpg"}, "response": "Bats"}]
+        r = replay(records, ["punrebus_elements"], on_missing="empty")["results"]["punrebus_elements"]
+        assert not any(k.startswith("element_sim") for k in r) and "element_parse_rate,none" in r
+        assert backbones.resolved()["sbert"]["ok"] is False
+    finally:
+        backbones.reset("sbert")
+
+
+@pytest.mark.parametrize(
+    "variable, task",
+    [
+        ("HANYI_PUNREBUS_SBERT_MODEL", "punrebus_elements"),
+        ("HANYI_UNPIE_BERTSCORE_MODEL", "unpie_disambiguation_de_homo"),
+        ("HANYI_VULCA_NLI_MODEL", "vulca_baseline"),
+        ("HANYI_VULCA_EMBED_MODEL", "vulca_baseline"),
+    ],
+)
+def test_an_explicitly_requested_model_that_cannot_load_stops_the_task_at_load(
+    replay, monkeypatch, caplog, variable, task
+):
+    """Issue 29 item 6: HANYI_PUNREBUS_SBERT_MODEL=/nonexistent only warned and dropped element_sim."""
+    from hanyi.settings import SettingsError
+
+    monkeypatch.setenv(variable, "/nonexistent/model")
+    if variable == "HANYI_UNPIE_BERTSCORE_MODEL":
+        monkeypatch.setenv("HANYI_UNPIE_BERTSCORE_LAYERS", "9")
+    with pytest.raises(SettingsError, match=rf"{variable}='/nonexistent/model' cannot be loaded"):
+        replay([], [task], on_missing="empty")
 
 
 def test_doctor_table_marks_missing_and_substitute_backbones(capsys, monkeypatch, tmp_path):

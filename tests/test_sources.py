@@ -91,3 +91,60 @@ def test_a_hub_fallback_under_a_data_root_is_a_warning(env, tmp_path, caplog):
     with caplog.at_level("WARNING", logger="hanyi.data.sources"):
         assert sources.resolve("unpie") == "jiwan-chung/VisualPun_UNPIE"
     assert "loading jiwan-chung/VisualPun_UNPIE from the hub instead" in caplog.text
+
+
+def _copy_sample(tmp_path, bench="cii"):
+    import shutil
+
+    target = tmp_path / "root" / bench
+    shutil.copytree(f"{sources.SAMPLE_DIR}/{bench}", target)
+    return target
+
+
+def _break(target, how):
+    parquet = sorted((target / "data").glob("test-*.parquet"))[0]
+    readme = target / "README.md"
+    if how == "truncated":
+        parquet.write_bytes(parquet.read_bytes()[:200])
+        return parquet.name, "not a readable parquet file"
+    if how == "empty":
+        import pyarrow.parquet as pq
+
+        table = pq.read_table(parquet)
+        pq.write_table(table.slice(0, 0), parquet)
+        return parquet.name, "0 rows"
+    if how == "missing":
+        parquet.unlink()
+        return parquet.name, "which does not exist"
+    readme.write_text(readme.read_text(encoding="utf-8").replace("  - split: dev", "  - split: [dev"), encoding="utf-8")
+    return "README.md", "YAML header does not parse"
+
+
+@pytest.mark.parametrize("how", ["truncated", "empty", "missing", "yaml"])
+def test_a_broken_prepared_folder_is_one_line_naming_the_file(env, tmp_path, how):
+    """Issue 29 item 6: a truncated or 0-row parquet, a README naming a missing file, or a broken YAML header gave
+    lmms-eval's RetryError, naming nothing."""
+    target = _copy_sample(tmp_path)
+    env.setenv("HANYI_CII_DATA", str(target))
+    assert sources.resolve("cii") == str(target)  # intact: accepted
+    name, why = _break(target, how)
+    with pytest.raises(sources.DataCorruptError) as err:
+        sources.resolve("cii")
+    message = str(err.value)
+    assert "\n" not in message and name in message and why in message
+
+
+def test_a_broken_prepared_folder_stops_the_task_at_load(env, tmp_path, task_manager):
+    from lmms_eval.tasks import get_task_dict
+
+    target = _copy_sample(tmp_path)
+    env.setenv("HANYI_CII_DATA", str(target))
+    _break(target, "truncated")
+    with pytest.raises(Exception) as err:
+        get_task_dict(["cii_none"], task_manager)
+    chain, exc = [], err.value
+    while exc is not None:
+        chain.append(exc)
+        exc = exc.__cause__ or exc.__context__
+    assert any(isinstance(e, sources.DataCorruptError) for e in chain)
+    assert "RetryError" not in " ".join(type(e).__name__ for e in chain)

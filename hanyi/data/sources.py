@@ -15,6 +15,7 @@ Task YAMLs say ``dataset_path: !function hanyi.data.sources.<benchmark>``. lmms-
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 from dataclasses import dataclass
@@ -29,6 +30,74 @@ MANIFEST = "README.md"
 
 class DataNotFoundError(FileNotFoundError):
     """A benchmark's data is not where the configuration says. The message says what to run."""
+
+
+class DataCorruptError(DataNotFoundError):
+    """A prepared folder cannot be loaded: its README's ``configs`` block is broken, or names a parquet file that is
+    missing, unreadable (truncated) or empty. The message names the file; it is checked before ``datasets`` is asked
+    (which would retry and end in a ``RetryError`` naming nothing)."""
+
+
+def _front_matter(readme: str) -> dict:
+    import yaml
+
+    with open(readme, encoding="utf-8") as f:
+        text = f.read()
+    if not text.startswith("---"):
+        raise DataCorruptError(f"{readme}: no YAML header (---) with a configs block; re-run hanyi prepare")
+    header = text[3:].split("\n---", 1)[0]
+    try:
+        meta = yaml.safe_load(header)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" (line {mark.line + 2})" if mark is not None else ""
+        raise DataCorruptError(
+            f"{readme}: its YAML header does not parse{where}: {getattr(exc, 'problem', exc)}"
+        ) from None
+    if not isinstance(meta, dict) or not isinstance(meta.get("configs"), list):
+        raise DataCorruptError(f"{readme}: its YAML header has no configs list; re-run hanyi prepare")
+    return meta
+
+
+@functools.lru_cache(maxsize=64)
+def _checked(path: str, stamp: tuple) -> None:
+    """Check a prepared folder once per content stamp (see :func:`check_prepared`)."""
+    import pyarrow.parquet as pq
+
+    readme = os.path.join(path, MANIFEST)
+    for config in _front_matter(readme)["configs"]:
+        files = (config or {}).get("data_files") or []
+        for entry in files if isinstance(files, list) else [files]:
+            rel = entry.get("path") if isinstance(entry, dict) else entry
+            for name in rel if isinstance(rel, list) else [rel]:
+                if not isinstance(name, str) or not name.endswith(".parquet") or any(c in name for c in "*?["):
+                    continue  # globs and other formats: datasets resolves them
+                file = os.path.join(path, name)
+                if not os.path.isfile(file):
+                    raise DataCorruptError(f"{readme} names {name}, which does not exist; re-run hanyi prepare")
+                try:
+                    rows = pq.read_metadata(file).num_rows
+                except Exception as exc:
+                    raise DataCorruptError(f"{file}: not a readable parquet file (truncated?): {exc}") from None
+                if rows == 0:
+                    raise DataCorruptError(f"{file}: 0 rows; re-run hanyi prepare")
+
+
+def check_prepared(path: str) -> str:
+    """``path``, after checking that its README's ``configs`` block parses and names readable, non-empty parquet
+    files; raises :class:`DataCorruptError` naming the file otherwise. Cached per folder and file state."""
+    readme = os.path.join(path, MANIFEST)
+    import glob
+
+    stamp = []
+    for file in [readme, *glob.glob(os.path.join(glob.escape(path), "*.parquet"))]:
+        stamp += [(file, os.stat(file).st_mtime_ns, os.stat(file).st_size)] if os.path.isfile(file) else []
+    for file in glob.glob(os.path.join(glob.escape(path), "*", "*.parquet")):  # hanyi prepare: <config>/<split>
+        stamp.append((file, os.stat(file).st_mtime_ns, os.stat(file).st_size))
+    if not os.path.isfile(readme):
+        raise DataCorruptError(f"{path}: no {MANIFEST}")
+    _checked(path, tuple(sorted(stamp)))
+    return path
 
 
 @dataclass(frozen=True)
@@ -93,7 +162,7 @@ def resolve(benchmark: str) -> str:
     if override:
         path = os.path.abspath(os.path.expanduser(override))
         if _is_prepared(path):
-            return path
+            return check_prepared(path)
         if os.path.exists(path) or src.hub_id is None:
             raise DataNotFoundError(
                 f"HANYI_{benchmark.upper()}_DATA={override!r} is not a prepared {benchmark} dataset "
@@ -104,7 +173,7 @@ def resolve(benchmark: str) -> str:
     root = data_root()
     path = os.path.join(root, benchmark)
     if _is_prepared(path):
-        return path
+        return check_prepared(path)
     if env_root and env_root != SAMPLE and not _holds_a_prepared_benchmark(root):
         state = "does not exist" if not os.path.exists(root) else "holds no prepared benchmark"
         hub = f", or unset it to load {benchmark} from the hub ({src.hub_id})" if src.hub_id else ""

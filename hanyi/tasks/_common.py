@@ -199,3 +199,23 @@ def require_images(dataset, column: str, id_field: str, fix: str, fallback=None)
         )
         raise ImageUnavailableError(f"{len(bad)} doc(s) have an image that does not decode ({id_field} {shown}). {fix}")
     return dataset
+
+
+def require_string_lists(dataset, fields: tuple[str, ...], fix: str):
+    """Fail at load time unless each of ``fields`` is a list of strings in ``dataset``'s schema.
+
+    A gold-label column stored as one string (``"A,B"``) would be read letter by letter (``['A', ',', 'B']``) and
+    score every answer against nonsense; a wrong type is refused here, naming the column, its type and ``fix``.
+    """
+    import datasets
+
+    for name in fields:
+        feature = dataset.features.get(name)
+        inner = getattr(feature, "feature", None)
+        ok = isinstance(feature, (datasets.Sequence, getattr(datasets, "List", datasets.Sequence), list))
+        ok = ok and (getattr(inner, "dtype", None) in ("string", "large_string") or inner == [datasets.Value("string")])
+        if isinstance(feature, list):  # the legacy [Value("string")] spelling
+            ok = len(feature) == 1 and getattr(feature[0], "dtype", None) in ("string", "large_string")
+        if not ok:
+            raise ValueError(f"column {name!r} must be a list of strings, got {feature}. {fix}")
+    return dataset

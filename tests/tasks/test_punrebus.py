@@ -370,3 +370,20 @@ def test_a_doc_without_its_image_stops_the_task_at_load_time(tmp_path):
         utils.punrebus_process_docs(broken)
     with pytest.raises(ImageUnavailableError):  # 5-shot checks before dropping the exemplar stories
         fewshot.punrebus_drop_exemplar_stories(broken)
+
+
+@pytest.mark.parametrize(
+    "config, loader", [("images", "punrebus_process_docs"), ("textonly", "punrebus_textonly_process_docs")]
+)
+def test_a_gold_label_column_stored_as_a_string_is_refused_at_load(tmp_path, config, loader):
+    """Issue 29 item 6: categories "A,B" became the gold ['A', ',', 'B']."""
+    import datasets
+
+    from hanyi.data.sources import SAMPLE_DIR
+    from hanyi.tasks.punrebus import loading
+
+    ds = datasets.load_dataset(os.path.join(SAMPLE_DIR, "punrebus"), config, split="test", cache_dir=str(tmp_path))
+    assert len(getattr(loading, loader)(ds)) == len(ds)  # the real schema passes
+    flat = ds.map(lambda row: {"categories": ",".join(row["categories"])}, remove_columns=["categories"])
+    with pytest.raises(ValueError, match=r"column 'categories' must be a list of strings, got Value\('string'\)"):
+        getattr(loading, loader)(flat)

@@ -16,7 +16,7 @@ def _records(task):
 
 
 def test_without_a_judge_no_rubric_metric(replay, monkeypatch):
-    monkeypatch.setenv("HANYI_VULCA_NLI_MODEL", "/nonexistent/vulca-nli")
+    monkeypatch.delenv("HANYI_VULCA_NLI_MODEL", raising=False)  # the default model: offline, unavailable
     res = replay(_records("vulca_baseline"), ["vulca_baseline"], on_missing="empty")["results"]["vulca_baseline"]
     assert not any(k.startswith("rubric_") for k in res) and "json_valid_rate,none" in res
 
@@ -34,7 +34,7 @@ def test_rubric_scores_through_the_evaluator(replay, monkeypatch, tmp_path, fake
             level += 2
         return f"Score: {level}"
 
-    monkeypatch.setenv("HANYI_VULCA_NLI_MODEL", "/nonexistent/vulca-nli")
+    monkeypatch.delenv("HANYI_VULCA_NLI_MODEL", raising=False)  # the default model: offline, unavailable
     with fake_judge(answer=answer) as judge:
         monkeypatch.setenv("HANYI_JUDGE_BASE_URL", judge.base_url)
         monkeypatch.setenv("HANYI_JUDGE_MODEL", "fake-judge")
@@ -56,8 +56,11 @@ def test_rubric_scores_through_the_evaluator(replay, monkeypatch, tmp_path, fake
 
 
 def _embed_run(replay, monkeypatch, model):
-    monkeypatch.setenv("HANYI_VULCA_NLI_MODEL", "/nonexistent/vulca-nli")
-    monkeypatch.setenv("HANYI_VULCA_EMBED_MODEL", model)
+    monkeypatch.delenv("HANYI_VULCA_NLI_MODEL", raising=False)  # the default model: offline, unavailable
+    if model is None:
+        monkeypatch.delenv("HANYI_VULCA_EMBED_MODEL", raising=False)
+    else:
+        monkeypatch.setenv("HANYI_VULCA_EMBED_MODEL", model)
     records = _records("vulca_baseline_kb")
     return replay(records, ["vulca_baseline_kb"], on_missing="empty")["results"]["vulca_baseline_kb"]
 
@@ -93,5 +96,5 @@ def test_embedder_other_than_the_reference_disables_reference_metrics(replay, mo
 
 
 def test_embedder_unavailable_emits_no_sem_metric(replay, monkeypatch):
-    res = _embed_run(replay, monkeypatch, "BAAI/bge-large-zh-v1.5")  # the paper's default; not downloadable offline
+    res = _embed_run(replay, monkeypatch, None)  # the paper's default, BAAI/bge-large-zh-v1.5: not downloadable offline
     assert not any(k.startswith("sem_") for k in res) and "json_valid_rate,none" in res

@@ -11,6 +11,7 @@ from hanyi.metrics.choice_delimited import extract_choice_delimited
 from hanyi.tasks import _circular
 from hanyi.tasks._circular import ROTATION
 from hanyi.tasks._common import prompt_kwargs, render
+from hanyi.tasks.punrebus import loading
 from hanyi.tasks.punrebus.constants import LETTERS, OPTIONS
 
 
@@ -21,7 +22,7 @@ def punrebus_circular_process_docs(dataset):
 
 
 def punrebus_textonly_circular_process_docs(dataset):
-    return _circular.expand_rotations(dataset, len(OPTIONS))
+    return _circular.expand_rotations(loading.punrebus_textonly_process_docs(dataset), len(OPTIONS))
 
 
 def _options(doc):

@@ -1,14 +1,20 @@
 """Pun Rebus load-time checks: images present and backbones resolved before any model call. See docs/punrebus.md."""
 
 from hanyi import backbones
-from hanyi.tasks._common import require_images
+from hanyi.tasks._common import require_images, require_string_lists
 
 _IMAGE_FIX = "Rebuild the data with `hanyi prepare punrebus`, which checks every image and reports the bad ones."
 
 
 def punrebus_process_docs(dataset):
-    """Image tasks: every doc must have its picture, checked at load time before any model call."""
+    """Image tasks: gold labels typed right and every doc with a picture that decodes, checked at load time."""
+    require_string_lists(dataset, ("categories", "category_rows", "elements_en"), _IMAGE_FIX)
     return require_images(dataset, "image", "image_id", _IMAGE_FIX)
+
+
+def punrebus_textonly_process_docs(dataset):
+    """The text-only task: gold labels typed right (a "A,B" string would be read letter by letter)."""
+    return require_string_lists(dataset, ("categories",), _IMAGE_FIX)
 
 
 def punrebus_elements_process_docs(dataset):
