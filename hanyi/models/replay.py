@@ -11,6 +11,10 @@ Each line of the file is one record, matched to a doc either by position or by t
 
 Key values are compared as strings, so ``{"question_id": 12}`` matches a doc whose ``question_id`` is ``"12"``.
 
+lmms-eval's own response cache replays too (``--use_cache DIR``): ``path=DIR`` reads the responses it logged, one by
+one and fsynced, as they were generated, so a run that died while scoring (or writing its sample logs) is re-scored
+with no generation repeated. A cache holding several models' responses needs ``model_fingerprint=<hash>``.
+
 lmms-eval's own sample logs replay too: ``path=`` may name a ``<date>_samples_<task>.jsonl`` file or the folder that
 holds them. A line there has ``doc_id`` and ``filtered_resps`` (``resps`` when present) and no ``task``: the task
 comes from the file name. The response is the one the run scored (hanyi's tasks use no response filter), so a run
@@ -107,25 +111,101 @@ def _from_sample_log(rec: dict, task: str) -> dict:
     return out
 
 
+_CACHE_AUDIT = "cache.audit.jsonl"
+
+
+def cache_audit_files(path: str) -> list[str]:
+    """The JSONL logs of an lmms-eval response cache (``--use_cache DIR``) under ``path``: ``DIR/cache.audit.jsonl``
+    (the runs merged at the end of a finished run) and ``DIR/runs/<run>/rank_<r>.audit.jsonl`` of every run not
+    merged (a run that died: its responses were appended and fsynced one by one). ``[]`` when ``path`` is no cache."""
+    import glob
+
+    if not os.path.isdir(path):
+        return []
+    files = [os.path.join(path, _CACHE_AUDIT)] if os.path.isfile(os.path.join(path, _CACHE_AUDIT)) else []
+    for run in sorted(glob.glob(os.path.join(glob.escape(path), "runs", "*"))):
+        if not os.path.exists(os.path.join(run, ".merged")):
+            files += sorted(glob.glob(os.path.join(glob.escape(run), "rank_*.audit.jsonl")))
+    return files
+
+
 def replay_files(path: str) -> list[str]:
-    """``[path]`` for a file; for a folder, every lmms-eval ``*_samples_<task>.jsonl`` in it (sorted)."""
+    """``[path]`` for a file; for a folder, every lmms-eval ``*_samples_<task>.jsonl`` in it (sorted), or the logs of
+    an lmms-eval response cache (:func:`cache_audit_files`)."""
     if os.path.isdir(path):
         files = sorted(os.path.join(path, n) for n in os.listdir(path) if _SAMPLES_FILE.search(n))
+        files = files or cache_audit_files(path)
         if not files:
-            raise ReplayFileError(f"{path}: a folder given as path= must hold lmms-eval *_samples_<task>.jsonl files")
+            raise ReplayFileError(
+                f"{path}: a folder given as path= must hold lmms-eval *_samples_<task>.jsonl files or be an lmms-eval "
+                "response cache (--use_cache DIR, with cache.audit.jsonl or runs/*/rank_*.audit.jsonl)"
+            )
         return files
     return [path]
 
 
-def load_records(path: str, duplicates: list | None = None):
+def _audit_records(path: str, model: str | None = None) -> list[dict]:
+    """Replay records from a response-cache log: one per doc, ``response`` for ``generate_until``, the choices'
+    ``loglikelihoods`` in ``idx`` order otherwise. Entries of another model fingerprint than ``model`` are skipped;
+    a log holding several models' responses with no ``model`` chosen is an error naming them."""
+    merged: dict[tuple[str, int], dict] = {}
+    models: set[str] = set()
+    with open(path, encoding="utf-8", errors="replace") as f:
+        for lineno, line in enumerate(f, 1):
+            if not line.strip():
+                continue
+            try:
+                entry = json.loads(line)
+                value = json.loads(entry["response"])
+                task, doc_id, idx = str(entry["task_name"]), int(entry["doc_id"]), int(entry.get("idx", 0))
+            except (json.JSONDecodeError, KeyError, TypeError, ValueError):
+                raise ReplayFileError(f"{path}:{lineno}: not an lmms-eval response-cache entry") from None
+            fingerprint = entry.get("model_fingerprint_hash", "")
+            if model and fingerprint != model:
+                continue
+            models.add(fingerprint)
+            rec = merged.setdefault((task, doc_id), {"task": task, "doc_id": doc_id, "_audit_line": lineno})
+            if entry.get("request_type") == "generate_until":
+                rec["response"] = (
+                    value if isinstance(value, str) else (value or [""])[0] if isinstance(value, list) else ""
+                )
+            else:
+                rec.setdefault("_choices", {})[idx] = value
+    if len(models) > 1:
+        raise ReplayFileError(
+            f"{path}: responses of {len(models)} models ({', '.join(sorted(models))}); choose one with "
+            "--model_args path=...,model_fingerprint=<hash>"
+        )
+    out = []
+    for rec in merged.values():
+        choices = rec.pop("_choices", None)
+        if choices is not None and "response" not in rec:
+            rec["loglikelihoods"] = [choices[i] for i in sorted(choices)]
+        out.append(rec)
+    return out
+
+
+def load_records(path: str, duplicates: list | None = None, model_fingerprint: str | None = None):
     """Parse a replay file into ``(by_doc_id, by_key)`` lookup tables. Raises :class:`ReplayFileError` on bad lines.
 
     A later record for the same doc replaces an earlier one; each replaced record's ``(task, doc, line)`` is
-    appended to ``duplicates`` when given.
+    appended to ``duplicates`` when given (a response cache's merged log and its runs' logs repeat the same
+    responses: those are not counted).
     """
     by_doc_id: dict[tuple[str, int], dict] = {}
     by_key: dict[str, dict[tuple[str, ...], dict[tuple[str, ...], dict]]] = defaultdict(dict)
     for file in replay_files(path):
+        if file.endswith(".audit.jsonl"):
+            for rec in _audit_records(file, model_fingerprint):
+                where = f"{file}:{rec.pop('_audit_line')}"
+                _check_record(rec, where)
+                old = by_doc_id.get((rec["task"], rec["doc_id"]))
+                if old is not None and duplicates is not None and old.get("response") != rec.get("response"):
+                    duplicates.append((rec["task"], f"doc_id {rec['doc_id']}", old["_line"], 0))
+                if isinstance(rec.get("response"), str):
+                    rec["response"] = _SURROGATE.sub("\ufffd", rec["response"])
+                by_doc_id[rec["task"], rec["doc_id"]] = {**rec, "_line": 0}
+            continue
         _load_file(file, by_doc_id, by_key, duplicates)
     return by_doc_id, dict(by_key)
 
@@ -195,7 +275,14 @@ class ReplayModel(lmms):
 
     is_simple = True
 
-    def __init__(self, path: str = "", on_missing: str = "error", touch_visuals: bool = False, **kwargs) -> None:
+    def __init__(
+        self,
+        path: str = "",
+        on_missing: str = "error",
+        touch_visuals: bool = False,
+        model_fingerprint: str = "",
+        **kwargs,
+    ) -> None:
         super().__init__()
         if not path:
             raise ValueError("replay needs --model_args path=<responses.jsonl>")
@@ -205,7 +292,7 @@ class ReplayModel(lmms):
         self.on_missing = on_missing
         self.touch_visuals = str(touch_visuals).lower() in ("1", "true", "yes")
         duplicates: list = []
-        self._by_doc_id, self._by_key = load_records(path, duplicates)
+        self._by_doc_id, self._by_key = load_records(path, duplicates, model_fingerprint or None)
         if duplicates:
             task, doc, old, new = duplicates[0]
             log.warning(
