@@ -235,3 +235,23 @@ def test_cvlue_vg_nan_box_is_written_as_the_empty_box(tmp_path):
     assert data[0]["bbox"] == [] and data[1]["bbox"] == [0.0, 0.0, 1.0, 1.0]
     with pytest.raises(ValueError, match="bbox must be"):
         validate_cvlue("vg_submit.json", [{"ref_id": 1, "image": "a", "bbox": [float("inf"), 0, 1, 1]}])
+
+
+@pytest.mark.parametrize("task", ["punrebus_matching", "cii_none", "unpie_grounding_homo", "vulca_baseline", "cvlue_vqa"])
+def test_a_lone_surrogate_in_a_response_is_made_valid_utf8_before_it_is_scored_and_logged(evaluate, task, tmp_path):
+    """Issue 29 item 2: a reply cut at max_new_tokens can end in half a surrogate pair; lmms-eval then wrote a 0-byte
+    sample log and exited 0. Every task's response filter replaces it (U+FFFD) in the logged resps too."""
+    from hanyi.models.replay import ReplayModel
+
+    class CutModel(ReplayModel):  # a model whose every reply ends in a lone surrogate
+        def generate_until(self, requests):
+            return ["A\ud800" for _ in requests]
+
+    path = tmp_path / "none.jsonl"
+    path.write_text("", encoding="utf-8")
+    res = evaluate([task], CutModel(path=str(path), on_missing="empty"), limit=2)
+    samples = res["samples"][task]
+    assert len(samples) == 2
+    for sample in samples:
+        assert sample["resps"] == [["A\ufffd"]] and sample["filtered_resps"] == ["A\ufffd"]
+        json.dumps(sample, ensure_ascii=False, default=str).encode("utf-8")  # what lmms-eval writes: no error

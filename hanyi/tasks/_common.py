@@ -219,3 +219,37 @@ def require_string_lists(dataset, fields: tuple[str, ...], fix: str):
         if not ok:
             raise ValueError(f"column {name!r} must be a list of strings, got {feature}. {fix}")
     return dataset
+
+
+class ValidUtf8Responses:
+    """lmms-eval filter: every text response made valid UTF-8 *in place*, before it is scored and logged.
+
+    A reply cut at ``max_new_tokens`` can end in half a UTF-16 surrogate pair (``"A\\ud800"``). No UTF-8 file can
+    hold it, so lmms-eval wrote a 0-byte sample log for such a task and exited 0. Each lone surrogate becomes U+FFFD
+    (what a UTF-8 decoder shows for a broken sequence), in the instance's own ``resps`` list, so the logged ``resps``
+    and ``filtered_resps`` and every per-doc result are valid; the count is logged once per task. Declared first in
+    each benchmark's ``filter_list`` (named ``none``, so metric keys keep lmms-eval's ``,none``), then ``take_first``.
+    """
+
+    def __init__(self, **kwargs) -> None:
+        pass
+
+    def apply(self, resps, docs):
+        import re
+
+        surrogate = re.compile("[\ud800-\udfff]")
+        repaired = 0
+        for group in resps:
+            for i, value in enumerate(group):
+                if isinstance(value, str) and surrogate.search(value):
+                    group[i] = surrogate.sub("\ufffd", value)  # in place: inst.resps is what lmms-eval logs
+                    repaired += 1
+        if repaired:
+            import logging
+
+            logging.getLogger("hanyi").warning(
+                "hanyi: %d response(s) held a lone surrogate (half a UTF-16 pair, e.g. cut at max_new_tokens); each "
+                "was replaced by U+FFFD before scoring and logging",
+                repaired,
+            )
+        return resps

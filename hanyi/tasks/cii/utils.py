@@ -5,11 +5,14 @@ import logging
 from hanyi.data.cii import hint_text, label_zh, parse_multilabel
 from hanyi.metrics.cii_extract import category_accuracy, score_response
 from hanyi.metrics.resample import decomposed, percent_share
+from hanyi.tasks import _common
 from hanyi.tasks._common import prompt_kwargs, render
 from hanyi.tasks.cii import ctc, fewshot
 from hanyi.tasks.cii.constants import CATEGORY_METRICS, CTC_METRICS, LETTERS, OPTION_FIELDS
 from hanyi.tasks.cii.ctc import cii_ctc_doc_to_text, cii_ctc_process_docs, cii_ctc_process_results  # noqa: F401
 from hanyi.tasks.cii.loading import checked, cii_doc_to_visual, with_images
+
+ValidUtf8Responses = _common.ValidUtf8Responses  # the response filter every task YAML names
 
 log = logging.getLogger("hanyi.cii")
 OPTIONS = tuple(zip(LETTERS, OPTION_FIELDS))

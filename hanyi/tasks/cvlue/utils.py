@@ -4,6 +4,7 @@ import os
 
 from hanyi import settings
 from hanyi.metrics import bbox, ranking, short_answer_zh
+from hanyi.tasks import _common
 from hanyi.tasks._common import prompt_kwargs, render, require_images, visuals
 from hanyi.tasks.cvlue.constants import CULTURE_GROUPS, FIELDS, ITR_YES, LITE_DOCS, LOGLIK_ENV, RECALL_KS
 
@@ -32,6 +33,8 @@ def cvlue_itr_target(doc):
 _IMAGE_FIX = (
     "Rebuild the data with `hanyi prepare cvlue --root <release dir>`; docs/cvlue.md says what the release holds."
 )
+
+ValidUtf8Responses = _common.ValidUtf8Responses  # the response filter every task YAML names
 
 
 def cvlue_process_docs(dataset):

@@ -6,6 +6,7 @@ from hanyi.metrics import choice_punrebus as cp
 from hanyi.metrics import elements as el
 from hanyi.metrics.choice import extract_leading_letter, is_correct_choice
 from hanyi.metrics.choice_delimited import extract_choice_delimited
+from hanyi.tasks import _common
 from hanyi.tasks._common import prompt_kwargs, render, visuals
 from hanyi.tasks.punrebus.constants import JUDGE_METRIC, LETTERS, OPTIONS
 from hanyi.tasks.punrebus.loading import (  # noqa: F401  (named by the YAMLs as utils.*)
@@ -13,6 +14,8 @@ from hanyi.tasks.punrebus.loading import (  # noqa: F401  (named by the YAMLs as
     punrebus_expression_process_docs,
     punrebus_process_docs,
 )
+
+ValidUtf8Responses = _common.ValidUtf8Responses  # the response filter every task YAML names
 
 
 def _template(kw):

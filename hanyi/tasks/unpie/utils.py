@@ -6,9 +6,12 @@ from hanyi import backbones
 from hanyi.data import unpie as data
 from hanyi.metrics import free_text, mt_overlap
 from hanyi.metrics.resample import decomposed, rate
+from hanyi.tasks import _common
 from hanyi.tasks._common import prompt_kwargs, render, visuals
 from hanyi.tasks.unpie import scoring
 from hanyi.tasks.unpie.constants import ANSWER_LABELS, LANGUAGE_NAMES
+
+ValidUtf8Responses = _common.ValidUtf8Responses  # the response filter every task YAML names
 
 
 def unpie_doc_to_visual(doc, lmms_eval_specific_kwargs=None):

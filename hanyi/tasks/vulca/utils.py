@@ -17,7 +17,10 @@ from hanyi.metrics.critique_json import split_critique
 from hanyi.metrics.critique_rubric import RUBRIC_METRICS, RubricItem
 from hanyi.metrics.critique_scoring import NLI_METRICS, CritiqueItem
 from hanyi.metrics.zeroshot_nli import NLIConfig, try_logits_fn
+from hanyi.tasks import _common
 from hanyi.tasks._common import doc_label, prompt_kwargs, render, require_images, visuals
+
+ValidUtf8Responses = _common.ValidUtf8Responses  # the response filter every task YAML names
 
 #: Key suffix when the NLI model or template is not the released code's (``hanyi.backbones``; docs/backbones.md).
 CUSTOM = "_custom_model"
