@@ -158,6 +158,48 @@ def test_export_never_replaces_a_folder_it_did_not_write(tmp_path):
     lt.export(str(tmp_path / "again"), ["cii"], data_root="sample")  # its own earlier export is replaced
 
 
+def _snapshot(root) -> dict:
+    return {str(p.relative_to(root)): (p.is_symlink(), p.read_bytes() if p.is_file() and not p.is_symlink() else b"")
+            for p in sorted(root.rglob("*"))}  # fmt: skip
+
+
+@pytest.mark.parametrize("case", ["out_is_a_file", "foreign_cii_after_others", "symlinked_export", "users_pr"])
+def test_export_checks_everything_before_writing_anything(tmp_path, capsys, case):
+    """Issue 29 item 12: each of these gave a traceback, some after other folders had already been replaced."""
+    from hanyi.export import main as export_main
+
+    out = tmp_path / "out"
+    out.mkdir()
+    if case == "out_is_a_file":
+        out = tmp_path / "a-file"
+        out.write_text("not a folder")
+    elif case == "foreign_cii_after_others":
+        lt.export(str(out), ["punrebus", "cvlue"], data_root="sample")  # earlier exports: would be replaced first
+        (out / "cii").mkdir()
+        (out / "cii" / "mine.txt").write_text("mine")
+    elif case == "symlinked_export":
+        elsewhere = tmp_path / "elsewhere"
+        lt.export(str(elsewhere), ["cii"], data_root="sample")
+        (out / "cii").symlink_to(elsewhere / "cii", target_is_directory=True)
+    else:
+        (out / "PULL_REQUEST.md").write_text("# my own pull request text\n")
+    before = _snapshot(tmp_path)
+    code = export_main(
+        ["lmms-eval", "--out", str(out), "--benchmarks", "punrebus", "cvlue", "cii", "--data-root", "sample"]
+    )
+    err = capsys.readouterr().err
+    assert code == 2 and err.startswith("hanyi export: ") and err.count("\n") == 1 and "Traceback" not in err
+    assert "nothing was written" in err
+    assert _snapshot(tmp_path) == before  # every file as it was
+    if case == "users_pr":  # --force replaces it
+        assert (
+            export_main(["lmms-eval", "--out", str(out), "--benchmarks", "cii", "--data-root", "sample", "--force"])
+            == 0
+        )
+        assert (out / "PULL_REQUEST.md").read_text().startswith(lt.PR_MARKER)
+        assert export_main(["lmms-eval", "--out", str(out), "--benchmarks", "cii", "--data-root", "sample"]) == 0
+
+
 def test_rewrite_refuses_a_bare_hanyi_name():
     with pytest.raises(lt.ExportError, match="x.py:2"):
         lt.rewrite_imports("import hanyi.metrics\nhanyi.metrics.choice\n", "_x_lib", "x.py")

@@ -237,7 +237,9 @@ def test_cvlue_vg_nan_box_is_written_as_the_empty_box(tmp_path):
         validate_cvlue("vg_submit.json", [{"ref_id": 1, "image": "a", "bbox": [float("inf"), 0, 1, 1]}])
 
 
-@pytest.mark.parametrize("task", ["punrebus_matching", "cii_none", "unpie_grounding_homo", "vulca_baseline", "cvlue_vqa"])
+@pytest.mark.parametrize(
+    "task", ["punrebus_matching", "cii_none", "unpie_grounding_homo", "vulca_baseline", "cvlue_vqa"]
+)
 def test_a_lone_surrogate_in_a_response_is_made_valid_utf8_before_it_is_scored_and_logged(evaluate, task, tmp_path):
     """Issue 29 item 2: a reply cut at max_new_tokens can end in half a surrogate pair; lmms-eval then wrote a 0-byte
     sample log and exited 0. Every task's response filter replaces it (U+FFFD) in the logged resps too."""

@@ -30,6 +30,7 @@ def main(argv=None, prog: str = "hanyi export") -> int:
         "(copy the bundled synthetic samples beside the tasks, for testing) or a directory written by hanyi prepare",
     )
     p.add_argument("--check", action="store_true", help="compare --out with a fresh export; exit 1 on drift")
+    p.add_argument("--force", action="store_true", help="replace a PULL_REQUEST.md in --out that hanyi did not write")
     args = parser.parse_args(sys.argv[1:] if argv is None else argv)
     if args.check:
         drift = lt.check_export(args.out, args.benchmarks, args.data_root)
@@ -37,6 +38,10 @@ def main(argv=None, prog: str = "hanyi export") -> int:
             print(line)
         print("export matches the source" if not drift else f"{len(drift)} difference(s): re-run hanyi export")
         return 1 if drift else 0
-    written = lt.export(args.out, args.benchmarks, args.data_root)
+    try:
+        written = lt.export(args.out, args.benchmarks, args.data_root, force=args.force)
+    except lt.ExportError as exc:
+        print(f"hanyi export: {exc}", file=sys.stderr)
+        return 2
     print(json.dumps(written, ensure_ascii=False, indent=1))
     return 0

@@ -269,12 +269,48 @@ def _is_export(folder: str) -> bool:
         return False
 
 
+PR_MARKER = f"<!-- {GENERATED}: PULL_REQUEST.md; re-export instead of editing -->"
+
+
+def _is_generated_pr(path: str) -> bool:
+    try:
+        with open(path, encoding="utf-8") as f:
+            return f.readline().strip() == PR_MARKER
+    except OSError:
+        return False
+
+
+def preflight(out: str, benchmarks, force: bool = False) -> None:
+    """Check every path the export would write before anything is written; raises :class:`ExportError` (one line).
+
+    Refused: ``out`` that is a file (or a symlink); a ``<out>/<bench>`` that is a symlink, not a folder, or a folder
+    no earlier export wrote; a ``PULL_REQUEST.md`` that is a symlink, or that hanyi did not write (unless ``force``).
+    """
+    if os.path.islink(out) or (os.path.exists(out) and not os.path.isdir(out)):
+        kind = "a symbolic link" if os.path.islink(out) else "a file"
+        raise ExportError(f"--out {out} is {kind}, not a folder; choose a folder (nothing was written)")
+    for bench in benchmarks:
+        dst = os.path.join(out, bench)
+        if os.path.islink(dst):
+            raise ExportError(f"{dst} is a symbolic link (to {os.readlink(dst)}); refusing to replace it or write "
+                              "through it (nothing was written)")  # fmt: skip
+        if os.path.exists(dst) and (not os.path.isdir(dst) or not _is_export(dst)):
+            raise ExportError(f"{dst} exists and was not written by hanyi export; refusing to replace it (nothing "
+                              "was written)")  # fmt: skip
+    pr = os.path.join(out, "PULL_REQUEST.md")
+    if os.path.islink(pr):
+        raise ExportError(f"{pr} is a symbolic link; refusing to write through it (nothing was written)")
+    if os.path.exists(pr) and not force and not _is_generated_pr(pr):
+        raise ExportError(f"{pr} is yours (hanyi did not write it); keeping it. Use --force to replace it (nothing "
+                          "was written)")  # fmt: skip
+
+
 def export_benchmark(out: str, bench: str, data_root: str) -> dict:
     lib = lib_name(bench)
     src = os.path.join(TASKS_DIR, bench)
     dst = os.path.join(out, bench)
     if os.path.exists(dst):
-        if not _is_export(dst):
+        if os.path.islink(dst) or not _is_export(dst):
             raise ExportError(f"{dst} exists and was not written by hanyi export; refusing to replace it")
         shutil.rmtree(dst)
     path_value = dataset_path(bench, data_root, dst)
@@ -318,14 +354,17 @@ def export_benchmark(out: str, bench: str, data_root: str) -> dict:
     return {"folder": dst, "dataset_path": path_value, "vendored": [m.replace(ROOT, lib, 1) for m in vendored]}
 
 
-def export(out: str, benchmarks=BENCHMARKS, data_root: str = "hub") -> dict:
-    """Write ``<out>/<bench>/`` for each benchmark and ``<out>/PULL_REQUEST.md``; returns what was written."""
+def export(out: str, benchmarks=BENCHMARKS, data_root: str = "hub", force: bool = False) -> dict:
+    """Write ``<out>/<bench>/`` for each benchmark and ``<out>/PULL_REQUEST.md``; returns what was written.
+
+    Every path is checked first (:func:`preflight`), so a refusal leaves ``out`` as it was."""
     from hanyi.export import readme
 
+    preflight(out, benchmarks, force)
     os.makedirs(out, exist_ok=True)
     written = {bench: export_benchmark(out, bench, data_root) for bench in benchmarks}
     with open(os.path.join(out, "PULL_REQUEST.md"), "w", encoding="utf-8") as fh:
-        fh.write(readme.pull_request(out, list(benchmarks), data_root))
+        fh.write(PR_MARKER + "\n" + readme.pull_request(out, list(benchmarks), data_root))
     return written
 
 
