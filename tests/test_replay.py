@@ -102,7 +102,8 @@ def test_a_lone_surrogate_in_a_response_is_repaired_counted_and_named(tmp_path, 
         tmp_path,
         ['{"task": "t", "doc_id": 0, "response": "A\\ud800B"}', '{"task": "t", "doc_id": 1, "response": "ok"}'],
     )
-    by_doc_id, _ = load_records(path)
+    with caplog.at_level("WARNING", logger="hanyi.replay"):
+        by_doc_id, _ = load_records(path)
     assert by_doc_id["t", 0]["response"] == "A\ufffdB"
     by_doc_id["t", 0]["response"].encode("utf-8")  # valid UTF-8 from here on
     assert "1 response(s) with a lone surrogate" in caplog.text and "r.jsonl:1" in caplog.text

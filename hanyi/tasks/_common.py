@@ -159,6 +159,8 @@ def undecodable_images(dataset, column: str, id_field: str, threads: int = 4) ->
     image), checked in parallel threads (PIL decodes outside the GIL). Docs with no image are not listed here."""
     from concurrent.futures import ThreadPoolExecutor
 
+    from PIL import ImageFile
+
     table = dataset.select_columns([column, id_field]).with_format("arrow")[:]
     ids = table.column(id_field).to_pylist()
     cells = table.column(column).to_pylist()
@@ -169,8 +171,14 @@ def undecodable_images(dataset, column: str, id_field: str, threads: int = 4) ->
     ]
     if not work:
         return []
-    with ThreadPoolExecutor(max_workers=max(1, min(threads, len(work) // 64 + 1))) as pool:
-        reasons = list(pool.map(lambda item: _undecodable(item[1]), work, chunksize=32))
+    # lmms-eval sets ImageFile.LOAD_TRUNCATED_IMAGES = True when it is imported (lmms_eval/api/task.py), so a
+    # truncated image would be filled in grey without a word; the check sees truncation as what it is.
+    truncated_ok, ImageFile.LOAD_TRUNCATED_IMAGES = ImageFile.LOAD_TRUNCATED_IMAGES, False
+    try:
+        with ThreadPoolExecutor(max_workers=max(1, min(threads, len(work) // 64 + 1))) as pool:
+            reasons = list(pool.map(lambda item: _undecodable(item[1]), work, chunksize=32))
+    finally:
+        ImageFile.LOAD_TRUNCATED_IMAGES = truncated_ok
     return [(rid, why) for (rid, _), why in zip(work, reasons) if why]
 
 

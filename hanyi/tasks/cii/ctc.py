@@ -153,9 +153,6 @@ def judge_batch(items: list[dict], system: str, client=None) -> dict:
     ``judge_many(prompts, parse, system=...)`` method.
     """
     key = _batch_key(items)
-    with _LOCK:
-        if key in _MEMO:
-            return _MEMO[key]
     if client is None:
         import dataclasses
 
@@ -167,6 +164,10 @@ def judge_batch(items: list[dict], system: str, client=None) -> dict:
         ):  # the official notebook sends top_p=0.95; HANYI_JUDGE_TOP_P overrides
             config = dataclasses.replace(config, top_p=OFFICIAL_JUDGE_TOP_P)
         client = get_judge_client(config)
+        key += f"\0{getattr(config, 'model', None)}\0{getattr(config, 'endpoint', None)}"  # another judge: not reused
+    with _LOCK:
+        if key in _MEMO:
+            return _MEMO[key]
     from hanyi.metrics.judge.results import REQUEST_FAILED
 
     results = client.judge_many([it["judge_user"] for it in items], parse=parse_ctc_score, system=system)
@@ -177,6 +178,6 @@ def judge_batch(items: list[dict], system: str, client=None) -> dict:
         "request_failures": sum(r.error is not None and r.error.startswith(REQUEST_FAILED) for r in results),
         "first_error": next((r.error for r in results if r.error and r.error.startswith(REQUEST_FAILED)), None),
     }
-    with _LOCK:
+    with _LOCK:  # once per batch and judge: the eight ctc_* aggregations share one judging
         _MEMO[key] = out
     return out
