@@ -23,6 +23,7 @@ the official records into doc rows and holds the config schemas.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
@@ -147,10 +148,15 @@ def convert_release(
     mc_size: int = MC_SIZE,
     vd_options: int = 100,
     source: str | None = None,
+    retrieve=None,
+    shortlist_origin: dict | None = None,
 ) -> dict:
     """Convert the release under ``root`` into a hub-format dataset at ``out_dir``; returns counts and anomalies.
 
-    Raises :class:`CvlueReleaseError` naming every missing task file or image (and where to request the data).
+    ``retrieve(ic_test_items) -> (shortlist, stage1_record)`` computes the test split's stage-1 shortlist
+    (:func:`hanyi.data.cvlue_retrieval.compute_shortlist`); otherwise ``shortlist`` (a file's content, described by
+    ``shortlist_origin``) serves every split. Raises :class:`CvlueReleaseError` naming every missing task file or
+    image (and where to request the data).
     """
     import datasets
 
@@ -162,14 +168,15 @@ def convert_release(
     configs: dict[str, dict] = {}
     itr_images: set[str] = set()
     refused: list[str] = []
+    stage1 = None
     for task in tasks:
         found = scorable = False
         for split, hub_split in SPLITS.items():
             found = found or any(_find(root, c, split) for c in (RELEASE_FILES[task], GOLD_FILES[task]))
-            source = _gold_source(task, root, split, refused)
-            if source is None:
+            gold_source = _gold_source(task, root, split, refused)  # not `source`: that names the release
+            if gold_source is None:
                 continue
-            data, gold = source
+            data, gold = gold_source
             if task == "VQA":
                 rows = {"vqa": convert_vqa(data)}
             elif task == "VG":
@@ -184,10 +191,16 @@ def convert_release(
                     continue
             else:
                 rows = itr_mc_rows(data, mc_size)
-                if shortlist is not None:
-                    rows.update(itr_rerank_rows(data, shortlist, rerank_k, anomalies))
+                split_shortlist = shortlist
+                if retrieve is not None and split == "test":
+                    split_shortlist, stage1 = retrieve(data)
+                    anomalies += [f"ITR stage 1: skipped image {s}" for s in stage1["skipped_images"]]
+                if split_shortlist is not None:
+                    rows.update(itr_rerank_rows(data, split_shortlist, rerank_k, anomalies))
                 elif split == "test":
-                    anomalies.append("ITR: no --itr-shortlist given, so itr_*_rerank configs are not written")
+                    anomalies.append(
+                        "ITR: no --itr-shortlist or --itr-retriever given, so itr_*_rerank configs are not written"
+                    )
                 itr_images |= {r["image_path"] for v in rows.values() for r in v}
             scorable = True
             for config, docs in rows.items():
@@ -219,24 +232,79 @@ def convert_release(
     info = {
         "source": source or os.path.abspath(root),
         "anomalies": anomalies,
-        "rerank_k": rerank_k if shortlist else None,
+        "rerank_k": rerank_k if shortlist is not None or stage1 is not None else None,
     }
+    manifest = _retriever_manifest(stage1, shortlist, shortlist_origin, rerank_k)
+    if manifest is not None:
+        info["itr_retriever"] = manifest
     counts = write_hub_dataset(out_dir, configs, card, info)
-    return {"counts": counts, "anomalies": anomalies, "refused": refused}
+    return {"counts": counts, "anomalies": anomalies, "refused": refused, "itr_stage1": stage1}
+
+
+def _retriever_manifest(stage1: dict | None, shortlist: dict | None, origin: dict | None, k: int) -> dict | None:
+    """The stage-1 provenance kept in ``hanyi_build.json``: what made the shortlist (None without one)."""
+    if stage1 is not None:
+        keep = ("retriever", "revision", "k", "embedding_hash", "shortlist_sha256", "weights_fingerprint", "metrics")
+        return {
+            "origin": "computed",
+            **{key: stage1[key] for key in keep},
+            "skipped_images": len(stage1["skipped_images"]),
+        }
+    if shortlist is None:
+        return None
+    text = json.dumps(shortlist, ensure_ascii=False, sort_keys=True).encode("utf-8")
+    return {
+        "origin": "file",
+        "k": k,
+        "retriever": (origin or {}).get("retriever"),
+        "path": (origin or {}).get("path"),
+        "shortlist_sha256": "sha256:" + hashlib.sha256(text).hexdigest(),
+    }
 
 
 def add_prepare_arguments(parser) -> None:
     """Arguments of ``hanyi prepare cvlue``."""
+    from hanyi.data.cvlue_retrieval import DEFAULT_RETRIEVER, MAX_BLOCK_BYTES
+
     parser.add_argument(
-        "--root", required=True, help="directory of the official CVLUE release (images/, VQA/, VG/, VD/, IC/)"
+        "--release",
+        "--root",
+        dest="root",
+        required=True,
+        help="directory of the official CVLUE release (images/, VQA/, VG/, VD/, IC/)",
     )
-    parser.add_argument(
+    stage1 = parser.add_mutually_exclusive_group()
+    stage1.add_argument(
         "--itr-shortlist",
         default=None,
-        help='stage-1 ITR shortlist JSON {"i2t": {image: [captions]}, "t2i": {caption: [images]}} (official submission format)',
+        help='stage-1 ITR shortlist JSON {"i2t": {image: [captions]}, "t2i": {caption: [images]}} (official '
+        "submission format), computed elsewhere",
+    )
+    stage1.add_argument(
+        "--itr-retriever",
+        nargs="?",
+        const=DEFAULT_RETRIEVER,
+        default=None,
+        metavar="MODEL",
+        help="compute the stage-1 shortlist from IC/test.json with a transformers Chinese-CLIP (hub id or local "
+        f"path; bare flag: {DEFAULT_RETRIEVER})",
     )
     parser.add_argument(
         "--rerank-k", type=int, default=16, help="shortlist depth K of the rerank@K protocol (default 16)"
+    )
+    parser.add_argument("--itr-revision", default=None, help="hub revision (commit) of --itr-retriever")
+    parser.add_argument("--itr-device", default=None, help="torch device for encoding (default: cuda if visible)")
+    parser.add_argument("--itr-batch-size", type=int, default=64, help="images or captions per forward (64)")
+    parser.add_argument(
+        "--itr-cache",
+        default=None,
+        help="embedding cache directory (default <HANYI_CACHE_DIR or ~/.cache/hanyi>/cvlue_itr_embeddings)",
+    )
+    parser.add_argument(
+        "--itr-max-block-mb",
+        type=int,
+        default=MAX_BLOCK_BYTES >> 20,
+        help="similarity scores held in memory at once, MiB (default %(default)s; the full matrix is 1.6 GB)",
     )
 
 
@@ -247,10 +315,38 @@ def run_prepare(args) -> dict:
         shortlist = _load(args.itr_shortlist)
         if not isinstance(shortlist, dict) or not {"i2t", "t2i"} & set(shortlist):
             raise CvlueReleaseError(f"{args.itr_shortlist}: expected an object with 'i2t' and/or 't2i'")
-    result = convert_release(args.root, args.out_dir, shortlist, getattr(args, "rerank_k", 16))
+    k = getattr(args, "rerank_k", 16)
+    if k < 1:
+        raise ValueError(f"--rerank-k must be at least 1, got {k}")
+    retrieve = None
+    if getattr(args, "itr_retriever", None):
+        from hanyi.data.cvlue_retrieval import MAX_BLOCK_BYTES, compute_shortlist
+
+        def retrieve(items):
+            return compute_shortlist(
+                items,
+                args.root,
+                args.out_dir,
+                model=args.itr_retriever,
+                k=k,
+                cache_dir=getattr(args, "itr_cache", None),
+                batch_size=getattr(args, "itr_batch_size", 64),
+                device=getattr(args, "itr_device", None),
+                revision=getattr(args, "itr_revision", None),
+                max_block_bytes=(getattr(args, "itr_max_block_mb", None) or MAX_BLOCK_BYTES >> 20) << 20,
+            )
+
+    origin = {"path": os.path.abspath(args.itr_shortlist)} if shortlist is not None else None
+    result = convert_release(args.root, args.out_dir, shortlist, k, retrieve=retrieve, shortlist_origin=origin)
     out = {f"{c}/{s}": n for c, splits in result["counts"].items() for s, n in splits.items()}
     out["anomalies"] = len(result["anomalies"])
     out["refused_splits"] = len(result["refused"])
+    if result.get("itr_stage1"):
+        rec = result["itr_stage1"]
+        out["itr_stage1"] = {"retriever": rec["retriever"], "k": rec["k"], **rec["metrics"]}
+        out["itr_skipped_images"] = len(rec["skipped_images"])
+    elif getattr(args, "itr_retriever", None):
+        out["itr_stage1"] = "no IC test split with gold: nothing retrieved"
     return out
 
 
