@@ -224,6 +224,11 @@ def topk_blockwise(queries, gallery, k: int, max_block_bytes: int = MAX_BLOCK_BY
     for start in range(0, queries.shape[0], rows):
         sims = queries[start : start + rows] @ gallery.T
         values, indices = torch.topk(sims, k, dim=1)
+        # A tie across the k-th place: topk picks any of the tied items; a stable sort of that row picks the lowest
+        # indices (rare: exact duplicates, e.g. one picture at two paths).
+        for row in ((sims >= values[:, -1:]).sum(dim=1) > k).nonzero().flatten().tolist():
+            indices[row] = torch.sort(sims[row], descending=True, stable=True).indices[:k]
+            values[row] = sims[row][indices[row]]
         order = torch.argsort(indices, dim=1)  # ties: lower gallery index first (topk leaves them unordered)
         values, indices = values.gather(1, order), indices.gather(1, order)
         order = torch.argsort(values, dim=1, descending=True, stable=True)

@@ -18,7 +18,8 @@ _SPECIALS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
 
 
 def tiny_config(vocab_size: int, image_size: int = 32, projection_dim: int = 16):
-    """A 1-layer text tower (BERT) and 1-layer vision tower (ViT, patch 16) of width 32."""
+    """A 1-layer text tower (BERT) and 1-layer vision tower (ViT, patch 16) of width 32, initialised wide enough that
+    different inputs get different top-K lists (the tests compare rankings, which a collapsed model would not test)."""
     from transformers import ChineseCLIPConfig
 
     text = {
@@ -28,6 +29,7 @@ def tiny_config(vocab_size: int, image_size: int = 32, projection_dim: int = 16)
         "num_attention_heads": 2,
         "intermediate_size": 64,
         "max_position_embeddings": 64,
+        "initializer_range": 0.5,  # BERT's 0.02 maps every caption to nearly one vector (cosine 0.99999)
     }
     vision = {
         "hidden_size": 32,
@@ -37,6 +39,7 @@ def tiny_config(vocab_size: int, image_size: int = 32, projection_dim: int = 16)
         "image_size": image_size,
         "patch_size": 16,
         "projection_dim": projection_dim,
+        "initializer_factor": 5.0,  # images further apart (mean cosine 0.7 instead of 0.94)
     }
     return ChineseCLIPConfig(text_config=text, vision_config=vision, projection_dim=projection_dim)
 
