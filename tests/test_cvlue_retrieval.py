@@ -277,3 +277,62 @@ def test_prepare_refuses_both_shortlist_sources_and_a_bad_k(tmp_path, capsys):
     assert _prepare("--release", str(tmp_path / "rel"), "--itr-retriever", "m", "--rerank-k", "0",
                     "--out", str(tmp_path / "o")) == 2  # fmt: skip
     assert "--rerank-k must be at least 1" in capsys.readouterr().err
+
+
+# ---- the report: stage 1 as its own row, runs with different shortlists not comparable --------------------------------
+def _prepared(directory, shortlist_hash, k=16, r1=0.25):
+    os.makedirs(directory)
+    open(os.path.join(directory, "README.md"), "w").close()
+    metrics = {d: {"n": 8, "r1": r1, "r5": 0.5, "r10": 0.75, "stage1_ceiling": 0.875} for d in ("tr", "ir")}
+    record = {"origin": "computed", "retriever": "OFA-Sys/chinese-clip-vit-large-patch14", "revision": "abc123",
+              "k": k, "embedding_hash": "sha256:ee", "shortlist_sha256": shortlist_hash, "metrics": metrics}  # fmt: skip
+    with open(os.path.join(directory, "hanyi_build.json"), "w", encoding="utf-8") as f:
+        json.dump({"counts": {}, "itr_retriever": record}, f)
+    return directory
+
+
+def _results(directory, name, data_dir, r1):
+    tasks = ("cvlue_tr_rerank", "cvlue_ir_rerank")
+    os.makedirs(directory)
+    data = {
+        "results": {t: {"alias": t, "r1,none": r1, "stage1_ceiling,none": 0.875} for t in tasks},
+        "group_subtasks": {t: [] for t in tasks},
+        "higher_is_better": {t: {"r1": True, "stage1_ceiling": True} for t in tasks},
+        "n-samples": {t: {"original": 8, "effective": 8} for t in tasks},
+        "configs": {t: {"task": t, "dataset_path": data_dir, "dataset_name": f"itr_{t[6:8]}_rerank"} for t in tasks},
+        "config": {"model": "replay", "model_args": f"pretrained=org/{name}", "limit": None},
+        "model_name": name,
+        "date": "20260101_000000",
+        "lmms_eval_version": "0.7.3",
+    }
+    with open(os.path.join(directory, "20260101_000000_results.json"), "w", encoding="utf-8") as f:
+        json.dump(data, f)
+    return directory
+
+
+@pytest.mark.parametrize("same", [True, False])
+def test_report_shows_the_retriever_row_and_marks_runs_with_other_shortlists(tmp_path, same):
+    from hanyi.report import main as report_main
+    from hanyi.report.results import load_runs
+    from hanyi.report.retriever import differ
+
+    a = _prepared(str(tmp_path / "data_a"), "sha256:" + "a" * 64)
+    b = a if same else _prepared(str(tmp_path / "data_b"), "sha256:" + "b" * 64, r1=0.5)
+    runs = [_results(str(tmp_path / "run_a"), "vlm-a", a, 0.5), _results(str(tmp_path / "run_b"), "vlm-b", b, 0.625)]
+    assert report_main([*runs, "--out", str(tmp_path / "rep"), "--no-plots"]) == 0
+    rep = json.loads((tmp_path / "rep" / "report.json").read_text(encoding="utf-8"))
+    section = next(s for s in rep["sections"] if s["benchmark"] == "cvlue")
+    stage1 = next(t for t in section["tables"] if t["title"].startswith("ITR stage 1"))
+    assert len(stage1["rows"]) == (1 if same else 2)
+    row = stage1["rows"][0]
+    assert row[0] == "OFA-Sys/chinese-clip-vit-large-patch14 (stage 1 alone)" and row[3] == "16"
+    assert row[5:9] == ["0.2500", "0.5000", "0.7500", "0.8750"]
+    assert row[-1] == ("vlm-a, vlm-b" if same else "vlm-a")
+    head = next(t for t in section["tables"] if t["title"] == "Headline metrics")
+    assert not any("stage 1" in r[0] for r in head["rows"])  # the VLM's rows stay the VLM's
+    notes = [n for n in section["notes"] if "different stage-1 shortlists" in n]
+    assert len(notes) == (0 if same else 2) and (same or "not comparable with each other" in notes[0])
+    assert differ(load_runs(runs), "cvlue_tr_rerank") is (not same)
+    prov = rep["runs"][0]["provenance"]["cvlue_tr_rerank"]["shortlist"]
+    assert (prov["retriever"], prov["revision"], prov["k"], prov["embedding_hash"]) == (
+        "OFA-Sys/chinese-clip-vit-large-patch14", "abc123", 16, "sha256:ee")  # fmt: skip

@@ -23,7 +23,6 @@ the official records into doc rows and holds the config schemas.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import shutil
@@ -252,13 +251,14 @@ def _retriever_manifest(stage1: dict | None, shortlist: dict | None, origin: dic
         }
     if shortlist is None:
         return None
-    text = json.dumps(shortlist, ensure_ascii=False, sort_keys=True).encode("utf-8")
+    from hanyi.data.cvlue_retrieval import shortlist_hash
+
     return {
         "origin": "file",
         "k": k,
         "retriever": (origin or {}).get("retriever"),
         "path": (origin or {}).get("path"),
-        "shortlist_sha256": "sha256:" + hashlib.sha256(text).hexdigest(),
+        "shortlist_sha256": shortlist_hash(shortlist),
     }
 
 

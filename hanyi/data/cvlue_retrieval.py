@@ -59,6 +59,12 @@ def sha256_bytes(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
+def shortlist_hash(shortlist: dict) -> str:
+    """``sha256:<hex>`` of a shortlist's content (canonical JSON), the same for a computed and a supplied file."""
+    text = json.dumps(shortlist, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+    return "sha256:" + sha256_bytes(text.encode("utf-8"))
+
+
 def item_key(fingerprint: str, kind: str, name: str, content_hash: str) -> str:
     """Cache key of one embedding: retriever fingerprint, ``image``/``caption``, file name and content hash."""
     return sha256_bytes(f"{ENCODING_VERSION}\0{fingerprint}\0{kind}\0{name}\0{content_hash}".encode())
@@ -306,7 +312,7 @@ def compute_shortlist(
         "k": k,
         "depth": depth,
         "embedding_hash": embedding_hash(names, image_m, gallery.captions, caption_m),
-        "shortlist_sha256": "sha256:" + sha256_bytes((text + "\n").encode("utf-8")),
+        "shortlist_sha256": shortlist_hash(shortlist),
         "images": len(gallery.images),
         "captions": len(gallery.captions),
         "skipped_images": skipped,
