@@ -9,7 +9,7 @@ a question file, and a split without gold is refused, never scored: see :func:`_
     VQA/<split>.json   [{"image", "question_id", "question", "answer"}]
     VG/<split>.json    [{"ref_id", "image", "text", "width", "height", "bbox": [x, y, w, h]}]
     VD/<split>.json    {"dialogs": [...], "id2question", "id2answer"}  (+ VD/<split>_gold.json {"data": [...]})
-    IC/<split>.json    [{"image", "caption": [5 captions]}]            (ITR; stage-1 shortlist via --itr-shortlist)
+    IC/<split>.json    [{"image", "caption": [5 captions]}]            (ITR; stage 1: --itr-retriever or --itr-shortlist)
 
 Configs written (one doc schema per task; every doc has ``category`` = image folder slug and ``culture_group``):
 ``vqa``, ``vg``, ``vd`` (one doc per (image, round), history resolved to text, ids kept for submissions), and the
@@ -18,7 +18,8 @@ ITR pair configs ``itr_tr_rerank``, ``itr_ir_rerank`` (fixed stage-1 shortlist, 
 by path (``images/...`` inside the prepared directory), since one image appears in many pairs.
 
 This module reads the release (files, gold, images) and writes the dataset; :mod:`hanyi.data.cvlue_convert` turns
-the official records into doc rows and holds the config schemas.
+the official records into doc rows and holds the config schemas; :mod:`hanyi.data.cvlue_retrieval` computes the ITR
+stage-1 shortlist of the test gallery with a Chinese-CLIP (``--itr-retriever``).
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ from hanyi.data.cvlue_convert import (  # noqa: F401  (re-exported: hanyi.data.c
     itr_mc_rows,
     itr_rerank_rows,
 )
+from hanyi.data.cvlue_retrieval import add_retriever_arguments, retriever_step, stage1_info, stage1_summary
 from hanyi.data.safepath import inside
 
 SPLITS = {"val": "validation", "test": "test"}
@@ -152,10 +154,8 @@ def convert_release(
 ) -> dict:
     """Convert the release under ``root`` into a hub-format dataset at ``out_dir``; returns counts and anomalies.
 
-    ``retrieve(ic_test_items) -> (shortlist, stage1_record)`` computes the test split's stage-1 shortlist
-    (:func:`hanyi.data.cvlue_retrieval.compute_shortlist`); otherwise ``shortlist`` (a file's content, described by
-    ``shortlist_origin``) serves every split. Raises :class:`CvlueReleaseError` naming every missing task file or
-    image (and where to request the data).
+    ``retrieve(ic_items) -> (shortlist, record)`` computes the test split's ITR shortlist (``cvlue_retrieval``), else
+    ``shortlist`` serves every split. Raises :class:`CvlueReleaseError` naming every missing task file or image.
     """
     import datasets
 
@@ -197,9 +197,7 @@ def convert_release(
                 if split_shortlist is not None:
                     rows.update(itr_rerank_rows(data, split_shortlist, rerank_k, anomalies))
                 elif split == "test":
-                    anomalies.append(
-                        "ITR: no --itr-shortlist or --itr-retriever given, so itr_*_rerank configs are not written"
-                    )
+                    anomalies.append("ITR: no --itr-shortlist/--itr-retriever, so itr_*_rerank configs are not written")
                 itr_images |= {r["image_path"] for v in rows.values() for r in v}
             scorable = True
             for config, docs in rows.items():
@@ -231,81 +229,21 @@ def convert_release(
     info = {
         "source": source or os.path.abspath(root),
         "anomalies": anomalies,
-        "rerank_k": rerank_k if shortlist is not None or stage1 is not None else None,
+        **stage1_info(stage1, shortlist, shortlist_origin, rerank_k),
     }
-    manifest = _retriever_manifest(stage1, shortlist, shortlist_origin, rerank_k)
-    if manifest is not None:
-        info["itr_retriever"] = manifest
     counts = write_hub_dataset(out_dir, configs, card, info)
     return {"counts": counts, "anomalies": anomalies, "refused": refused, "itr_stage1": stage1}
 
 
-def _retriever_manifest(stage1: dict | None, shortlist: dict | None, origin: dict | None, k: int) -> dict | None:
-    """The stage-1 provenance kept in ``hanyi_build.json``: what made the shortlist (None without one)."""
-    if stage1 is not None:
-        keep = ("retriever", "revision", "k", "embedding_hash", "shortlist_sha256", "weights_fingerprint", "metrics")
-        return {
-            "origin": "computed",
-            **{key: stage1[key] for key in keep},
-            "skipped_images": len(stage1["skipped_images"]),
-        }
-    if shortlist is None:
-        return None
-    from hanyi.data.cvlue_retrieval import shortlist_hash
-
-    return {
-        "origin": "file",
-        "k": k,
-        "retriever": (origin or {}).get("retriever"),
-        "path": (origin or {}).get("path"),
-        "shortlist_sha256": shortlist_hash(shortlist),
-    }
-
-
 def add_prepare_arguments(parser) -> None:
     """Arguments of ``hanyi prepare cvlue``."""
-    from hanyi.data.cvlue_retrieval import DEFAULT_RETRIEVER, MAX_BLOCK_BYTES
-
     parser.add_argument(
-        "--release",
-        "--root",
-        dest="root",
-        required=True,
-        help="directory of the official CVLUE release (images/, VQA/, VG/, VD/, IC/)",
-    )
-    stage1 = parser.add_mutually_exclusive_group()
-    stage1.add_argument(
-        "--itr-shortlist",
-        default=None,
-        help='stage-1 ITR shortlist JSON {"i2t": {image: [captions]}, "t2i": {caption: [images]}} (official '
-        "submission format), computed elsewhere",
-    )
-    stage1.add_argument(
-        "--itr-retriever",
-        nargs="?",
-        const=DEFAULT_RETRIEVER,
-        default=None,
-        metavar="MODEL",
-        help="compute the stage-1 shortlist from IC/test.json with a transformers Chinese-CLIP (hub id or local "
-        f"path; bare flag: {DEFAULT_RETRIEVER})",
+        "--release", "--root", dest="root", required=True, help="official release directory (images/, VQA/ ... IC/)"
     )
     parser.add_argument(
         "--rerank-k", type=int, default=16, help="shortlist depth K of the rerank@K protocol (default 16)"
     )
-    parser.add_argument("--itr-revision", default=None, help="hub revision (commit) of --itr-retriever")
-    parser.add_argument("--itr-device", default=None, help="torch device for encoding (default: cuda if visible)")
-    parser.add_argument("--itr-batch-size", type=int, default=64, help="images or captions per forward (64)")
-    parser.add_argument(
-        "--itr-cache",
-        default=None,
-        help="embedding cache directory (default <HANYI_CACHE_DIR or ~/.cache/hanyi>/cvlue_itr_embeddings)",
-    )
-    parser.add_argument(
-        "--itr-max-block-mb",
-        type=int,
-        default=MAX_BLOCK_BYTES >> 20,
-        help="similarity scores held in memory at once, MiB (default %(default)s; the full matrix is 1.6 GB)",
-    )
+    add_retriever_arguments(parser)
 
 
 def run_prepare(args) -> dict:
@@ -318,36 +256,13 @@ def run_prepare(args) -> dict:
     k = getattr(args, "rerank_k", 16)
     if k < 1:
         raise ValueError(f"--rerank-k must be at least 1, got {k}")
-    retrieve = None
-    if getattr(args, "itr_retriever", None):
-        from hanyi.data.cvlue_retrieval import MAX_BLOCK_BYTES, compute_shortlist
-
-        def retrieve(items):
-            return compute_shortlist(
-                items,
-                args.root,
-                args.out_dir,
-                model=args.itr_retriever,
-                k=k,
-                cache_dir=getattr(args, "itr_cache", None),
-                batch_size=getattr(args, "itr_batch_size", 64),
-                device=getattr(args, "itr_device", None),
-                revision=getattr(args, "itr_revision", None),
-                max_block_bytes=(getattr(args, "itr_max_block_mb", None) or MAX_BLOCK_BYTES >> 20) << 20,
-            )
-
+    retrieve = retriever_step(args, k) if getattr(args, "itr_retriever", None) else None
     origin = {"path": os.path.abspath(args.itr_shortlist)} if shortlist is not None else None
     result = convert_release(args.root, args.out_dir, shortlist, k, retrieve=retrieve, shortlist_origin=origin)
     out = {f"{c}/{s}": n for c, splits in result["counts"].items() for s, n in splits.items()}
     out["anomalies"] = len(result["anomalies"])
     out["refused_splits"] = len(result["refused"])
-    if result.get("itr_stage1"):
-        rec = result["itr_stage1"]
-        out["itr_stage1"] = {"retriever": rec["retriever"], "k": rec["k"], **rec["metrics"]}
-        out["itr_skipped_images"] = len(rec["skipped_images"])
-    elif getattr(args, "itr_retriever", None):
-        out["itr_stage1"] = "no IC test split with gold: nothing retrieved"
-    return out
+    return {**out, **stage1_summary(result["itr_stage1"], getattr(args, "itr_retriever", None))}
 
 
 def build_sample(out_dir: str, size: int | None = None) -> dict:
@@ -379,5 +294,6 @@ def build_sample(out_dir: str, size: int | None = None) -> dict:
             mc_size=3,
             vd_options=SAMPLE_VD_OPTIONS,
             source="synthetic sample (hanyi.data.cvlue_sample)",
+            shortlist_origin={"retriever": "none: the sample's fixed synthetic shortlist"},
         )
     return result["counts"]

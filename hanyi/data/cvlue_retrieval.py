@@ -108,13 +108,21 @@ class EmbeddingCache:
 class ChineseClipRetriever:
     """A transformers Chinese-CLIP (hub id or local path) encoding images and captions into normalised vectors."""
 
-    def __init__(self, model: str = DEFAULT_RETRIEVER, device: str | None = None, revision: str | None = None):
+    def __init__(
+        self,
+        model: str = DEFAULT_RETRIEVER,
+        device: str | None = None,
+        revision: str | None = None,
+        local_files_only: bool = False,
+    ):
         import torch
         from transformers import ChineseCLIPModel, ChineseCLIPProcessor
 
         self.model_id = model
         self.device = device or ("cuda" if torch.cuda.is_available() else "cpu")
-        kwargs = {"revision": revision} if revision else {}
+        kwargs: dict = {"revision": revision} if revision else {}
+        if local_files_only:
+            kwargs["local_files_only"] = True
         self.model = ChineseCLIPModel.from_pretrained(model, **kwargs).to(self.device).eval()
         self.processor = ChineseCLIPProcessor.from_pretrained(model, **kwargs)
         self.revision = revision or getattr(self.model.config, "_commit_hash", None) or _local_revision(model)
@@ -292,8 +300,9 @@ def compute_shortlist(
     skipped: list[str] = []
     names, image_m, caption_m = encode_gallery(retriever, gallery, root, cache, batch_size, skipped)
     depth = max(k, SUBMISSION_N)
-    _, i2t = topk_blockwise(image_m, caption_m, depth, max_block_bytes)
-    _, t2i = topk_blockwise(caption_m, image_m, depth, max_block_bytes)
+    on_device = image_m.to(retriever.device), caption_m.to(retriever.device)  # top-K where the encoder ran
+    i2t = topk_blockwise(on_device[0], on_device[1], depth, max_block_bytes)[1].cpu()
+    t2i = topk_blockwise(on_device[1], on_device[0], depth, max_block_bytes)[1].cpu()
     shortlist = {
         "i2t": {img: [gallery.captions[j] for j in row] for img, row in zip(names, i2t.tolist())},
         "t2i": {cap: [names[j] for j in row] for cap, row in zip(gallery.captions, t2i.tolist())},
@@ -325,3 +334,94 @@ def compute_shortlist(
         json.dump(record, f, ensure_ascii=False, indent=1, sort_keys=True)
         f.write("\n")
     return shortlist, record
+
+
+def stage1_info(stage1: dict | None, shortlist: dict | None, origin: dict | None, k: int) -> dict:
+    """``hanyi_build.json`` keys of stage 1: ``rerank_k`` (None without a shortlist) and ``itr_retriever``, the
+    provenance of the shortlist (:func:`retriever_manifest`; absent without one)."""
+    manifest = retriever_manifest(stage1, shortlist, origin, k)
+    return {"rerank_k": k if manifest else None, **({"itr_retriever": manifest} if manifest else {})}
+
+
+def stage1_summary(stage1: dict | None, retriever: str | None) -> dict:
+    """What ``hanyi prepare cvlue`` prints about stage 1: the retriever's own R@k both ways, skipped images."""
+    if stage1 is not None:
+        metrics = {"retriever": stage1["retriever"], "k": stage1["k"], **stage1["metrics"]}
+        return {"itr_stage1": metrics, "itr_skipped_images": len(stage1["skipped_images"])}
+    return {"itr_stage1": "no IC test split with gold: nothing retrieved"} if retriever else {}
+
+
+def retriever_manifest(stage1: dict | None, shortlist: dict | None, origin: dict | None, k: int) -> dict | None:
+    """The stage-1 provenance kept in ``hanyi_build.json`` (``itr_retriever``): what made the shortlist, or None."""
+    if stage1 is not None:
+        keep = ("retriever", "revision", "k", "embedding_hash", "shortlist_sha256", "weights_fingerprint", "metrics")
+        return {
+            "origin": "computed",
+            **{key: stage1[key] for key in keep},
+            "skipped_images": len(stage1["skipped_images"]),
+        }
+    if shortlist is None:
+        return None
+    return {
+        "origin": "file",
+        "k": k,
+        "retriever": (origin or {}).get("retriever"),
+        "path": (origin or {}).get("path"),
+        "shortlist_sha256": shortlist_hash(shortlist),
+    }
+
+
+def add_retriever_arguments(parser) -> None:
+    """The stage-1 options of ``hanyi prepare cvlue`` (``--itr-shortlist`` and ``--itr-retriever`` exclude each other)."""
+    stage1 = parser.add_mutually_exclusive_group()
+    stage1.add_argument(
+        "--itr-shortlist",
+        default=None,
+        help='stage-1 ITR shortlist JSON {"i2t": {image: [captions]}, "t2i": {caption: [images]}} (official '
+        "submission format), computed elsewhere",
+    )
+    stage1.add_argument(
+        "--itr-retriever",
+        nargs="?",
+        const=DEFAULT_RETRIEVER,
+        default=None,
+        metavar="MODEL",
+        help="compute the stage-1 shortlist from IC/test.json with a transformers Chinese-CLIP (hub id or local "
+        f"path; bare flag: {DEFAULT_RETRIEVER})",
+    )
+    parser.add_argument("--itr-revision", default=None, help="hub revision (commit) of --itr-retriever")
+    parser.add_argument("--itr-device", default=None, help="torch device for encoding (default: cuda if visible)")
+    parser.add_argument("--itr-batch-size", type=int, default=64, help="images or captions per forward (64)")
+    parser.add_argument(
+        "--itr-cache",
+        default=None,
+        help="embedding cache directory (default <HANYI_CACHE_DIR or ~/.cache/hanyi>/cvlue_itr_embeddings)",
+    )
+    parser.add_argument(
+        "--itr-max-block-mb",
+        type=int,
+        default=MAX_BLOCK_BYTES >> 20,
+        help="similarity scores held in memory at once, MiB (default %(default)s; the full matrix is 1.6 GB)",
+    )
+
+
+def retriever_step(args, k: int):
+    """``retrieve(ic_test_items) -> (shortlist, stage1_record)`` for ``convert_release``, from the parsed options."""
+    if getattr(args, "itr_batch_size", 64) < 1 or (getattr(args, "itr_max_block_mb", 1) or 1) < 1:
+        raise ValueError("--itr-batch-size and --itr-max-block-mb must be at least 1")
+
+    def retrieve(items):
+        return compute_shortlist(
+            items,
+            args.root,
+            args.out_dir,
+            model=args.itr_retriever,
+            k=k,
+            cache_dir=getattr(args, "itr_cache", None),
+            batch_size=getattr(args, "itr_batch_size", 64),
+            device=getattr(args, "itr_device", None),
+            revision=getattr(args, "itr_revision", None),
+            max_block_bytes=(getattr(args, "itr_max_block_mb", None) or MAX_BLOCK_BYTES >> 20) << 20,
+        )
+
+    return retrieve
