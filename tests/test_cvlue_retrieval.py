@@ -179,17 +179,29 @@ def test_an_interrupted_run_resumes_from_its_last_batch(tiny_clip, computed, tmp
     assert sl == computed["shortlist"]
 
 
-def test_a_corrupt_gallery_image_is_named_skipped_and_counted_as_a_miss(tiny_clip, tmp_path):
+def test_a_corrupt_gallery_image_is_named_skipped_and_counted_as_a_miss(tiny_clip, tmp_path, capsys):
     root = str(tmp_path / "rel")
     items = write_gallery_release(root, n_images=10)
     bad = items[4]["image"]
     with open(os.path.join(root, bad), "wb") as f:
         f.write(b"\x89PNG\r\n\x1a\n not really a png")
-    sl, rec = ret.compute_shortlist(items, root, str(tmp_path / "out"), model=tiny_clip, k=3, cache_dir=str(tmp_path))
+    argv = ["--release", root, "--itr-retriever", tiny_clip, "--rerank-k", "3", "--out", str(tmp_path / "data")]
+    assert _prepare(*argv, "--itr-cache", str(tmp_path / "cache")) == 0
+    assert json.loads(capsys.readouterr().out.split("\n\nUse it with")[0])["itr_skipped_images"] == 1
+    data = tmp_path / "data" / "cvlue"
+    rec = json.loads((data / ret.STAGE1_FILE).read_text(encoding="utf-8"))
+    sl = json.loads((data / ret.SHORTLIST_FILE).read_text(encoding="utf-8"))
     assert len(rec["skipped_images"]) == 1 and rec["skipped_images"][0].startswith(bad + ": ")
     assert sl["i2t"][bad] == [] and all(bad not in listed for listed in sl["t2i"].values())
     assert rec["metrics"]["tr"]["n"] == 10  # still in the denominator: a miss
     assert rec["metrics"]["tr"]["r10"] <= 0.9
+    build = json.loads((data / "hanyi_build.json").read_text(encoding="utf-8"))
+    assert f"ITR stage 1: skipped image {rec['skipped_images'][0]}" in build["anomalies"]
+    assert build["itr_retriever"]["skipped_images"] == 1
+    import datasets
+
+    tr = datasets.load_dataset(str(data), "itr_tr_rerank", split="test").to_list()
+    assert [r["stage1_rank"] for r in tr if r["query"] == bad] == [0]  # the placeholder: a miss, still counted
 
 
 def _prepare(*argv):
@@ -267,6 +279,18 @@ def test_prepare_writes_shortlist_stage1_and_manifest_and_the_run_matches_brute_
         direction = task.split("_")[1]
         assert got["stage1_ceiling"] == pytest.approx(stage1["metrics"][direction]["stage1_ceiling"])
     assert len(out["samples"]["cvlue_tr_rerank"]) == N_IMAGES * k
+
+
+def test_bare_retriever_flag_means_the_default_chinese_clip():
+    import argparse
+
+    from hanyi.data.cvlue import add_prepare_arguments
+
+    parser = argparse.ArgumentParser()
+    add_prepare_arguments(parser)
+    args = parser.parse_args(["--release", "r", "--itr-retriever"])
+    assert (args.root, args.itr_retriever) == ("r", "OFA-Sys/chinese-clip-vit-large-patch14")
+    assert parser.parse_args(["--root", "r"]).itr_retriever is None
 
 
 def test_prepare_refuses_both_shortlist_sources_and_a_bad_k(tmp_path, capsys):

@@ -165,12 +165,20 @@ class ChineseClipRetriever:
 
 
 def _local_revision(model: str) -> str | None:
-    """A local checkpoint's ``config.json`` sha256 (``local:<hex12>``), or None for a hub id without a commit."""
+    """A local checkpoint's ``config.json`` sha256 (``local:<hex12>``); for a hub id, the commit of the snapshot in
+    the local cache that was loaded (``.../snapshots/<commit>/config.json``); None when neither is known."""
     path = os.path.join(model, "config.json")
     if os.path.isfile(path):
         with open(path, "rb") as f:
             return "local:" + sha256_bytes(f.read())[:12]
-    return None
+    try:
+        from transformers.utils import cached_file
+
+        cached = cached_file(model, "config.json", local_files_only=True, _raise_exceptions_for_missing_entries=False)
+    except Exception:  # an unusual cache layout: the revision is unknown, not an error
+        return None
+    parts = os.path.normpath(cached or "").split(os.sep)
+    return parts[-2] if len(parts) > 2 and parts[-3] == "snapshots" else None
 
 
 def default_cache_dir() -> str:
