@@ -130,11 +130,13 @@ class ChineseClipRetriever:
         self.encoded = {"image": 0, "caption": 0}  # items encoded by this object (0 on a fully cached rerun)
 
     def _fingerprint(self) -> str:
-        """sha256 over the weights (names and bytes) and the pre-processing: what the embeddings depend on."""
+        """sha256 over the weights (names and bytes, any dtype) and the pre-processing: what the embeddings depend on."""
+        import torch
+
         digest = hashlib.sha256()
         for name, tensor in sorted(self.model.state_dict().items()):
             digest.update(name.encode() + b"\0")
-            digest.update(tensor.detach().cpu().contiguous().numpy().tobytes())
+            digest.update(tensor.detach().cpu().contiguous().reshape(-1).view(torch.uint8).numpy().tobytes())
         digest.update(self.processor.image_processor.to_json_string().encode())
         digest.update(json.dumps(sorted(self.processor.tokenizer.get_vocab().items())).encode())
         digest.update(f"max_length={TEXT_MAX_LENGTH}".encode())
