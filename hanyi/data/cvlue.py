@@ -9,7 +9,7 @@ a question file, and a split without gold is refused, never scored: see :func:`_
     VQA/<split>.json   [{"image", "question_id", "question", "answer"}]
     VG/<split>.json    [{"ref_id", "image", "text", "width", "height", "bbox": [x, y, w, h]}]
     VD/<split>.json    {"dialogs": [...], "id2question", "id2answer"}  (+ VD/<split>_gold.json {"data": [...]})
-    IC/<split>.json    [{"image", "caption": [5 captions]}]            (ITR; stage-1 shortlist via --itr-shortlist)
+    IC/<split>.json    [{"image", "caption": [5 captions]}]            (ITR; stage 1: --itr-retriever or --itr-shortlist)
 
 Configs written (one doc schema per task; every doc has ``category`` = image folder slug and ``culture_group``):
 ``vqa``, ``vg``, ``vd`` (one doc per (image, round), history resolved to text, ids kept for submissions), and the
@@ -18,7 +18,8 @@ ITR pair configs ``itr_tr_rerank``, ``itr_ir_rerank`` (fixed stage-1 shortlist, 
 by path (``images/...`` inside the prepared directory), since one image appears in many pairs.
 
 This module reads the release (files, gold, images) and writes the dataset; :mod:`hanyi.data.cvlue_convert` turns
-the official records into doc rows and holds the config schemas.
+the official records into doc rows and holds the config schemas; :mod:`hanyi.data.cvlue_retrieval` computes the ITR
+stage-1 shortlist of the test gallery with a Chinese-CLIP (``--itr-retriever``).
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ from hanyi.data.cvlue_convert import (  # noqa: F401  (re-exported: hanyi.data.c
     itr_mc_rows,
     itr_rerank_rows,
 )
+from hanyi.data.cvlue_retrieval import add_retriever_arguments, retriever_step, stage1_info, stage1_summary
 from hanyi.data.safepath import inside
 
 SPLITS = {"val": "validation", "test": "test"}
@@ -147,10 +149,13 @@ def convert_release(
     mc_size: int = MC_SIZE,
     vd_options: int = 100,
     source: str | None = None,
+    retrieve=None,
+    shortlist_origin: dict | None = None,
 ) -> dict:
     """Convert the release under ``root`` into a hub-format dataset at ``out_dir``; returns counts and anomalies.
 
-    Raises :class:`CvlueReleaseError` naming every missing task file or image (and where to request the data).
+    ``retrieve(ic_items) -> (shortlist, record)`` computes the test split's ITR shortlist (``cvlue_retrieval``), else
+    ``shortlist`` serves every split. Raises :class:`CvlueReleaseError` naming every missing task file or image.
     """
     import datasets
 
@@ -162,14 +167,15 @@ def convert_release(
     configs: dict[str, dict] = {}
     itr_images: set[str] = set()
     refused: list[str] = []
+    stage1 = None
     for task in tasks:
         found = scorable = False
         for split, hub_split in SPLITS.items():
             found = found or any(_find(root, c, split) for c in (RELEASE_FILES[task], GOLD_FILES[task]))
-            source = _gold_source(task, root, split, refused)
-            if source is None:
+            gold_source = _gold_source(task, root, split, refused)  # not `source`: that names the release
+            if gold_source is None:
                 continue
-            data, gold = source
+            data, gold = gold_source
             if task == "VQA":
                 rows = {"vqa": convert_vqa(data)}
             elif task == "VG":
@@ -184,10 +190,14 @@ def convert_release(
                     continue
             else:
                 rows = itr_mc_rows(data, mc_size)
-                if shortlist is not None:
-                    rows.update(itr_rerank_rows(data, shortlist, rerank_k, anomalies))
+                split_shortlist = shortlist
+                if retrieve is not None and split == "test":
+                    split_shortlist, stage1 = retrieve(data)
+                    anomalies += [f"ITR stage 1: skipped image {s}" for s in stage1["skipped_images"]]
+                if split_shortlist is not None:
+                    rows.update(itr_rerank_rows(data, split_shortlist, rerank_k, anomalies))
                 elif split == "test":
-                    anomalies.append("ITR: no --itr-shortlist given, so itr_*_rerank configs are not written")
+                    anomalies.append("ITR: no --itr-shortlist/--itr-retriever, so itr_*_rerank configs are not written")
                 itr_images |= {r["image_path"] for v in rows.values() for r in v}
             scorable = True
             for config, docs in rows.items():
@@ -219,25 +229,21 @@ def convert_release(
     info = {
         "source": source or os.path.abspath(root),
         "anomalies": anomalies,
-        "rerank_k": rerank_k if shortlist else None,
+        **stage1_info(stage1, shortlist, shortlist_origin, rerank_k),
     }
     counts = write_hub_dataset(out_dir, configs, card, info)
-    return {"counts": counts, "anomalies": anomalies, "refused": refused}
+    return {"counts": counts, "anomalies": anomalies, "refused": refused, "itr_stage1": stage1}
 
 
 def add_prepare_arguments(parser) -> None:
     """Arguments of ``hanyi prepare cvlue``."""
     parser.add_argument(
-        "--root", required=True, help="directory of the official CVLUE release (images/, VQA/, VG/, VD/, IC/)"
-    )
-    parser.add_argument(
-        "--itr-shortlist",
-        default=None,
-        help='stage-1 ITR shortlist JSON {"i2t": {image: [captions]}, "t2i": {caption: [images]}} (official submission format)',
+        "--release", "--root", dest="root", required=True, help="official release directory (images/, VQA/ ... IC/)"
     )
     parser.add_argument(
         "--rerank-k", type=int, default=16, help="shortlist depth K of the rerank@K protocol (default 16)"
     )
+    add_retriever_arguments(parser)
 
 
 def run_prepare(args) -> dict:
@@ -247,11 +253,16 @@ def run_prepare(args) -> dict:
         shortlist = _load(args.itr_shortlist)
         if not isinstance(shortlist, dict) or not {"i2t", "t2i"} & set(shortlist):
             raise CvlueReleaseError(f"{args.itr_shortlist}: expected an object with 'i2t' and/or 't2i'")
-    result = convert_release(args.root, args.out_dir, shortlist, getattr(args, "rerank_k", 16))
+    k = getattr(args, "rerank_k", 16)
+    if k < 1:
+        raise ValueError(f"--rerank-k must be at least 1, got {k}")
+    retrieve = retriever_step(args, k) if getattr(args, "itr_retriever", None) else None
+    origin = {"path": os.path.abspath(args.itr_shortlist)} if shortlist is not None else None
+    result = convert_release(args.root, args.out_dir, shortlist, k, retrieve=retrieve, shortlist_origin=origin)
     out = {f"{c}/{s}": n for c, splits in result["counts"].items() for s, n in splits.items()}
     out["anomalies"] = len(result["anomalies"])
     out["refused_splits"] = len(result["refused"])
-    return out
+    return {**out, **stage1_summary(result["itr_stage1"], getattr(args, "itr_retriever", None))}
 
 
 def build_sample(out_dir: str, size: int | None = None) -> dict:
@@ -283,5 +294,6 @@ def build_sample(out_dir: str, size: int | None = None) -> dict:
             mc_size=3,
             vd_options=SAMPLE_VD_OPTIONS,
             source="synthetic sample (hanyi.data.cvlue_sample)",
+            shortlist_origin={"retriever": "none: the sample's fixed synthetic shortlist"},
         )
     return result["counts"]

@@ -464,6 +464,12 @@ def build_sections(runs: list[Run], anchors_dir: str = anchor_mod.ANCHORS_DIR) -
         hints = data.get("categories") or []
         display = {k: v for hint in hints for k, v in hint["labels"].items()}
         section.tables.append(headline_table(runs, tasks, hints, section.intervals))
+        from hanyi.report import retriever  # imports this module
+
+        stage1 = retriever.stage1_table(runs, tasks)
+        if stage1 is not None:
+            section.tables.append(stage1)
+        section.notes += retriever.shortlist_notes(runs, tasks)
         linked_any = False
         all_links: list[anchor_mod.Link] = []
         empty = 0
@@ -520,9 +526,13 @@ def build_sections(runs: list[Run], anchors_dir: str = anchor_mod.ANCHORS_DIR) -
 
 def paired_records(runs: list[Run], tasks: list[str], hints=None) -> list[dict]:
     """Doc-by-doc comparison of two runs on every headline metric both logged per doc (B − A)."""
+    from hanyi.report.retriever import differ
+
     a_run, b_run = runs
     out = []
     for task in tasks:
+        if differ(runs, task):
+            continue  # different stage-1 shortlists: not comparable with each other (a section note says so)
         head, _ = category_tables(_metric_names(runs, task), hints)
         for name in head:
             if is_count(a_run, task, name) or is_count(b_run, task, name):

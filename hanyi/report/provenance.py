@@ -18,6 +18,11 @@ record back into one dict per task, so ``hanyi report`` and ``hanyi submit`` see
     as recorded by lmms-eval.
 ``generation_failures``
     logged responses that are ``None`` or empty (``None`` when the run has no sample log: unknown, not zero).
+``shortlist``
+    for a re-ranking task (``dataset_name`` ending in ``_rerank``, CVLUE ITR), the stage-1 shortlist it re-ranked as
+    ``hanyi prepare`` recorded it in the prepared data's ``hanyi_build.json`` (``itr_retriever``: origin, retriever
+    id, revision, K, embedding hash, shortlist hash, stage-1 metrics); ``None`` when not recorded. Two runs whose
+    shortlists differ (:func:`shortlist_id`) are not comparable with each other (``hanyi.report.retriever``).
 
 :func:`comparability` turns a task's provenance and one paper anchor row into ``(comparable, reasons)``.
 """
@@ -26,6 +31,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import json
 import os
 
 from hanyi.data.sources import SAMPLE_DIR
@@ -82,6 +88,35 @@ def directory_hash(path: str) -> str:
                 while block := f.read(1 << 20):
                     digest.update(block)
     return "sha256:" + digest.hexdigest()
+
+
+#: The manifest ``hanyi prepare`` writes beside a prepared dataset (:func:`hanyi.data.hubformat.write_hub_dataset`).
+BUILD_MANIFEST = "hanyi_build.json"
+
+
+def shortlist_record(config: dict, source: dict) -> dict | None:
+    """The stage-1 shortlist record of a re-ranking task from its prepared data's manifest, or ``None``."""
+    if not str(config.get("dataset_name") or "").endswith("_rerank") or not source.get("path"):
+        return None
+    path = os.path.join(str(source["path"]), BUILD_MANIFEST)
+    try:
+        with open(path, encoding="utf-8") as f:
+            record = json.load(f).get("itr_retriever")
+    except (OSError, ValueError, AttributeError):
+        return None
+    return record if isinstance(record, dict) else None
+
+
+def shortlist_id(prov: dict) -> tuple | None:
+    """What makes two re-ranking runs comparable: ``(shortlist hash, K)``; ``None`` when not recorded.
+
+    >>> shortlist_id({"shortlist": {"shortlist_sha256": "sha256:ab", "k": 16}})
+    ('sha256:ab', 16)
+    >>> shortlist_id({}) is None
+    True
+    """
+    rec = prov.get("shortlist")
+    return (rec.get("shortlist_sha256"), rec.get("k")) if isinstance(rec, dict) else None
 
 
 def read_samples(samples_file: str | None) -> list[dict] | None:
@@ -162,9 +197,11 @@ def task_provenance(results: dict, task: str, samples: list[dict] | None) -> dic
     config = (results.get("configs") or {}).get(task) or {}
     run_config = results.get("config") or {}
     n = (results.get("n-samples") or {}).get(task) or {}
+    source = classify_source(config.get("dataset_path"), config.get("dataset_kwargs"))
     return {
         "task": task,
-        "data_source": classify_source(config.get("dataset_path"), config.get("dataset_kwargs")),
+        "data_source": source,
+        "shortlist": shortlist_record(config, source),
         "prompt_variant": prompt_variant(config, str(run_config.get("model", ""))),
         "scorer_backends": scorer_backends(samples),
         "judge_model": _judge_model(config, samples),
