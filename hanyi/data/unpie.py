@@ -59,21 +59,35 @@ def caption_key(pun_id: str, meaning_idx: int | None = None) -> str:
 
 REQUIRED = ("pun_sentence", "pun_phrase", "translation1", "translation2")
 
+#: The fields each task kind reads (a translation in the task's own language only): a row is skipped from a task
+#: only when one of *its* fields is empty, so one empty Korean translation leaves the pun in every other task.
+KIND_FIELDS = {
+    "grounding": ("pun_sentence", "pun_phrase"),
+    "disambiguation": ("pun_sentence", "translation1", "translation2"),
+    "reconstruction": ("pun_sentence", "pun_phrase", "translation1", "translation2"),
+}
 
-def row_problems(row: dict) -> list[str]:
-    """What is wrong with a hub row (empty required fields or translations); ``[]`` when it is usable.
 
-    >>> row_problems({"pun_sentence": "x", "pun_phrase": "", "translation1": {"de": "a"}, "translation2": None})
+def row_problems(row: dict, kind: str | None = None, lang: str | None = None) -> list[str]:
+    """What is wrong with a hub row for task ``kind`` in language ``lang`` (its own fields only); ``[]`` when usable.
+
+    Without ``kind``, every required field in every language is checked (``hanyi prepare`` reports them all).
+
+    >>> row = {"pun_sentence": "x", "pun_phrase": "", "translation1": {"de": "a"}, "translation2": None}
+    >>> row_problems(row)
     ['pun_phrase empty', 'translation1.fr empty', 'translation1.ko empty', 'translation2 missing']
+    >>> row_problems(row, "disambiguation", "de"), row_problems(row, "grounding")
+    (['translation2 missing'], ['pun_phrase empty'])
     """
     problems = []
-    for field in REQUIRED:
+    for field in KIND_FIELDS[kind] if kind else REQUIRED:
         value = row.get(field)
         if field.startswith("translation"):
             if not isinstance(value, dict):
                 problems.append(f"{field} missing")
                 continue
-            problems += [f"{field}.{lang} empty" for lang in LANGUAGES if not (value.get(lang) or "").strip()]
+            langs = [lang] if kind and lang else LANGUAGES
+            problems += [f"{field}.{code} empty" for code in langs if not (value.get(code) or "").strip()]
         elif not (value or "").strip():
             problems.append(f"{field} empty")
     return problems
@@ -92,7 +106,7 @@ def expand_rows(rows, kind: str, split: str, lang: str | None = None) -> tuple[l
     docs, skipped = [], []
     for idx, row in enumerate(rows):
         pid = unpie_id(split, idx)
-        problems = row_problems(row)
+        problems = row_problems(row, kind, lang)
         if problems:
             skipped.append(f"{pid}: {', '.join(problems)}")
             continue
@@ -100,7 +114,7 @@ def expand_rows(rows, kind: str, split: str, lang: str | None = None) -> tuple[l
             "unpie_id": pid,
             "category": split,
             "pun_sentence": row["pun_sentence"],
-            "pun_phrase": row["pun_phrase"],
+            "pun_phrase": row.get("pun_phrase") or "",
         }
         base["alter_phrase"] = row.get("alter_phrase") or ""
         if kind == "grounding":
@@ -121,13 +135,15 @@ def expand_rows(rows, kind: str, split: str, lang: str | None = None) -> tuple[l
     return docs, skipped
 
 
-def expand(dataset, kind: str, split: str, lang: str | None = None, needs_image: bool = False):
+def expand(dataset, kind: str, split: str, lang: str | None = None, needs_image: bool = False, captions=False):
     """``process_docs`` body: a ``datasets.Dataset`` of hub rows -> a Dataset of task docs (:func:`expand_rows`).
 
     The explanation image is passed through as stored bytes (no re-encoding). Corrupt rows are skipped and logged
     with their ids. A disambiguation doc whose disambiguator image cannot be resolved is left out here when the task
     shows the image (``needs_image``: the VLM tasks, which never send a request without one), and logged with its
-    count and ids; the caption tasks keep it (scoring excludes it and counts it in ``image_unresolved``).
+    count and ids. The caption tasks (``captions``) need no image: each doc gets its ``caption`` from the caption
+    file (:func:`attach_captions`); a doc without one is kept, left out of every score and counted in
+    ``caption_missing``.
     """
     import datasets
 
@@ -150,15 +166,8 @@ def expand(dataset, kind: str, split: str, lang: str | None = None, needs_image:
             bad[0]["image_status"],
         )
         docs = [d for d in docs if d.get("image_status", IMAGE_OK) == IMAGE_OK]
-    elif bad:
-        log.warning(
-            "%s: %d of %d disambiguator images unresolvable; those docs are excluded from the accuracy and counted "
-            "in image_unresolved. First: %s",
-            tag,
-            len(bad),
-            len(docs),
-            bad[0]["image_status"],
-        )
+    if captions:
+        attach_captions(docs, tag)
     out = datasets.Dataset.from_list(docs)
     if "pun_exp_image" in out.column_names:
         out = out.cast_column("pun_exp_image", datasets.Image())
@@ -169,7 +178,7 @@ def expand(dataset, kind: str, split: str, lang: str | None = None, needs_image:
 
 
 def captions_path(configured: str | None = None) -> str | None:
-    """The caption file for ``*_sm`` tasks: ``configured`` (task kwarg ``captions``), ``$HANYI_UNPIE_CAPTIONS``, or
+    """The caption file for ``*_sm`` tasks: ``configured`` (a path given by the caller), ``$HANYI_UNPIE_CAPTIONS``, or
     ``captions.json`` inside the resolved data directory (prepared or sample). ``None`` when none exists."""
     for candidate in (configured, os.environ.get(CAPTIONS_ENV)):
         if candidate:
@@ -182,6 +191,34 @@ def captions_path(configured: str | None = None) -> str | None:
         return None
     path = os.path.join(root, CAPTIONS_FILE)
     return path if os.path.isfile(path) else None
+
+
+def attach_captions(docs: list[dict], tag: str = "unpie", path: str | None = None) -> int:
+    """Give each doc its ``caption`` (``""`` when the caption file lacks its key); returns how many lack one.
+
+    The file is :func:`captions_path` (``path``, ``$HANYI_UNPIE_CAPTIONS`` or ``captions.json`` in the data
+    directory); without any, the caption tasks cannot run and ``FileNotFoundError`` says how to make one.
+    """
+    path = captions_path(path)
+    if path is None:
+        raise FileNotFoundError(f"unpie *_sm tasks need a caption file: set {CAPTIONS_ENV} (docs/unpie.md, SM mode)")
+    table = load_captions(path)
+    missing = []
+    for doc in docs:
+        key = caption_key(doc["unpie_id"], doc["meaning_idx"] if "disamb_image" in doc else None)
+        doc["caption"] = (table.get(key) or "").strip()
+        if not doc["caption"]:
+            missing.append(key)
+    if missing:
+        log.warning(
+            "%s: %d of %d docs have no caption in %s (left out of every score, counted in caption_missing): %s",
+            tag,
+            len(missing),
+            len(docs),
+            path,
+            ", ".join(missing[:10]) + (" ..." if len(missing) > 10 else ""),
+        )
+    return len(missing)
 
 
 def load_captions(path: str) -> dict[str, str]:
