@@ -22,6 +22,7 @@ Heavy imports (nltk, torch, transformers) happen inside the check functions.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import threading
@@ -327,8 +328,32 @@ def resolve(name: str) -> Resolution:
     return res
 
 
+_DEFERRED = threading.local()
+
+
+@contextlib.contextmanager
+def deferred():
+    """Within this block :func:`require` resolves nothing (no model is loaded, no hub is asked).
+
+    For ``hanyi tasks``, which counts docs through each task's ``process_docs``: those call :func:`require` so a
+    real run resolves its backbones at task load, but a doc count needs none of them (issue 27: listing the tasks
+    loaded Sentence-BERT and retried the hub for BERTScore). :func:`resolve` itself is not affected.
+    """
+    before = getattr(_DEFERRED, "on", False)
+    _DEFERRED.on = True
+    try:
+        yield
+    finally:
+        _DEFERRED.on = before
+
+
 def require(*names: str) -> dict[str, Resolution]:
-    """Resolve ``names`` (task load time); returns ``{name: Resolution}``. Never raises for a missing backbone."""
+    """Resolve ``names`` (task load time); returns ``{name: Resolution}``. Never raises for a missing backbone.
+
+    Inside :func:`deferred` it resolves nothing and returns ``{}``.
+    """
+    if getattr(_DEFERRED, "on", False):
+        return {}
     return {n: resolve(n) for n in names}
 
 

@@ -128,3 +128,44 @@ def test_tasks_json_gives_the_how_to_on_unprepared_rows(capsys, tmp_path, monkey
     rows = {r["name"]: r for r in json.loads(capsys.readouterr().out)}
     assert rows["vulca_baseline"]["docs"] == "not prepared"
     assert "hanyi prepare vulca" in rows["vulca_baseline"]["source"]
+
+
+_COUNT_SCRIPT = """
+import contextlib, io, json, socket, sys, time
+
+def no_network(*args, **kwargs):
+    raise OSError("hanyi tasks touched the network")
+
+socket.socket.connect = socket.create_connection = socket.getaddrinfo = no_network
+from hanyi import backbones
+
+resolved, resolve = [], backbones.resolve
+backbones.resolve = lambda name: (resolved.append(name), resolve(name))[1]
+from hanyi.cli import main
+
+out, start = io.StringIO(), time.perf_counter()
+with contextlib.redirect_stdout(out):
+    rc = main(["tasks", "--json"])
+heavy = [m for m in ("torch", "transformers", "sentence_transformers", "bert_score", "nltk") if m in sys.modules]
+print(json.dumps({"rc": rc, "seconds": time.perf_counter() - start, "resolved": resolved, "heavy": heavy,
+                  "rows": json.loads(out.getvalue())}))
+"""
+
+
+def test_tasks_counts_docs_in_seconds_with_no_model_no_backbone_and_no_network():
+    """Issue 27 item 12: counting docs ran each task's ``process_docs``, which resolved the scoring backbones
+    (Sentence-BERT loaded, the hub retried 42 times for BERTScore): 188 s to list the tasks. A count needs none."""
+    import os
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("HF_", "HANYI_", "TRANSFORMERS_"))}
+    env["HANYI_DATA_ROOT"] = "sample"
+    proc = subprocess.run([sys.executable, "-c", _COUNT_SCRIPT], capture_output=True, text=True, env=env, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    got = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert got["rc"] == 0 and got["resolved"] == [] and got["heavy"] == []
+    counts = {r["name"]: r["docs"] for r in got["rows"] if r["type"] == "task"}
+    assert counts and all(d.isdigit() for d in counts.values()), {n: d for n, d in counts.items() if not d.isdigit()}
+    assert counts["unpie_disambiguation_de_hetero"] == "5" and counts["unpie_disambiguation_sm_de_hetero"] == "6"
+    assert got["seconds"] < 20  # 2.5 s on a 2-core dev machine; loose for CI (was 188 s, or 16 s offline)
