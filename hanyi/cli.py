@@ -262,13 +262,37 @@ def cmd_prepare(args, parser) -> int:
     return 0
 
 
+EVAL_USAGE = """\
+usage: hanyi eval [--allow_errors] LMMS_EVAL_ARGUMENTS ...
+
+Run lmms-eval with hanyi's tasks registered (for when the start-up hook is off). Every argument except
+--allow_errors goes to lmms-eval unchanged: `lmms-eval --help` lists them (it takes a while: it imports lmms-eval).
+
+What hanyi eval adds:
+  exit status 1 when anything was logged at ERROR level during the run (a task that failed to load, a generation
+  error a model wrapper caught and logged, an aborted evaluation), with the count and the first error on the last
+  line. lmms-eval 0.7.3 logs these and exits 0, with or without --verbosity DEBUG (DEBUG re-raises only an
+  exception that aborts the whole evaluation, not the per-request errors a model wrapper logs).
+  --allow_errors    exit 0 all the same (the errors are still logged)
+
+example:
+  hanyi eval --model llava_hf --model_args pretrained=llava-hf/llava-1.5-7b-hf --tasks punrebus --log_samples \\
+             --output_path out/
+"""
+
+
 def cmd_eval(argv) -> int:
     """``lmms-eval`` with hanyi's tasks registered, exiting 1 when anything was logged as an error.
 
-    lmms-eval 0.7.3 exits 0 when a task fails to load, a generation raises, or the evaluation aborts (unless
-    ``--verbosity DEBUG``): it only logs an ERROR line. Every ERROR record of lmms-eval's logger is counted here (a
-    loguru patcher, which survives the handler reset lmms-eval does at start-up); ``--allow_errors`` keeps exit 0.
+    lmms-eval 0.7.3 exits 0 when a task fails to load, a generation raises, or the evaluation aborts: it only logs an
+    ERROR line (``--verbosity DEBUG`` re-raises only an exception that aborts the whole evaluation). Every ERROR
+    record of lmms-eval's logger is counted here (a loguru patcher, which survives the handler reset lmms-eval does
+    at start-up); ``--allow_errors`` keeps exit 0. ``-h``/``--help`` print :data:`EVAL_USAGE` without importing
+    lmms-eval.
     """
+    if "-h" in argv or "--help" in argv:
+        print(EVAL_USAGE, end="")
+        return 0
     import lmms_eval.tasks
     from loguru import logger
 

@@ -169,3 +169,22 @@ def test_tasks_counts_docs_in_seconds_with_no_model_no_backbone_and_no_network()
     assert counts and all(d.isdigit() for d in counts.values()), {n: d for n, d in counts.items() if not d.isdigit()}
     assert counts["unpie_disambiguation_de_hetero"] == "5" and counts["unpie_disambiguation_sm_de_hetero"] == "6"
     assert got["seconds"] < 20  # 2.5 s on a 2-core dev machine; loose for CI (was 188 s, or 16 s offline)
+
+
+@pytest.mark.parametrize("flag", ["--help", "-h"])
+def test_eval_help_is_hanyis_own_usage_without_importing_lmms_eval(flag):
+    """Issue 27 item 13: ``hanyi eval --help`` printed lmms-eval's help after 18 s (its import), and not a word on
+    what ``hanyi eval`` adds."""
+    import subprocess
+    import sys
+    import time
+
+    code = "import sys; from hanyi.cli import main; rc = main(['eval', sys.argv[1]]); print('lmms_eval' in sys.modules, rc)"
+    start = time.perf_counter()
+    proc = subprocess.run([sys.executable, "-c", code, flag], capture_output=True, text=True, timeout=120)
+    seconds = time.perf_counter() - start
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.startswith("usage: hanyi eval [--allow_errors]")
+    assert "--allow_errors" in proc.stdout and "exit status 1" in proc.stdout and "lmms-eval --help" in proc.stdout
+    assert proc.stdout.strip().splitlines()[-1] == "False 0"  # lmms-eval never imported
+    assert seconds < 10  # 0.1 s here; loose for CI (was 18 s)
