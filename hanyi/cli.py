@@ -253,11 +253,12 @@ def cmd_prepare(args, parser) -> int:
             raise
         print(_prepare_failure(args.benchmark, exc), file=sys.stderr)
         return 2
-    print(
-        json.dumps(
-            {"benchmark": args.benchmark, "out": sub_args.out_dir, **(counts or {})}, ensure_ascii=False, indent=1
-        )
-    )
+    counts = dict(counts or {})
+    cannot_run = counts.pop("cannot_run", None)  # a builder's reason why the written data cannot run its tasks
+    print(json.dumps({"benchmark": args.benchmark, "out": sub_args.out_dir, **counts}, ensure_ascii=False, indent=1))
+    if cannot_run:
+        print(f"hanyi prepare {args.benchmark}: written, but the data cannot run: {cannot_run}.", file=sys.stderr)
+        return 1
     print(f"\nUse it with: HANYI_DATA_ROOT={root} lmms-eval --tasks {args.benchmark} ...")
     return 0
 

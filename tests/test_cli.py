@@ -188,3 +188,56 @@ def test_eval_help_is_hanyis_own_usage_without_importing_lmms_eval(flag):
     assert "--allow_errors" in proc.stdout and "exit status 1" in proc.stdout and "lmms-eval --help" in proc.stdout
     assert proc.stdout.strip().splitlines()[-1] == "False 0"  # lmms-eval never imported
     assert seconds < 10  # 0.1 s here; loose for CI (was 18 s)
+
+
+def test_prepare_punrebus_with_an_empty_image_folder_says_no_images_found(capsys, tmp_path):
+    """Issue 27 item 14: an empty ``--images`` folder gave a ``datasets`` "Keys mismatch" error."""
+    from hanyi.data.punrebus_sample import sample_answer_sheet
+
+    sheet, images = tmp_path / "sheet.csv", tmp_path / "images"
+    sheet.write_text(sample_answer_sheet(), encoding="utf-8")
+    images.mkdir()
+    argv = ["prepare", "punrebus", "--answer-sheet", str(sheet), "--images", str(images), "--out", str(tmp_path / "o")]
+    line = _one_line_exit_2(capsys, argv)
+    assert f"no images found in {images}" in line and "Keys mismatch" not in line
+
+
+def _cii_clone(root, with_images: bool):
+    """A two-question CII-Bench clone (``data/{test,dev}.json`` and, optionally, ``images/``), real layout."""
+    from hanyi.data.images import synthetic_image
+
+    for split in ("test", "dev"):
+        record = {
+            "id": f"{split}-1",
+            "local_path": f"images/{split}/{split}-1.jpg",
+            "meta_data": {"image_type": "海报(Poster)", "domain": "生活", "emotion": "中性", "rhetoric": "隐喻"},
+            "questions": [
+                {
+                    "id": f"{split}-1",
+                    "question": "?",
+                    "options": list("甲乙丙丁戊己"),
+                    "answer": "A",
+                    "correct_option": "甲",
+                }
+            ],
+        }
+        (root / "data").mkdir(parents=True, exist_ok=True)
+        (root / "data" / f"{split}.json").write_text(json.dumps([record], ensure_ascii=False), encoding="utf-8")
+        if with_images:
+            (root / "images" / split).mkdir(parents=True)
+            synthetic_image(split).save(root / record["local_path"], format="JPEG")
+
+
+def test_prepare_cii_from_github_without_images_exits_1_and_says_what_is_missing(capsys, tmp_path, monkeypatch):
+    """Issue 27 item 14: a clone without its images prepared with exit 0 and "Use it with ...", a run that then fails."""
+    monkeypatch.delenv("HANYI_CII_IMAGE_ROOT", raising=False)
+    _cii_clone(tmp_path / "clone", with_images=False)
+    argv = ["prepare", "cii", "--source", "github", "--github-root", str(tmp_path / "clone"), "--out", str(tmp_path)]
+    assert main(argv) == 1
+    out, err = capsys.readouterr()
+    assert "Use it with" not in out
+    assert "2 of 2 questions have no image" in err and "dev-1 (images/dev/dev-1.jpg)" in err
+    assert "cii_textonly" in err and str(tmp_path / "clone") in err
+    _cii_clone(tmp_path / "full", with_images=True)
+    argv = ["prepare", "cii", "--source", "github", "--github-root", str(tmp_path / "full"), "--out", str(tmp_path)]
+    assert main(argv) == 0 and "Use it with" in capsys.readouterr().out
