@@ -586,3 +586,12 @@ def test_httpx_request_log_never_shows_the_judge_url_credentials(fake_judge, tmp
     with caplog.at_level(logging.DEBUG):
         JudgeClient(config).judge_many(["hello"], score_1_to_5)
     assert "pw-LEAK" not in caplog.text and "key-LEAK" not in caplog.text
+
+
+def test_a_judge_batch_shows_a_tqdm_bar_of_its_requests(fake_judge, tmp_path, capsys):
+    """Issue 27 item 16: a judge batch of hundreds of requests ran without any progress shown."""
+    JudgeClient(make_config(fake_judge.base_url, tmp_path)).judge_many([f"p{i}" for i in range(5)], score_1_to_5)
+    err = capsys.readouterr().err
+    assert "hanyi judge (fake-judge)" in err and "5/5" in err and "request" in err
+    JudgeClient(make_config(fake_judge.base_url, tmp_path)).judge_many([f"p{i}" for i in range(5)], score_1_to_5)
+    assert "hanyi judge (fake-judge)" not in capsys.readouterr().err  # all cached: nothing sent, no bar

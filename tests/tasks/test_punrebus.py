@@ -370,3 +370,20 @@ def test_a_doc_without_its_image_stops_the_task_at_load_time(tmp_path):
         utils.punrebus_process_docs(broken)
     with pytest.raises(ImageUnavailableError):  # 5-shot checks before dropping the exemplar stories
         fewshot.punrebus_drop_exemplar_stories(broken)
+
+
+def test_release_download_shows_a_tqdm_bar(tmp_path, monkeypatch, capsys):
+    """Issue 27 item 16: the image zip download (hundreds of MB) showed no progress."""
+    import io
+    import urllib.request
+
+    from hanyi.data import punrebus_release
+
+    class Response(io.BytesIO):
+        headers = {"Content-Length": str(3 << 20)}
+
+    monkeypatch.setattr(urllib.request, "urlopen", lambda url, timeout: Response(b"x" * (3 << 20)))
+    data, origin = punrebus_release._read_source("https://example.invalid/z.zip", str(tmp_path), "images.zip")
+    assert len(data) == 3 << 20 and origin == str(tmp_path / "images.zip")
+    err = capsys.readouterr().err
+    assert "images.zip" in err and "100%" in err and "3.15M" in err
