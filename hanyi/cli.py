@@ -17,7 +17,7 @@ import json
 import os
 import sys
 
-from hanyi import BENCHMARKS, TASKS_DIR, __version__
+from hanyi import BENCHMARKS, TASKS_DIR, __version__, plain_doc
 
 
 def _load_yaml(path: str, loader) -> dict:
@@ -226,7 +226,7 @@ def cmd_prepare(args, parser) -> int:
     module = _benchmark_module(args.benchmark, "prepare")
     sub = argparse.ArgumentParser(
         prog=f"hanyi prepare {args.benchmark}",
-        description=(module.__doc__ or "").strip().splitlines()[0] if module.__doc__ else None,
+        description=plain_doc(module.__doc__) or None,
     )
     sub.add_argument(
         "--out",
@@ -346,13 +346,18 @@ def _prepare_parser(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="hanyi", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="hanyi", description=plain_doc(__doc__))
     parser.add_argument("--version", action="version", version=f"hanyi {__version__}")
     subs = parser.add_subparsers(dest="command", required=True)
     p = subs.add_parser("tasks", help="list hanyi tasks and groups with doc counts and data source")
-    p.add_argument("benchmark", nargs="*", choices=[[], *BENCHMARKS], help="only these benchmarks")
+    p.add_argument(
+        "benchmark",
+        nargs="*",
+        metavar="BENCHMARK",  # checked in main(): choices= would print "{[],punrebus,...}" (issue 27)
+        help="only these benchmarks (default: all): " + ", ".join(BENCHMARKS),
+    )
     p.add_argument("--no-count", dest="count", action="store_false", help="skip loading data to count docs")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help="print the rows as JSON (name, type, docs, source)")
     p = subs.add_parser(
         "prepare",
         help="build a benchmark's dataset from its official release",
@@ -392,6 +397,9 @@ def main(argv=None) -> int:
         return 0
     args = parser.parse_args(argv)
     if args.command == "tasks":
+        unknown = [b for b in args.benchmark if b not in BENCHMARKS]
+        if unknown:
+            parser.error(f"hanyi tasks: unknown benchmark {unknown[0]!r} (choose from {', '.join(BENCHMARKS)})")
         return cmd_tasks(args)
     if args.command == "prepare":
         return cmd_prepare(args, parser)

@@ -241,3 +241,23 @@ def test_prepare_cii_from_github_without_images_exits_1_and_says_what_is_missing
     _cii_clone(tmp_path / "full", with_images=True)
     argv = ["prepare", "cii", "--source", "github", "--github-root", str(tmp_path / "full"), "--out", str(tmp_path)]
     assert main(argv) == 0 and "Use it with" in capsys.readouterr().out
+
+
+HELP_COMMANDS = [[], ["tasks"], ["prepare"], ["report"], ["submit"], ["doctor"], ["setup"], ["export"]]
+HELP_COMMANDS += [["prepare", bench] for bench in ("punrebus", "cvlue", "cii", "unpie", "vulca")]
+
+
+@pytest.mark.parametrize("command", HELP_COMMANDS, ids=lambda c: " ".join(c) or "hanyi")
+def test_help_text_has_no_rest_markup_and_every_option_is_explained(capsys, command):
+    """Issue 27 item 15: ``hanyi tasks --help`` showed ``{[],punrebus,...}`` and an unexplained ``--json``;
+    descriptions taken from docstrings showed reST double backticks."""
+    try:
+        code = main([*command, "--help"])
+    except SystemExit as exc:
+        code = exc.code
+    out = capsys.readouterr().out
+    assert code == 0 and out.startswith("usage: hanyi")
+    assert "``" not in out and ":mod:" not in out and "{[]" not in out
+    options = re.findall(r"(?m)^  (-[-\w]+(?:[ ,][^ ]+)*)(.*)$", out)
+    unexplained = [opt for opt, rest in options if not rest.strip()]
+    assert not unexplained, unexplained  # an option whose help is on its own line has text after it on the next
