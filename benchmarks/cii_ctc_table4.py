@@ -67,5 +67,13 @@ def main(path):
     return 0 if ok else 1
 
 
+def _args():
+    import argparse
+
+    parser = argparse.ArgumentParser(description=__doc__.strip().splitlines()[0])
+    parser.add_argument("path", nargs="?", default=DEFAULT, help=f"exp_CTC_with_scores.json (default {DEFAULT})")
+    return parser.parse_args()
+
+
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1] if len(sys.argv) > 1 else DEFAULT))
+    sys.exit(main(_args().path))

@@ -38,7 +38,7 @@ import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-# this folder's multiprocess.py would shadow the package `datasets` imports (see benchmarks/full_scale.py)
+# this folder is not searched for packages (see benchmarks/full_scale.py)
 sys.path[:] = [p for p in sys.path if os.path.abspath(p or os.curdir) != HERE]
 sys.path.insert(0, os.path.join(HERE, "..", "tests", "fixtures", "vulca"))
 

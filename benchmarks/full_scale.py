@@ -15,7 +15,7 @@
    ``process_results``; aggregation), peak RSS and seconds per 1,000 docs.
 4. Prints the issue-20 targets as PASS/FAIL lines. Figures on a shared 2-core machine are noisy.
 5. Launches one full-size group (``--nproc-group``, default cii) as ``lmms-eval`` and as ``torchrun`` with
-   ``--nproc`` (default 2) gloo processes, with the helpers of benchmarks/multiprocess.py, and prints both wall
+   ``--nproc`` (default 2) gloo processes, with the helpers of benchmarks/multiprocess_parity.py, and prints both wall
    times and whether every metric is identical.
 
 Backbones: the tiny offline NLI model (tests/fixtures/vulca/tiny_nli.py) serves VULCA's NLI metrics; it also
@@ -36,8 +36,8 @@ import time
 
 os.environ.update(HF_HUB_OFFLINE="1", HF_DATASETS_OFFLINE="1", TOKENIZERS_PARALLELISM="false")
 HERE = os.path.dirname(os.path.abspath(__file__))
-# Run as a script, this folder is sys.path[0], and its multiprocess.py would shadow the `multiprocess` package that
-# `datasets` imports ("'multiprocess' is not a package"). The launch helpers are loaded by path instead.
+# Run as a script, this folder is sys.path[0]: no module here may shadow a package `datasets` imports (the launch
+# helpers were multiprocess.py, which stood in for `multiprocess`; now multiprocess_parity.py, loaded by path).
 sys.path[:] = [p for p in sys.path if os.path.abspath(p or os.curdir) != HERE]
 GROUPS = ("punrebus", "cii", "unpie", "cvlue", "vulca")
 #: built-in case -> (our case it is compared with, kind). ``ii_bench`` (MCQ) and ``ok_vqa`` (VQA) are the issue's
@@ -396,13 +396,13 @@ class _Backbones:
 
 
 def launch_helpers():
-    """``benchmarks/multiprocess.py`` (launch commands, replay launches, metric comparison), loaded by path under
+    """``benchmarks/multiprocess_parity.py`` (launch commands, replay launches, metric comparison), loaded by path under
     its own name so that it never stands in for the ``multiprocess`` package."""
     import importlib.util
 
     name = "hanyi_bench_multiprocess"
     if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, os.path.join(HERE, "multiprocess.py"))
+        spec = importlib.util.spec_from_file_location(name, os.path.join(HERE, "multiprocess_parity.py"))
         module = importlib.util.module_from_spec(spec)
         sys.modules[name] = module
         spec.loader.exec_module(module)
@@ -431,7 +431,7 @@ def compare_processes(one: tuple, many: tuple) -> dict:
 
 def run_processes(case: str, data: dict, replay: str, workdir: str, nproc: int, launcher: str = "torchrun") -> dict:
     """The same replay of one full-size group launched as ``lmms-eval`` (1 process) and with ``launcher``
-    (``nproc`` gloo processes, ``OMP_NUM_THREADS=1`` for both), via benchmarks/multiprocess.py."""
+    (``nproc`` gloo processes, ``OMP_NUM_THREADS=1`` for both), via benchmarks/multiprocess_parity.py."""
     mp = launch_helpers()
     env = processes_env(case, data)
     runs = []

@@ -51,4 +51,7 @@ def main():
 
 
 if __name__ == "__main__":
+    import argparse
+
+    argparse.ArgumentParser(description=__doc__.strip().splitlines()[0]).parse_args()
     main()

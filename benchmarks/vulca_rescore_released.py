@@ -47,7 +47,11 @@ def released_scores(folder: str) -> dict:
 
 
 def main():
-    folder = sys.argv[1] if len(sys.argv) > 1 else SHARED
+    import argparse
+
+    parser = argparse.ArgumentParser(description=__doc__.strip().splitlines()[0])
+    parser.add_argument("folder", nargs="?", default=SHARED, help=f"the released transcripts (default {SHARED})")
+    folder = parser.parse_args().folder
     if not os.path.isdir(folder):
         raise SystemExit(f"{folder} not found: pass the folder holding the released transcripts")
     tmp = tempfile.mkdtemp(prefix="hanyi-vulca-rescore-")

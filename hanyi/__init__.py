@@ -14,5 +14,19 @@ TASKS_DIR = _os.path.join(_os.path.dirname(_os.path.abspath(__file__)), "tasks")
 #: Absolute path of hanyi's lm-evaluation-harness task YAMLs (the text-only tasks). Usable as lm-eval's ``--include_path``.
 LM_EVAL_TASKS_DIR = _os.path.join(_os.path.dirname(_os.path.abspath(__file__)), "lm_eval_tasks")
 
+
+def plain_doc(doc: str | None) -> str:
+    """The first paragraph of a docstring as ``--help`` text: one line, without reST markup (double backticks, roles).
+
+    >>> plain_doc("``hanyi report``: reports from :mod:`lmms_eval`\\n  output dirs.\\n\\nUsage: ...")
+    'hanyi report: reports from lmms_eval output dirs.'
+    """
+    import re
+
+    first = (doc or "").strip().split("\n\n")[0]
+    first = re.sub(r":[a-z]+:`([^`]*)`", r"\1", first)
+    return " ".join(first.replace("``", "").split())
+
+
 #: The five benchmarks, in the order of the README.
 BENCHMARKS = ("punrebus", "cvlue", "cii", "unpie", "vulca")

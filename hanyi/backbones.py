@@ -22,6 +22,7 @@ Heavy imports (nltk, torch, transformers) happen inside the check functions.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import threading
@@ -336,14 +337,35 @@ EXPLICIT_MODEL_ENV = {
     "vulca_embedder": "HANYI_VULCA_EMBED_MODEL",
 }
 
+_DEFERRED = threading.local()
+
+
+@contextlib.contextmanager
+def deferred():
+    """Within this block :func:`require` resolves nothing (no model is loaded, no hub is asked).
+
+    For ``hanyi tasks``, which counts docs through each task's ``process_docs``: those call :func:`require` so a
+    real run resolves its backbones at task load, but a doc count needs none of them (issue 27: listing the tasks
+    loaded Sentence-BERT and retried the hub for BERTScore). :func:`resolve` itself is not affected.
+    """
+    before = getattr(_DEFERRED, "on", False)
+    _DEFERRED.on = True
+    try:
+        yield
+    finally:
+        _DEFERRED.on = before
+
 
 def require(*names: str) -> dict[str, Resolution]:
     """Resolve ``names`` (task load time); returns ``{name: Resolution}``.
 
     A backbone that is simply not there (the default model offline, no WordNet) is not an error: its metrics switch
     to their fallback keys. A model named explicitly (:data:`EXPLICIT_MODEL_ENV`) that cannot load raises
-    :class:`hanyi.settings.SettingsError` (one line, exit status 1, before any model call).
+    :class:`hanyi.settings.SettingsError` (one line, exit status 1, before any model call). Inside :func:`deferred`
+    it resolves nothing and returns ``{}``.
     """
+    if getattr(_DEFERRED, "on", False):
+        return {}
     out = {n: resolve(n) for n in names}
     for name, res in out.items():
         variable = EXPLICIT_MODEL_ENV.get(name)

@@ -282,3 +282,18 @@ def test_exported_groups_score_exactly_like_hanyi(exported, evaluate, tmp_path):
     for task in ours:
         assert ours[task] == theirs[task], task
     assert any(isinstance(v, float) for m in ours.values() for v in m.values())  # real numbers were compared
+
+
+def test_pull_request_lists_only_lmms_eval_patches_and_the_readme_names_real_variables(tmp_path):
+    """Issue 27 item 15: PULL_REQUEST.md listed patch 0004, which patches lm-evaluation-harness, and the exported
+    READMEs named a nonexistent ``HANYI_JUDGE_API_KEY``."""
+    import re
+
+    from hanyi.export.readme import folder_readme, pull_request
+    from hanyi.settings import CHECKS
+
+    pr = pull_request(str(tmp_path), ["cii"], "sample")
+    assert "`0001-" in pr and "`0005-" in pr and "`0004-" not in pr
+    text = folder_readme("cii", str(tmp_path), "sample", [])
+    names = set(re.findall(r"HANYI_[A-Z_]+", text))
+    assert names and names <= set(CHECKS), names - set(CHECKS)

@@ -1,4 +1,4 @@
-"""benchmarks/full_scale.py: runs as a script next to benchmarks/multiprocess.py, and its N-process comparison."""
+"""benchmarks/full_scale.py: runs as a script next to benchmarks/multiprocess_parity.py, and its N-process comparison."""
 
 from __future__ import annotations
 
@@ -35,7 +35,7 @@ def test_script_folder_does_not_shadow_the_multiprocess_package():
 def test_launch_helpers_come_from_benchmarks_multiprocess_under_their_own_name():
     fs = _full_scale()
     mp = fs.launch_helpers()
-    assert mp.__file__ == os.path.join(REPO, "benchmarks", "multiprocess.py")
+    assert mp.__file__ == os.path.join(REPO, "benchmarks", "multiprocess_parity.py")
     assert sys.modules.get("multiprocess") is not mp
     assert mp.launch_command("torchrun", 2)[1:3] == ["-m", "torch.distributed.run"]
 

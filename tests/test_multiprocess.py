@@ -2,7 +2,7 @@
 
 One launch per launcher covers every top-level group (plus the judge-scored ``cii_ctc``) with ``--model replay`` and
 a fake judge; the tiny LLaVA runs once under ``accelerate launch``. The launches are the slow part (each rank pays
-lmms-eval's import), so they are module-scoped and marked slow. ``benchmarks/multiprocess.py`` prints their times.
+lmms-eval's import), so they are module-scoped and marked slow. ``benchmarks/multiprocess_parity.py`` prints their times.
 """
 
 from __future__ import annotations
@@ -38,7 +38,9 @@ def _model_metric_env(tmp) -> dict:
 
 
 def _bench():
-    spec = importlib.util.spec_from_file_location("hanyi_bench_multiprocess", f"{REPO}/benchmarks/multiprocess.py")
+    spec = importlib.util.spec_from_file_location(
+        "hanyi_bench_multiprocess", f"{REPO}/benchmarks/multiprocess_parity.py"
+    )
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -97,7 +99,7 @@ def replay_launches(tmp_path_factory, fake_judge):
         for launcher in ("single", "torchrun", "accelerate"):
             seen.clear()
             env = {
-                **model_env,  # (benchmarks/multiprocess.py also sets OMP_NUM_THREADS=1 for every launch)
+                **model_env,  # (benchmarks/multiprocess_parity.py also sets OMP_NUM_THREADS=1 for every launch)
                 "HANYI_JUDGE_BASE_URL": judge.base_url,
                 "HANYI_JUDGE_MODEL": "fake-judge",
                 "HANYI_JUDGE_CACHE_DIR": str(tmp / f"judge-cache-{launcher}"),

@@ -68,3 +68,40 @@ def test_readme_links_resolve_in_the_source_tree_and_in_the_wheel(bench):
         in_source += ok_source
         in_wheel += ok_wheel
     assert in_source and in_wheel, f"{bench}: needs a docs link for the checkout and one for the installed package"
+
+
+LM_EVAL_BENCHMARKS = ("cii", "punrebus", "unpie")
+
+
+@pytest.mark.parametrize("bench", LM_EVAL_BENCHMARKS)
+def test_lm_eval_folder_readme_is_a_card_naming_its_tasks_with_working_links(bench):
+    """Issue 27 item 15: the lm-eval task READMEs were two-line stubs; they are lm-eval cards now (paper, BibTeX,
+    groups and tasks, headline metrics, checklist), naming every lm-eval task and group of the folder."""
+    from hanyi import LM_EVAL_TASKS_DIR
+
+    folder = os.path.join(LM_EVAL_TASKS_DIR, bench)
+    with open(os.path.join(folder, "README.md"), encoding="utf-8") as f:
+        text = f.read()
+    for section in SECTIONS:
+        assert section in text, f"{bench}: lm-eval README lacks {section!r}"
+    with open(os.path.join(REPO, "docs", f"{bench}.md"), encoding="utf-8") as f:
+        assert re.search(r"```bibtex\n.*?```", f.read(), re.S).group(0) in text
+    assert "**main**" in text and "* [x]" in text
+    names = set()
+    for name in os.listdir(folder):
+        if name.endswith(".yaml"):
+            with open(os.path.join(folder, name), encoding="utf-8") as f:
+                names.update(re.findall(r"(?m)^(?:task|group): (\w+)$", f.read()))
+    assert names
+    for name in names:
+        stem = re.sub(r"_(homo|hetero)$", "", name)
+        assert (
+            f"`{name}`" in text
+            or f"`{stem}_{{homo,hetero}}`" in text
+            or stem.rsplit("_", 1)[0] + "_{de,fr,ko}_{homo,hetero}`" in text
+        ), name
+    for target in re.findall(r"\]\(([^)#\s]+)", text):
+        rel = os.path.normpath(os.path.join("hanyi", "lm_eval_tasks", bench, target))
+        wheel = rel.startswith(os.path.join("hanyi", "docs") + os.sep)
+        path = os.path.join(REPO, "docs", os.path.relpath(rel, os.path.join("hanyi", "docs"))) if wheel else rel
+        assert os.path.isfile(os.path.join(REPO, path)), f"{bench}: link {target} resolves nowhere"

@@ -227,7 +227,34 @@ def run_prepare(args) -> dict:
             anomalies.setdefault(kind, []).extend(ids)
     card = f"# CII-Bench (prepared by hanyi)\n\nSource: {source}. See docs/cii.md."
     counts = write_cii_dataset(args.out_dir, kept, card, {"source": source, "anomalies": anomalies})
-    return {"counts": counts, "anomalies": {k: len(v) for k, v in anomalies.items()}}
+    out = {"counts": counts, "anomalies": {k: len(v) for k, v in anomalies.items()}}
+    problem = unrunnable_images([row for rows in kept.values() for row in rows], args)
+    return out | ({"cannot_run": problem} if problem else {})
+
+
+def unrunnable_images(rows: list[dict], args=None) -> str | None:
+    """Why the image tasks cannot run on ``rows`` (questions with no image that ``$HANYI_CII_IMAGE_ROOT`` does not
+    serve either), or ``None``. Every image task scores all 800 questions and stops at load on a missing image."""
+    root = os.environ.get("HANYI_CII_IMAGE_ROOT")
+    missing = [
+        row
+        for row in rows
+        if row.get("image") is None
+        and not (root and row.get("local_path") and os.path.isfile(os.path.join(root, row["local_path"])))
+    ]
+    if not missing:
+        return None
+    first = ", ".join(f"{r['id']} ({r.get('local_path') or 'no local_path'})" for r in missing[:5])
+    where = getattr(args, "github_root", None) if getattr(args, "source", None) == "github" else None
+    fix = (
+        f"put the images at {where}/<local_path> (the clone's images/ folder) and prepare again"
+        if where
+        else "prepare from a GitHub clone with its images/ folder (--source github --github-root <clone>)"
+    )
+    return (
+        f"{len(missing)} of {len(rows)} questions have no image (first: {first}), so every image task stops at load "
+        f"(only cii_textonly can run). Fix: {fix}, or set HANYI_CII_IMAGE_ROOT to a folder that holds them"
+    )
 
 
 #: Synthetic sample: (id, question, six options, answer, image_type, difficulty, domain, emotion, rhetoric,

@@ -154,6 +154,11 @@ def build_dataset(
                 "punning_details_en": extra.get("punning_details_en", []),
             }
         )
+    if not rows:
+        seen = sum(len(v) for v in report.values())
+        origin = (info or {}).get("images_source", "the image source")
+        other = f" ({seen} other file(s): none is an image of a story in the answer sheet)" if seen else ""
+        raise ValueError(f"no images found in {origin}{other}")
     rows.sort(key=lambda r: r["image_id"])
     with_images = {r["story_pinyin"] for r in rows}
     text_rows = [{"story_zh": zh, **v} for zh, v in sorted(names.items(), key=lambda kv: kv[1]["story_pinyin"])]
@@ -221,6 +226,7 @@ def run_prepare(args) -> dict:
         "answer_sheet_is_pinned_official": sheet_sha == ANSWER_SHEET_SHA256,
         "images_zip_sha256": images_sha,
         "images_zip_pinned_sha256": IMAGES_ZIP_SHA256,
+        "images_source": images,
     }
     counts = build_dataset(sheet.decode("utf-8-sig"), iter_image_files(images), args.out_dir, details, info)
     if counts["images"] != EXPECTED_IMAGES:

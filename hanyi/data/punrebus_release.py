@@ -105,10 +105,15 @@ def _read_source(src: str, cache_dir: str, name: str) -> tuple[bytes, str]:
         path = os.path.join(cache_dir, name)
         if not os.path.isfile(path):
             log.info("hanyi prepare punrebus: downloading %s", src.split("?")[0])
+            from tqdm import tqdm
+
             try:
                 with urllib.request.urlopen(src, timeout=120) as resp, open(path + ".part", "wb") as out:
-                    while chunk := resp.read(1 << 20):
-                        out.write(chunk)
+                    total = int(getattr(resp, "headers", {}).get("Content-Length") or 0) or None
+                    with tqdm(total=total, unit="B", unit_scale=True, desc=name) as bar:
+                        while chunk := resp.read(1 << 20):
+                            out.write(chunk)
+                            bar.update(len(chunk))
             except OSError as exc:
                 raise RuntimeError(
                     f"cannot download {src.split('?')[0]} ({exc}); download it by hand and pass the local path "

@@ -13,9 +13,7 @@ Disambiguator images (resolving a cell, the URL cache, opt-in downloads, ``data:
 
 from __future__ import annotations
 
-import json
 import logging
-import os
 
 from hanyi.data.unpie_images import (  # noqa: F401  (re-exported: hanyi.data.unpie stays the public entry)
     DOWNLOAD_ENV,
@@ -59,21 +57,35 @@ def caption_key(pun_id: str, meaning_idx: int | None = None) -> str:
 
 REQUIRED = ("pun_sentence", "pun_phrase", "translation1", "translation2")
 
+#: The fields each task kind reads (a translation in the task's own language only): a row is skipped from a task
+#: only when one of *its* fields is empty, so one empty Korean translation leaves the pun in every other task.
+KIND_FIELDS = {
+    "grounding": ("pun_sentence", "pun_phrase"),
+    "disambiguation": ("pun_sentence", "translation1", "translation2"),
+    "reconstruction": ("pun_sentence", "pun_phrase", "translation1", "translation2"),
+}
 
-def row_problems(row: dict) -> list[str]:
-    """What is wrong with a hub row (empty required fields or translations); ``[]`` when it is usable.
 
-    >>> row_problems({"pun_sentence": "x", "pun_phrase": "", "translation1": {"de": "a"}, "translation2": None})
+def row_problems(row: dict, kind: str | None = None, lang: str | None = None) -> list[str]:
+    """What is wrong with a hub row for task ``kind`` in language ``lang`` (its own fields only); ``[]`` when usable.
+
+    Without ``kind``, every required field in every language is checked (``hanyi prepare`` reports them all).
+
+    >>> row = {"pun_sentence": "x", "pun_phrase": "", "translation1": {"de": "a"}, "translation2": None}
+    >>> row_problems(row)
     ['pun_phrase empty', 'translation1.fr empty', 'translation1.ko empty', 'translation2 missing']
+    >>> row_problems(row, "disambiguation", "de"), row_problems(row, "grounding")
+    (['translation2 missing'], ['pun_phrase empty'])
     """
     problems = []
-    for field in REQUIRED:
+    for field in KIND_FIELDS[kind] if kind else REQUIRED:
         value = row.get(field)
         if field.startswith("translation"):
             if not isinstance(value, dict):
                 problems.append(f"{field} missing")
                 continue
-            problems += [f"{field}.{lang} empty" for lang in LANGUAGES if not (value.get(lang) or "").strip()]
+            langs = [lang] if kind and lang else LANGUAGES
+            problems += [f"{field}.{code} empty" for code in langs if not (value.get(code) or "").strip()]
         elif not (value or "").strip():
             problems.append(f"{field} empty")
     return problems
@@ -92,7 +104,7 @@ def expand_rows(rows, kind: str, split: str, lang: str | None = None) -> tuple[l
     docs, skipped = [], []
     for idx, row in enumerate(rows):
         pid = unpie_id(split, idx)
-        problems = row_problems(row)
+        problems = row_problems(row, kind, lang)
         if problems:
             skipped.append(f"{pid}: {', '.join(problems)}")
             continue
@@ -100,7 +112,7 @@ def expand_rows(rows, kind: str, split: str, lang: str | None = None) -> tuple[l
             "unpie_id": pid,
             "category": split,
             "pun_sentence": row["pun_sentence"],
-            "pun_phrase": row["pun_phrase"],
+            "pun_phrase": row.get("pun_phrase") or "",
         }
         base["alter_phrase"] = row.get("alter_phrase") or ""
         if kind == "grounding":
@@ -121,13 +133,15 @@ def expand_rows(rows, kind: str, split: str, lang: str | None = None) -> tuple[l
     return docs, skipped
 
 
-def expand(dataset, kind: str, split: str, lang: str | None = None, needs_image: bool = False):
+def expand(dataset, kind: str, split: str, lang: str | None = None, needs_image: bool = False, captions=False):
     """``process_docs`` body: a ``datasets.Dataset`` of hub rows -> a Dataset of task docs (:func:`expand_rows`).
 
     The explanation image is passed through as stored bytes (no re-encoding). Corrupt rows are skipped and logged
     with their ids. A disambiguation doc whose disambiguator image cannot be resolved is left out here when the task
     shows the image (``needs_image``: the VLM tasks, which never send a request without one), and logged with its
-    count and ids; the caption tasks keep it (scoring excludes it and counts it in ``image_unresolved``).
+    count and ids. The caption tasks (``captions``) need no image: each doc gets its ``caption`` from the caption
+    file (:func:`hanyi.data.unpie_captions.attach_captions`); a doc without one is kept, left out of every score and counted in
+    ``caption_missing``.
     """
     import datasets
 
@@ -150,47 +164,14 @@ def expand(dataset, kind: str, split: str, lang: str | None = None, needs_image:
             bad[0]["image_status"],
         )
         docs = [d for d in docs if d.get("image_status", IMAGE_OK) == IMAGE_OK]
-    elif bad:
-        log.warning(
-            "%s: %d of %d disambiguator images unresolvable; those docs are excluded from the accuracy and counted "
-            "in image_unresolved. First: %s",
-            tag,
-            len(bad),
-            len(docs),
-            bad[0]["image_status"],
-        )
+    if captions:
+        from hanyi.data.unpie_captions import attach_captions
+
+        attach_captions(docs, tag)
     out = datasets.Dataset.from_list(docs)
     if "pun_exp_image" in out.column_names:
         out = out.cast_column("pun_exp_image", datasets.Image())
     return out
-
-
-# --- captions (SM mode) ------------------------------------------------------------------------------------------
-
-
-def captions_path(configured: str | None = None) -> str | None:
-    """The caption file for ``*_sm`` tasks: ``configured`` (task kwarg ``captions``), ``$HANYI_UNPIE_CAPTIONS``, or
-    ``captions.json`` inside the resolved data directory (prepared or sample). ``None`` when none exists."""
-    for candidate in (configured, os.environ.get(CAPTIONS_ENV)):
-        if candidate:
-            return os.path.expanduser(candidate)
-    from hanyi.data.sources import DataNotFoundError, resolve
-
-    try:
-        root = resolve("unpie")
-    except DataNotFoundError:
-        return None
-    path = os.path.join(root, CAPTIONS_FILE)
-    return path if os.path.isfile(path) else None
-
-
-def load_captions(path: str) -> dict[str, str]:
-    """Read a caption file (JSON object ``{caption_key: caption}``); raises ``ValueError`` on a malformed file."""
-    with open(path, encoding="utf-8") as f:
-        data = json.load(f)
-    if not isinstance(data, dict) or not all(isinstance(v, str) for v in data.values()):
-        raise ValueError(f"{path}: a UNPIE caption file is a JSON object mapping caption keys to strings")
-    return data
 
 
 # --- sample and prepare ------------------------------------------------------------------------------------------

@@ -13,12 +13,14 @@ import argparse
 import json
 import sys
 
+from hanyi import plain_doc
+
 
 def main(argv=None, prog: str = "hanyi export") -> int:
     from hanyi import BENCHMARKS
     from hanyi.export import lmms_eval_tasks as lt
 
-    parser = argparse.ArgumentParser(prog=prog, description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog=prog, description=plain_doc(__doc__))
     subs = parser.add_subparsers(dest="target", required=True)
     p = subs.add_parser("lmms-eval", help="task folders for a pull request to lmms-eval (lmms_eval/tasks/<name>/)")
     p.add_argument("--out", required=True, help="directory to write <benchmark>/ folders and PULL_REQUEST.md into")

@@ -125,8 +125,8 @@ def folder_readme(bench: str, folder: str, dataset_path: str, vendored: list[str
         "at the directory it writes (a hub-format dataset: `README.md` with `configs:` and parquet files)."
         if src
         else "",
-        "- Judge metrics read `HANYI_JUDGE_BASE_URL`, `HANYI_JUDGE_MODEL` (and `HANYI_JUDGE_API_KEY`) when the task "
-        "runs; without them the judge keys are not emitted and one warning says so. Nothing is fetched at import.",
+        "- Judge metrics read `HANYI_JUDGE_BASE_URL`, `HANYI_JUDGE_MODEL` and the key from `OPENAI_API_KEY` (or the "
+        "variable named by `HANYI_JUDGE_API_KEY_ENV`) when the task runs; without them the judge keys are not emitted and one warning says so. Nothing is fetched at import.",
         "",
         "## Code in this folder",
         "",
@@ -156,12 +156,16 @@ def folder_readme(bench: str, folder: str, dataset_path: str, vendored: list[str
     return "\n".join(lines)
 
 
-def patches() -> list[tuple[str, str]]:
-    """``[(file name, subject)]`` of ``docs/upstream/*.patch``."""
+def patches(package: str = "lmms_eval") -> list[tuple[str, str]]:
+    """``[(file name, subject)]`` of the ``docs/upstream/*.patch`` files that patch ``package`` (lmms-eval by default;
+    ``0004`` patches lm-evaluation-harness, ``lm_eval``, and belongs in no lmms-eval pull request)."""
     out = []
     for path in sorted(glob.glob(os.path.join(DOCS_DIR, "upstream", "*.patch"))):
         with open(path, encoding="utf-8") as f:
-            m = re.search(r"^Subject: (?:\[PATCH[^\]]*\] *)?(.+)$", f.read(), flags=re.M)
+            text = f.read()
+        if not re.search(rf"^\+\+\+ b/{package}/", text, flags=re.M):
+            continue
+        m = re.search(r"^Subject: (?:\[PATCH[^\]]*\] *)?(.+)$", text, flags=re.M)
         out.append((os.path.basename(path), m.group(1).strip() if m else ""))
     return out
 

@@ -11,9 +11,13 @@ letter: "A vase depicting bats" and "Based on the image" are not answers A and B
    whitespace plus that option's own text. These are the formats the Pun Rebus prompts ask for ("start with the
    chosen letter", optionally "followed by a justification", the Qwen wording "A. Longevity and Good Health" then a
    new line) and their usual chat renderings (``**B**``, ``**B.**``, ``# B``, ``> B``, ``Answer: **B**``).
-3. A standalone letter followed by ``.``, ``)``, ``:`` or ``,`` within the first 200 characters, or a line that
-   holds nothing but a letter (``"Looking at the bats...\n\nB"``).
-4. Exactly one option text appearing in the response (case-insensitive).
+   A letter followed by ``.`` and a letter is an abbreviation (``"E.g."``, ``"A.k.a."``), and a leading list of
+   letters (``"A, B and D all fit"``) is no answer.
+3. A declared choice within the first 200 characters: ``the answer is B``, ``the best is E``, ``I choose B``
+   (also ``chose``, ``pick``, ``select``, ``go with``), the letter not followed by another letter.
+4. A standalone letter followed by ``.``, ``)``, ``:`` or ``,`` within the first 200 characters (same abbreviation
+   and list rules), or a line that holds nothing but a letter (``"Looking at the bats...\n\nB"``).
+5. Exactly one option text appearing in the response (case-insensitive).
 
 Otherwise ``None`` (unparsed, counted wrong by the caller).
 """
@@ -27,7 +31,17 @@ from collections.abc import Sequence
 _LEAD_STRIP = re.compile(r"^[\s*#>`\"'“”‘’]+")
 _PREFIX = r"(?:(?i:option|answer|choice)|选项|答案)\s*[:：]?\s*"
 #: What may follow a leading letter: punctuation, or a dash after optional spaces ("B - Happiness").
-_DELIM = r"[\.\):：\],，;；、]|\s+[-–—]|[-–—]\s"
+_DELIM = r"\.(?![A-Za-z])|[\):：\],，;；、]|\s+[-–—]|[-–—]\s"
+#: A declared choice: "the answer is B", "the best is E", "I choose B", "I'd go with (C)".
+_DECLARED = (
+    r"(?i:\banswer\s+is|\bbest\s+(?:answer\s+|option\s+|choice\s+|fit\s+)?is|\bchoose|\bchose|\bpick|\bselect"
+    r"|\bgo\s+with)\s*[:：]?\s*(?i:option\s+)?[\(\[]?"
+)
+
+
+def _letter_list(letters: str) -> str:
+    """A letter followed by another: ``A, B``, ``A and D``, ``A/B`` (a list of candidates, not one answer)."""
+    return rf"[{letters}]\s*(?:[,，、/]|\s(?i:and|or)\s)\s*[\(\[]?[{letters}](?![A-Za-z])"
 
 
 def extract_choice_delimited(response: str | None, options: Sequence[tuple[str, str]]) -> str | None:
@@ -42,18 +56,25 @@ def extract_choice_delimited(response: str | None, options: Sequence[tuple[str, 
     'B'
     >>> [extract_choice_delimited(r, opts) for r in ["B\\nThe bats...", "**B**\\n\\nThe bats", "B, Happiness", "B\\n\\nB"]]
     ['B', 'B', 'B', 'B']
+    >>> [extract_choice_delimited(r, opts) for r in ["The answer is B", "A and B fit, but the best is A.", "E.g. bats"]]
+    ['B', 'A', None]
     """
     if not isinstance(response, str):
         return None
     text = _LEAD_STRIP.sub("", re.sub(r"[*`]", "", unicodedata.normalize("NFKC", response)))
     if not text:
         return None
-    for letter, option_text in options:
-        lead = rf"^(?:{_PREFIX})?[\(\[]?{re.escape(letter)}(?:{_DELIM}|[ \t]*(?:\n|$)|\s+(?i:{re.escape(option_text)}))"
-        if re.match(lead, text):
-            return letter
     letters = "".join(re.escape(letter) for letter, _ in options)
-    m = re.search(rf"\b([{letters}])[\.\):,]", text[:200]) or re.search(rf"(?m)^[ \t]*([{letters}])[ \t]*$", text)
+    listed = _letter_list(letters)
+    if not re.match(rf"(?:{_PREFIX})?[\(\[]?{listed}", text):
+        for letter, option_text in options:
+            opt = re.escape(option_text)
+            lead = rf"^(?:{_PREFIX})?[\(\[]?{re.escape(letter)}(?:{_DELIM}|[ \t]*(?:\n|$)|\s+(?i:{opt}))"
+            if re.match(lead, text):
+                return letter
+    m = re.search(rf"{_DECLARED}([{letters}])(?![A-Za-z])", text[:200])
+    m = m or re.search(rf"\b(?!{listed})([{letters}])(?:\.(?![A-Za-z])|[\):,])", text[:200])
+    m = m or re.search(rf"(?m)^[ \t]*([{letters}])[ \t]*$", text)
     if m:
         return m.group(1)
     lowered = text.lower()

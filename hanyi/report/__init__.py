@@ -17,7 +17,7 @@ import os
 import sys
 import time
 
-from hanyi import BENCHMARKS
+from hanyi import BENCHMARKS, plain_doc
 
 #: Plots per benchmark section by default: the ones beside paper numbers first, in report order.
 DEFAULT_MAX_PLOTS = 8
@@ -39,7 +39,7 @@ def _render_all(plots: list) -> dict[str, bytes]:
 
 
 def build_parser(prog: str) -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog=prog, description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog=prog, description=plain_doc(__doc__))
     parser.add_argument("paths", nargs="+", metavar="OUTPUT_DIR", help="lmms-eval output dirs or *_results.json files")
     parser.add_argument("--out", default=None, help="report directory (default: <first OUTPUT_DIR>/hanyi_report)")
     parser.add_argument(

@@ -33,7 +33,7 @@ import json
 import os
 import sys
 
-from hanyi import BENCHMARKS
+from hanyi import BENCHMARKS, plain_doc
 from hanyi.submit.cvlue import (  # noqa: F401  (public API, importable from hanyi.submit)
     CVLUE_FILES,
     ITR_TOP_N,
@@ -62,7 +62,7 @@ from hanyi.submit.samples import (  # noqa: F401
 
 # ---- command --------------------------------------------------------------------------------------------------------
 def build_parser(prog: str) -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog=prog, description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog=prog, description=plain_doc(__doc__))
     parser.add_argument("path", metavar="OUTPUT_DIR", help="lmms-eval output dir (or *_results.json) with sample logs")
     parser.add_argument("--benchmark", required=True, choices=BENCHMARKS)
     parser.add_argument(

@@ -75,3 +75,18 @@ def test_delimited_parser_reads_every_prompted_format_for_every_letter(template,
 )
 def test_delimited_parser_still_avoids_the_article_trap(response):
     assert extract_choice_delimited(response, OPTIONS) is None
+
+
+@pytest.mark.parametrize(
+    "response, expected",
+    [
+        ("The answer is B", "B"),  # issue 27 item 10: a declared choice, was None
+        ("I choose B because the bats stand for happiness.", "B"),  # was None
+        ("E.g. the bats could mean anything", None),  # an abbreviation, was E
+        ("A, B and D all fit, but the best is E.", "E"),  # a list of candidates, then the choice; was A
+        ("A and D could fit.", None),  # a list alone is no answer
+        ("The best option is (C).", "C"),
+    ],
+)
+def test_delimited_parser_reads_declared_choices_and_skips_abbreviations_and_lists(response, expected):
+    assert extract_choice_delimited(response, OPTIONS) == expected

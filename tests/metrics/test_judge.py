@@ -619,3 +619,12 @@ def test_with_url_userinfo_and_an_api_key_the_bearer_key_not_sent_is_said_once(
     said = [r.getMessage() for r in caplog.records if "Bearer key is not" in r.getMessage()]
     assert len(said) == 1 and "$HANYI_TEST_JUDGE_KEY" in said[0] and "pw" not in said[0].replace("Bearer", "")
     assert fake_judge.last_authorization.startswith("Basic ")
+
+
+def test_a_judge_batch_shows_a_tqdm_bar_of_its_requests(fake_judge, tmp_path, capsys):
+    """Issue 27 item 16: a judge batch of hundreds of requests ran without any progress shown."""
+    JudgeClient(make_config(fake_judge.base_url, tmp_path)).judge_many([f"p{i}" for i in range(5)], score_1_to_5)
+    err = capsys.readouterr().err
+    assert "hanyi judge (fake-judge)" in err and "5/5" in err and "request" in err
+    JudgeClient(make_config(fake_judge.base_url, tmp_path)).judge_many([f"p{i}" for i in range(5)], score_1_to_5)
+    assert "hanyi judge (fake-judge)" not in capsys.readouterr().err  # all cached: nothing sent, no bar

@@ -203,7 +203,9 @@ def test_prepare_from_github_writes_hub_layout_and_reports(tmp_path, task_manage
     args = parser.parse_args(["--source", "github", "--github-root", str(tmp_path / "clone")])
     args.out_dir = str(tmp_path / "out")
     counts = cii.run_prepare(args)
+    cannot_run = counts.pop("cannot_run")  # the CLI exits 1 on it (issue 27): dev-1's image is missing
     assert counts == {"counts": {"test": 2, "dev": 1}, "anomalies": {"dropped_unscorable": 1, "missing_image": 1}}
+    assert cannot_run.startswith("1 of 3 questions have no image (first: dev-1 (images/dev/dev-1.jpg))")
     ds = datasets.load_dataset(args.out_dir, split="test")
     assert ds["id"] == ["test-1", "test-2"]
     assert ds["rhetoric"] == ["隐喻", "{'choices': ['隐喻', '象征']}"]

@@ -387,3 +387,20 @@ def test_a_gold_label_column_stored_as_a_string_is_refused_at_load(tmp_path, con
     flat = ds.map(lambda row: {"categories": ",".join(row["categories"])}, remove_columns=["categories"])
     with pytest.raises(ValueError, match=r"column 'categories' must be a list of strings, got Value\('string'\)"):
         getattr(loading, loader)(flat)
+
+
+def test_release_download_shows_a_tqdm_bar(tmp_path, monkeypatch, capsys):
+    """Issue 27 item 16: the image zip download (hundreds of MB) showed no progress."""
+    import io
+    import urllib.request
+
+    from hanyi.data import punrebus_release
+
+    class Response(io.BytesIO):
+        headers = {"Content-Length": str(3 << 20)}
+
+    monkeypatch.setattr(urllib.request, "urlopen", lambda url, timeout: Response(b"x" * (3 << 20)))
+    data, origin = punrebus_release._read_source("https://example.invalid/z.zip", str(tmp_path), "images.zip")
+    assert len(data) == 3 << 20 and origin == str(tmp_path / "images.zip")
+    err = capsys.readouterr().err
+    assert "images.zip" in err and "100%" in err and "3.15M" in err

@@ -48,8 +48,8 @@ def test_groups_hold_only_generate_until_tasks_with_version(tasks, task_manager)
         for task in leaves.values():
             assert task.OUTPUT_TYPE == "generate_until"
             # 0.2 robust keys (all); 0.3 meteor_exact_stem / disamb_acc_bertscore_custom_model fallback keys;
-            # disambiguation 0.4: paper and _robust keys scored in one call
-            expected = {"grounding": 0.2, "reconstruction": 0.3, "disambiguation": 0.4}
+            # disambiguation 0.4: paper and _robust keys scored in one call; issue 27: caption_missing, exact_match_robust
+            expected = {"grounding": 0.3, "reconstruction": 0.4, "disambiguation": 0.5}
             kind = next(k for k in expected if k in task.config.task)
             assert task.config.metadata["version"] == expected[kind]
             assert task.config.generation_kwargs["max_new_tokens"] == 200
@@ -120,15 +120,44 @@ def test_vlm_prompts_match_the_paper_with_the_image_slot_removed(tasks):
     assert 'given the image as context "<image>".\n' in utils.unpie_doc_to_text(doc, kw)
 
 
-def test_sm_prompt_pastes_the_caption_inside_quotes_and_missing_caption_names_the_doc(tasks, tmp_path):
+def test_sm_prompt_pastes_the_caption_inside_quotes_and_a_missing_caption_is_counted_not_raised(tasks):
     doc = list(tasks["unpie_disambiguation_sm_de_homo"].test_docs())[1]
     kw = {"mode": "sm", "template": "disambiguation.jinja"}
     assert 'image as context "a photo of share of the profits from a business".' in utils.unpie_doc_to_text(doc, kw)
-    empty = tmp_path / "captions.json"
-    empty.write_text("{}")
-    with pytest.raises(KeyError, match="homographic-0-1"):
-        utils.unpie_doc_to_text(doc, {**kw, "captions": str(empty)})
     assert utils.unpie_doc_to_visual(doc, kw) == []
+    no_caption = {**doc, "caption": ""}  # issue 27 item 8: was a KeyError while requests were built (task aborted)
+    assert "image as context. Please" in utils.unpie_doc_to_text(no_caption, kw)  # the template drops the slot
+    assert utils.unpie_disambiguation_process_results(no_caption, ["[German]: x"]) == {"caption_missing": 1.0}
+    assert utils.unpie_grounding_process_results(no_caption, ["cut"]) == {"caption_missing": 1.0}
+    assert utils.unpie_reconstruction_process_results(no_caption, ["x"]) == {"caption_missing": 1.0}
+
+
+def test_sm_tasks_score_every_captioned_doc_and_count_the_rest(replay, tasks, tmp_path, monkeypatch):
+    """Issue 27 item 8: a doc without a caption aborted the whole caption task (KeyError while building requests),
+    and a captioned doc whose image was not cached was dropped from the accuracy. Now every captioned doc is scored,
+    whatever its image, and the rest are counted in ``caption_missing``."""
+    shipped = json.load(open(os.path.join(SAMPLE_DIR, "unpie", data.CAPTIONS_FILE), encoding="utf-8"))
+    captions = {**shipped, "heterographic-2-1": "a photo of a bucket"}  # caption given, image not cached
+    del captions["heterographic-0-0"], captions["heterographic-1"]  # no caption: counted, not scored
+    path = tmp_path / "captions.json"
+    path.write_text(json.dumps(captions), encoding="utf-8")
+    monkeypatch.setenv(data.CAPTIONS_ENV, str(path))
+    disamb = [
+        {**r, "task": "unpie_disambiguation_sm_de_hetero"}
+        for r in _disamb_records(tasks, "unpie_disambiguation_de_hetero")
+    ]
+    disamb.append({**disamb[-1], "key": {"unpie_id": "heterographic-2", "meaning_idx": 1}, "response": "x"})
+    grounding = [
+        {"task": "unpie_grounding_sm_hetero", "key": {"unpie_id": pid}, "response": r}
+        for pid, r in GROUNDING
+        if pid.startswith("hetero")
+    ]
+    res = replay(disamb + grounding, ["unpie_disambiguation_sm_de_hetero", "unpie_grounding_sm_hetero"])["results"]
+    d, g = res["unpie_disambiguation_sm_de_hetero"], res["unpie_grounding_sm_hetero"]
+    assert d["caption_missing,none"] == 1.0 and "image_unresolved,none" not in d
+    assert d["disamb_acc_chrf,none"] == pytest.approx(4 / 5)  # 5 captioned docs scored, the uncached image's too
+    assert g["caption_missing,none"] == 1.0
+    assert g["exact_match,none"] == pytest.approx(1 / 2)  # gecko right, "" wrong; buoys (no caption) not scored
 
 
 def test_visuals_per_mode_and_unresolvable_disambiguator_image_gives_no_image(tasks):
@@ -183,6 +212,36 @@ def test_corrupt_rows_are_skipped_with_their_ids(caplog):
     ]
     docs, skipped = data.expand_rows(rows, "reconstruction", "homographic", "de")
     assert docs == [] and skipped == ["homographic-0: translation2 missing"]
+
+
+@pytest.mark.parametrize(
+    "kind, lang, kept",
+    [
+        ("grounding", None, True),
+        ("disambiguation", "de", True),
+        ("reconstruction", "fr", True),
+        ("disambiguation", "ko", False),
+        ("reconstruction", "ko", False),
+    ],
+)
+def test_an_empty_translation_removes_the_pun_only_from_its_own_language(kind, lang, kept):
+    """Issue 27 item 9: one empty Korean translation removed the pun from every UNPIE task (grounding, German and
+    French too), so their denominators fell below the paper's 500 / 1,000."""
+    row = {
+        "pun_sentence": "s",
+        "pun_phrase": "p",
+        "translation1": {"de": "a", "fr": "b", "ko": ""},
+        "translation2": {"de": "d", "fr": "e", "ko": "f"},
+    }
+    docs, skipped = data.expand_rows([row], kind, "homographic", lang)
+    assert (len(docs) > 0, skipped) == (kept, [] if kept else ["homographic-0: translation1.ko empty"])
+
+
+def test_an_empty_pun_phrase_is_skipped_only_where_it_is_read():
+    row = {"pun_sentence": "s", "pun_phrase": " ", "translation1": {"de": "a"}, "translation2": {"de": "b"}}
+    assert data.expand_rows([row], "grounding", "homographic")[0] == []
+    assert data.expand_rows([row], "reconstruction", "homographic", "de")[0] == []  # pun_word_recovered reads it
+    assert len(data.expand_rows([row], "disambiguation", "homographic", "de")[0]) == 2
 
 
 def test_run_prepare_rebuilds_a_hub_format_copy_and_counts_unresolved(tmp_path):
@@ -374,3 +433,13 @@ def test_preamble_answers_scored_robustly_under_their_own_keys(replay, tasks):
     assert homo[f"{meteor}_robust,none"] > homo[f"{meteor},none"]
     for key in ("bleu4", meteor, "pun_word_recovered"):
         assert hetero[f"{key}_robust,none"] == pytest.approx(hetero[f"{key},none"])
+
+
+def test_grounding_answer_after_a_preamble_scores_under_exact_match_robust_only(tasks):
+    """Issue 27 item 10: "The word that creates the pun is:\\ncut" scored 0 on every grounding key."""
+    doc = list(tasks["unpie_grounding_homo"].test_docs())[0]
+    out = utils.unpie_grounding_process_results(doc, ["The word that creates the pun is:\ncut"])
+    assert out["exact_match_robust"]["correct"] and out["exact_match_robust"]["prediction"] == "cut"
+    assert not out["exact_match"]["correct"] and out["exact_match_strict"] == 0.0  # the paper key is unchanged
+    same = utils.unpie_grounding_process_results(doc, ["cut"])
+    assert same["exact_match"]["correct"] and same["exact_match_robust"]["correct"]

@@ -14,7 +14,7 @@ def cii_mc_gold_index(doc):
 
 
 def cii_textonly_mc_process_results(doc, results):
-    """``acc_loglik`` item in the shape ``cii_acc`` aggregates (``correct``), in percent like the paper's acc."""
+    """``acc_loglik`` item in the shape ``cii_acc`` aggregates (``correct``), a fraction 0-1 like ``acc``."""
     return {"acc_loglik": {"id": doc["id"], **loglik_choice_item(results, LETTERS, [doc["answer"]])}}
 
 

@@ -142,16 +142,23 @@ class JudgeClient:
         return results  # type: ignore[return-value]
 
     def _fetch(self, pending, fingerprints, parse, results, parse_errors) -> tuple[int, list[str]]:
+        """Send the uncached requests (``concurrency`` at a time), with a tqdm bar as lmms-eval shows for generation."""
+        from tqdm import tqdm
+
         calls, failures = 0, []
         cancel = threading.Event()
         workers = min(self.config.concurrency, len(pending))
-        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="hanyi-judge") as pool:
+        with (
+            ThreadPoolExecutor(max_workers=workers, thread_name_prefix="hanyi-judge") as pool,
+            tqdm(total=len(pending), desc=f"hanyi judge ({self.config.model})", unit="request") as bar,
+        ):
             futures = {
                 pool.submit(self._request_and_store, key, fingerprints[idx[0]], cancel): key
                 for key, idx in pending.items()
             }
             try:
                 for future in as_completed(futures):
+                    bar.update(1)
                     key, attempt = futures[future], future.result()
                     calls += attempt.calls
                     if attempt.raw is None:

@@ -25,7 +25,7 @@ IMAGE_SLOT = {"grounding": '""', "disambiguation": '""', "reconstruction": "(see
 _DISAMB = ("disamb_acc_bertscore", "disamb_acc_bertscore_custom_model", "disamb_acc_chrf")
 _RECON = ("pun_word_recovered", "bleu4", "meteor", "meteor_exact_stem")
 AGGREGATE = {  # paper keys, their fallback keys, then the robust (_robust) twins
-    "grounding": ("exact_match", "exact_match_strict", "exact_match_lenient", "answer_rate"),
+    "grounding": ("exact_match", "exact_match_strict", "exact_match_lenient", "answer_rate", "exact_match_robust"),
     "disambiguation": (*_DISAMB, "answer_rate", *(f"{m}_robust" for m in _DISAMB)),
     "reconstruction": ("correct", *_RECON, "answer_rate", *(f"{m}_robust" for m in _RECON)),
 }
@@ -39,7 +39,7 @@ def _write(name, lines, folder=None):
 
 def _task(kind, mode, lang, suffix, split):
     stem = f"unpie_{kind}{MODE_INFIX[mode]}" + (f"_{lang}" if lang else "")
-    infix = "_sm" if (kind, mode) == ("disambiguation", "sm") else ""  # the caption tasks keep docs with no image
+    infix = "_sm" if mode == "sm" else ""  # the caption tasks keep docs with no image and attach the captions
     docs = f"unpie_{kind}{infix}" + (f"_{lang}" if lang else "") + f"_{suffix}_docs"
     slot = IMAGE_SLOT[kind] if mode == "vlm" else '""'
     _write(

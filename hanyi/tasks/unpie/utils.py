@@ -1,7 +1,5 @@
 """UNPIE glue: docs from hanyi.data.unpie, prompts from templates/, scoring from hanyi.metrics. See docs/unpie.md."""
 
-import functools
-
 from hanyi import backbones
 from hanyi.data import unpie as data
 from hanyi.metrics import free_text, mt_overlap
@@ -25,28 +23,16 @@ def unpie_doc_to_visual(doc, lmms_eval_specific_kwargs=None):
     return [data.load_disamb_image(doc["disamb_image"], doc_hint=hint)]
 
 
-@functools.lru_cache(maxsize=4)
-def _captions(path):
-    return data.load_captions(path)
-
-
-def _caption(doc, configured):
-    path = data.captions_path(configured)
-    if path is None:
-        raise FileNotFoundError(
-            f"unpie *_sm tasks need a caption file: set {data.CAPTIONS_ENV} (docs/unpie.md, SM mode)"
-        )
-    key = data.caption_key(doc["unpie_id"], doc["meaning_idx"] if "disamb_image" in doc else None)
-    if key not in _captions(path):
-        raise KeyError(f"unpie_id={doc['unpie_id']}: caption {key!r} missing from {path}")
-    return _captions(path)[key]
-
-
 def unpie_doc_to_text(doc, lmms_eval_specific_kwargs=None):
-    kw = prompt_kwargs(lmms_eval_specific_kwargs, mode="vlm", image_slot="", captions=None)
-    context = _caption(doc, kw["captions"]) if kw["mode"] == "sm" else kw["image_slot"]
+    kw = prompt_kwargs(lmms_eval_specific_kwargs, mode="vlm", image_slot="")
+    context = doc.get("caption", "") if kw["mode"] == "sm" else kw["image_slot"]  # attached at load (loading.py)
     language = dict(LANGUAGE_NAMES).get(doc.get("lang"), "")
     return render("unpie", kw["template"], image_context=context, language=language, **doc)
+
+
+def _caption_count(doc):
+    """``caption_missing`` of a caption-task doc (1.0: no caption, so it is left out of every score); else ``{}``."""
+    return {"caption_missing": float(not doc["caption"])} if "caption" in doc else {}
 
 
 def _evidence(doc, response, prediction):
@@ -55,31 +41,39 @@ def _evidence(doc, response, prediction):
 
 
 def unpie_grounding_process_results(doc, results):
+    if _caption_count(doc).get("caption_missing"):
+        return _caption_count(doc)
     response = results[0] if results else ""
     pred, gold = free_text.extract_labelled_answer(response, ANSWER_LABELS["grounding"]), doc["pun_phrase"]
     item = {**_evidence(doc, response, pred), "gold": gold, "correct": free_text.exact_match(pred, gold)}
+    robust = free_text.extract_after_preamble(response, ANSWER_LABELS["grounding"])
     return {
         "exact_match": item,
+        "exact_match_robust": {**item, "prediction": robust, "correct": free_text.exact_match(robust, gold)},
         "exact_match_strict": float(free_text.exact_match_strict(response, gold)),
         "exact_match_lenient": float(free_text.exact_match_lenient(pred, gold, doc["pun_sentence"])),
         "answer_rate": float(bool(pred)),
-    }
+    } | _caption_count(doc)
 
 
 def unpie_disambiguation_process_results(doc, results):
+    if _caption_count(doc).get("caption_missing"):
+        return _caption_count(doc)
     response = results[0] if results else ""
     pred = free_text.extract_labelled_answer(response, (dict(LANGUAGE_NAMES)[doc["lang"]],))
     item = {**_evidence(doc, response, pred), "target": doc["target"], "distractor": doc["distractor"]}
-    item["image_ok"] = doc["image_status"] == data.IMAGE_OK
+    item["image_ok"] = "caption" in doc or doc["image_status"] == data.IMAGE_OK  # a caption task needs no image
     name = backbones.metric_key("bertscore", "disamb_acc_bertscore")  # _chrf without it, _custom_model for others
     robust = free_text.extract_after_preamble(response, (dict(LANGUAGE_NAMES)[doc["lang"]],))
     paper = {**item, "sibling_prediction": robust}  # both extractions' pairs are scored in one call
     out = {name: paper, f"{name}_robust": {**item, "prediction": robust, "sibling_prediction": pred}}
     out["answer_rate"] = float(bool(pred))
-    return out | {"image_unresolved": float(not item["image_ok"])}
+    return out | (_caption_count(doc) or {"image_unresolved": float(not item["image_ok"])})
 
 
 def unpie_reconstruction_process_results(doc, results):
+    if _caption_count(doc).get("caption_missing"):
+        return _caption_count(doc)
     response = results[0] if results else ""
     pred = free_text.extract_labelled_answer(response, ANSWER_LABELS["reconstruction"])
     item = {**_evidence(doc, response, pred), "reference": doc["target"], "meteor_matcher": mt_overlap.meteor_matcher()}
@@ -98,7 +92,7 @@ def unpie_reconstruction_process_results(doc, results):
         warn_judge_disabled(["correct"])
     else:
         out["correct"] = item
-    return out
+    return out | _caption_count(doc)
 
 
 # Aggregations split into per-doc statistics + a combine (hanyi.metrics.resample), so each gets an interval.

@@ -2,7 +2,7 @@
 
 Usage::
 
-    python benchmarks/multiprocess.py [--groups punrebus,cii] [--launchers single,torchrun,accelerate] [--nproc 2]
+    python benchmarks/multiprocess_parity.py [--groups punrebus,cii] [--launchers single,torchrun,accelerate] [--nproc 2]
 
 Every launch runs ``-m lmms_eval --model replay`` on the bundled sample data (``HANYI_DATA_ROOT=sample``, offline,
 CPU, gloo) with one deterministic record per (task, doc) written by :func:`write_records`. Prints the wall time of
