@@ -21,6 +21,9 @@ import functools
 import os
 from dataclasses import dataclass
 
+#: A row's ``prompt_variant`` that holds for every run (a random or human baseline).
+ANY = "any"
+
 ANCHORS_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "anchors")
 
 
@@ -63,21 +66,29 @@ class Link:
         idx = self.table["columns"].index(self.column)
         out = []
         for row in self.table["rows"]:
-            if not all(row.get(k) in (v if isinstance(v, tuple) else (v,)) for k, v in self.rows_filter):
+            if not self.selects(row):
                 continue
-            if row.get("task", self.task) != self.task or row.get("prompt_variant", self.variant) != self.variant:
+            if row.get("task", self.task) != self.task:
                 continue
-            if "prompt_variant" in row and self.variant is None:
+            variant = row.get("prompt_variant", self.variant)
+            if variant != ANY and (variant != self.variant or ("prompt_variant" in row and self.variant is None)):
                 continue
             out.append(AnchorRow(row["model"], row["values"][idx], row.get("setting"), row.get("kind")))
         return out
+
+    def selects(self, row: dict) -> bool:
+        """Whether the map entry's ``rows`` filter keeps paper ``row`` (e.g. ``setting: VLM``)."""
+        return all(row.get(k) in (v if isinstance(v, tuple) else (v,)) for k, v in self.rows_filter)
+
+    def row_setting(self, row: dict) -> str:
+        """What the ``rows`` filter reads in ``row``, for a "different setting" reason."""
+        return ", ".join(str(row.get(k) or "none") for k, _ in self.rows_filter) or "?"
 
     @property
     def excludes_rows(self) -> bool:
         """True when the table holds rows of other tasks or prompt variants, left out by :meth:`rows`."""
         return any("task" in row or "prompt_variant" in row for row in self.table["rows"]) and len(self.rows()) < sum(
-            all(row.get(k) in (v if isinstance(v, tuple) else (v,)) for k, v in self.rows_filter)
-            for row in self.table["rows"]
+            self.selects(row) for row in self.table["rows"]
         )
 
     def to_paper_unit(self, value: float | None) -> float | None:

@@ -262,13 +262,49 @@ def headline_table(runs: list[Run], tasks: list[str], hints=None, intervals: lis
     )
 
 
-def anchor_fields(link: anchor_mod.Link, model: str) -> dict:
-    """What the paper side of one anchor row says about how it was produced: task, variant, judge, n."""
+#: Anchor fields that say how a paper number was produced (table-level, per column, overridden per row).
+ANCHOR_FIELDS = ("task", "prompt_variant", "judge", "n")
+
+
+def anchor_fields(link: anchor_mod.Link, model: str | None = None) -> dict:
+    """How the paper produced the number in ``link``'s column of row ``model`` (``None``: the table's fields only):
+    ``task``, ``prompt_variant``, ``judge``, ``n``. A field may be a ``{column: value, "*": default}`` map; the row's
+    own fields win over the table's. The map entry's task pattern is not a paper fact and is not included.
+
+    >>> table = {"columns": ["A", "B"], "n": {"*": 500, "B": 1000}, "judge": "none", "prompt_variant": "default",
+    ...          "rows": [{"model": "M", "task": "t_x", "values": [1, 2]}]}
+    >>> anchor_fields(anchor_mod.Link("t", "acc", table, "B"), "M")
+    {'judge': 'none', 'n': 1000, 'prompt_variant': 'default', 'task': 't_x'}
+    """
     table = link.table
-    row = next((r for r in table["rows"] if r.get("model") == model), {})
-    out = {k: table[k] for k in ("judge", "n") if table.get(k) is not None}
-    out.update({k: row[k] for k in ("task", "variant", "judge", "n") if row.get(k) is not None})
+    out = {}
+    for key in ("judge", "n", "prompt_variant"):
+        value = prov_mod.anchor_value(table.get(key), link.column)
+        if value is not None:
+            out[key] = value
+    row = next((r for r in table["rows"] if r.get("model") == model), {}) if model is not None else {}
+    for key in (*ANCHOR_FIELDS, "variant"):
+        value = prov_mod.anchor_value(row.get(key), link.column)
+        if value is not None:
+            out["prompt_variant" if key == "variant" else key] = value
     return out
+
+
+def _run_mark(prov: dict, link: anchor_mod.Link) -> tuple[bool, list[str]]:
+    """Whether a run compares with any paper row of ``link``: its run-level reasons (sample data, ``--limit``, a
+    fallback scorer ...) when it has any, else the reasons of every paper row when none of them is comparable."""
+    ok, reasons = prov_mod.comparability(prov, link.metric)
+    if not ok:
+        return ok, reasons
+    union: list[str] = []
+    for row in link.rows():
+        if row.value is None:
+            continue
+        ok, why = prov_mod.comparability(prov, link.metric, anchor_fields(link, row.model))
+        if ok:
+            return True, []
+        union += [r for r in why if r not in union]
+    return (not union), union
 
 
 def comparison(runs: list[Run], link: anchor_mod.Link, records: list | None = None) -> tuple[Table, BarPlot]:
@@ -279,8 +315,7 @@ def comparison(runs: list[Run], link: anchor_mod.Link, records: list | None = No
     decimals = _decimals([row.value for row in link.rows()])
     ours = [(r.label, link.to_paper_unit(getattr(_metric(r, link.task, link.metric), "value", None))) for r in runs]
     provs = [provenance_of(r, link.task) for r in runs]
-    table_level = {k: link.table[k] for k in ("judge", "n") if link.table.get(k) is not None}
-    run_level = [prov_mod.comparability(p, link.metric, table_level) for p in provs]
+    run_level = [_run_mark(p, link) for p in provs]
     entries = [(row.model, row.value, False) for row in link.rows()]
     entries += [
         (f"{label} (ours)" + ("" if ok else f" ⚠ {prov_mod.short_reason(reasons)}"), value, True)
@@ -430,7 +465,7 @@ def category_table(runs, task, base, dim, cells, links, display=None, records=No
         paper = [(m, rows_by_model[m]) for m in _pick_rows(rows_by_model)]
     marks = []
     for run in runs:
-        ok, reasons = prov_mod.comparability(provenance_of(run, task), base)
+        ok, reasons = _run_mark(provenance_of(run, task), any_link) if any_link else (True, [])
         marks.append("" if ok or any_link is None else f" ⚠ {prov_mod.short_reason(reasons)}")
     header = [dim, *[f"{label} (ours){mark}" for (label, _), mark in zip(ours, marks)], *paper_names(paper)]
     rows = []
@@ -570,42 +605,78 @@ def paired_table(runs: list[Run], records: list[dict]) -> Table:
     )
 
 
+def _row_reasons(run: Run, task: str, task_links: list[anchor_mod.Link], row: dict) -> list[str] | None:
+    """Why our ``task`` row of ``run`` is not comparable with paper ``row`` (``[]``: comparable), over every column
+    both have a value in; ``None`` when they share no column."""
+    reasons: list[str] = []
+    shared = False
+    for link in task_links:
+        m = _metric(run, task, link.metric)
+        paper_value = row["values"][link.table["columns"].index(link.column)]
+        if m is None or isinstance(m.value, dict) or m.value is None or paper_value is None:
+            continue
+        shared = True
+        why = [] if link.selects(row) else [f"a different setting (paper row: {link.row_setting(row)})"]
+        why += prov_mod.comparability(provenance_of(run, task), link.metric, anchor_fields(link, row["model"]))[1]
+        reasons += [r for r in why if r not in reasons]
+    return reasons if shared else None
+
+
 def paper_table(runs: list[Run], table: dict, links: list[anchor_mod.Link]) -> Table | None:
     """The paper's table as printed (its columns, units and row order), our runs added as marked rows at the end:
-    one row per (run, task) with a value for each column that task maps, in the paper's unit, and whether the row
-    is comparable. ``None`` when no run has a value for it."""
+    one row per (run, task) with a value for each column that task maps, in the paper's unit. ``None`` when no run
+    has a value for it.
+
+    Comparability is decided per paper row, from the task, prompt variant, judge, doc count and setting that
+    produced it (:func:`anchor_fields`): each paper row says whether our rows compare with it, and each of our rows
+    with how many paper rows it compares."""
     columns = list(table["columns"])
     by_task: dict[str, list[anchor_mod.Link]] = {}
     for link in links:
         by_task.setdefault(link.task, []).append(link)
     decimals = [_decimals([row["values"][i] for row in table["rows"]]) for i in range(len(columns))]
-    rows = [
-        [row["model"], *[fmt(v, d) if v is not None else "-" for v, d in zip(row["values"], decimals)], ""]
-        for row in table["rows"]
-    ]
-    marked = []
+    ours = []
     for run in runs:
         for task, task_links in by_task.items():
             cells = ["-"] * len(columns)
-            reasons: list[str] = []
             for link in task_links:
                 m = _metric(run, task, link.metric)
                 value = None if m is None or isinstance(m.value, dict) else link.to_paper_unit(m.value)
-                if value is None:
-                    continue
-                i = columns.index(link.column)
-                cells[i] = fmt(value, decimals[i])
-                anchor = {k: table[k] for k in ("judge", "n") if table.get(k) is not None}
-                _, why = prov_mod.comparability(provenance_of(run, task), link.metric, anchor)
-                reasons += [r for r in why if r not in reasons]
-            if all(c == "-" for c in cells):
-                continue
-            marked.append(len(rows))
-            mark = "✓ comparable" if not reasons else f"⚠ {prov_mod.short_reason(reasons)}"
-            rows.append([f"{run.label} (ours, {task})", *cells, mark])
-    if not marked:
+                if value is not None:
+                    i = columns.index(link.column)
+                    cells[i] = fmt(value, decimals[i])
+            if any(c != "-" for c in cells):
+                ours.append((run, task, task_links, cells))
+    if not ours:
         return None
+    verdicts = [[_row_reasons(run, task, tl, row) for run, task, tl, _ in ours] for row in table["rows"]]
+    rows = []
+    for row, per_ours in zip(table["rows"], verdicts):
+        marks = []
+        for (run, task, _, _), why in zip(ours, per_ours):
+            mark = "-" if why is None else "✓ comparable" if not why else f"⚠ {prov_mod.short_reason(why)}"
+            marks.append(mark if len(ours) == 1 else f"{run.label}, {task}: {mark}")
+        values = [fmt(v, d) if v is not None else "-" for v, d in zip(row["values"], decimals)]
+        rows.append([row["model"], *values, "; ".join(marks)])
+    marked, details = [], []
+    for j, (run, task, _, cells) in enumerate(ours):
+        found = [v[j] for v in verdicts if v[j] is not None]
+        ok = sum(1 for why in found if not why)
+        if ok:
+            mark = f"✓ comparable with {ok} of {len(found)} paper rows"
+        else:
+            union = []
+            for why in found:
+                union += [r for r in why if r not in union]
+            mark = f"⚠ {prov_mod.short_reason(union or ['no paper value in these columns'])}"
+            details.append(f"{run.label} ({task}): not comparable with any paper row: {'; '.join(union)}.")
+        marked.append(len(rows))
+        rows.append([f"{run.label} (ours, {task})", *cells, mark])
     caption = f"{table.get('caption', '')} Unit: {table.get('unit', '')}. Our rows (bold) in the paper's unit."
+    caption += " The last column says, per paper row, whether our rows compare with it (same task, prompt variant,"
+    caption += " judge, doc count and setting), and per row of ours with how many paper rows."
+    if details:
+        caption += " " + " ".join(details)
     if table.get("note"):
         caption += f" Note: {table['note']}"
     header = ["model", *columns, "comparable"]
