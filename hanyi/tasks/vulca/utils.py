@@ -21,7 +21,8 @@ from hanyi.metrics.critique_scoring import NLI_METRICS, CritiqueItem
 from hanyi.metrics.zeroshot_nli import NLIConfig, try_logits_fn
 from hanyi.tasks._common import doc_label, prompt_kwargs, render, require_images, visuals
 
-#: Key suffix when the NLI model or template is not the released code's (``hanyi.backbones``; docs/backbones.md).
+#: Key suffix when the NLI model or template, or the embedder, is not the paper's (``hanyi.backbones``;
+#: docs/backbones.md).
 CUSTOM = "_custom_model"
 _PROMPT_DEFAULTS = {"persona": "", "knowledge_base": True, "prompt": "core_prompt_en.md", "images": "whole"}
 
@@ -106,4 +107,5 @@ def _embed_items(doc, response):
     if why:
         warn_once(f"hanyi vulca: {', '.join(REFERENCE_METRICS)} not emitted: {why}.")
         metrics = [m for m in EMBED_METRICS if m not in REFERENCE_METRICS]
-    return {m: EmbedItem(m, str(doc["doc_id"]), response.strip(), config) for m in metrics}
+    suffix = "" if backbones.resolve("vulca_embedder").paper else CUSTOM  # not bge-large-zh-v1.5: its own keys
+    return {m + suffix: EmbedItem(m, str(doc["doc_id"]), response.strip(), config) for m in metrics}
