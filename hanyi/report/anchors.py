@@ -1,7 +1,11 @@
 """The papers' numbers (``hanyi/anchors/<benchmark>.yaml``) and their link to our ``(task, metric)`` pairs.
 
 An anchor file has ``benchmark``, ``paper``, ``tables`` (``id``, ``cite``, ``caption``, ``unit``, ``columns``,
-``rows: [{model, values, setting?, kind?}]``, optional ``note``) and ``map``, a list of entries::
+``rows: [{model, values, setting?, kind?}]``, optional ``note``) and ``map``, a list of entries. Every table also
+says how the paper produced its numbers, for :func:`hanyi.report.provenance.comparability`: ``judge`` (``none``: no
+judge), ``n`` (docs behind a number; ``unpublished``) and ``prompt_variant`` (``default``: the task's shipped
+template; ``any``: a baseline row), each a value or a ``{column: value, "*": default}`` map, a row's own winning; a
+missing one makes every comparison with the table "not comparable (unknown ...)". Map entries::
 
     {task: cii_bench, metric: "acc_domain_{}", table: t1, scale: auto, columns: {life: Life, art: Art}}
     {task: "cvlue_vqa*", metric: [vqa_acc, accuracy], table: t4, column: VQA Acc, rows: {setting: zero-shot}}

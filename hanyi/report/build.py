@@ -55,6 +55,8 @@ class BarPlot:
     #: ``ranking``: one horizontal bar per category, ``highlight`` marks ours; ``grouped``: bars per series.
     kind: str = "grouped"
     highlight: list[bool] = field(default_factory=list)
+    #: ``ranking``: the 95 % interval ``(low, high)`` of each bar, ``None`` where there is none (paper rows).
+    errors: list = field(default_factory=list)
 
 
 @dataclass
@@ -235,12 +237,38 @@ def _arrow(runs: list[Run], task: str, name: str) -> str:
     return ""
 
 
+def docs_scored(t) -> str:
+    """The ``n`` cell of one task: the docs scored, from the sample log where there is one (a doc whose every logged
+    per-doc statistic is empty, e.g. an unresolved image or a failed judge request, is not scored), else lmms-eval's
+    doc count; ``0 (why)`` when no doc was scored.
+
+    >>> from hanyi.report.results import TaskResult
+    >>> docs_scored(TaskResult("t", {}, n=5, samples=[{"hanyi_per_doc": {"acc": None}}] * 5))
+    '0 (no doc scored: every per-doc statistic of the 5 docs is empty)'
+    >>> docs_scored(TaskResult("t", {}, n=5, samples=[])), docs_scored(TaskResult("t", {}, n=7)), docs_scored(TaskResult("g", {}, n=0))
+    ('0 (no doc scored: the sample log is empty)', '7', '0 (no doc evaluated: the task had no docs)')
+    """
+    if t.n == 0:
+        return "0 (no doc evaluated: the task had no docs)"
+    if t.is_group or t.samples is None:
+        return "" if t.n is None else str(t.n)
+    if not t.samples:
+        return "0 (no doc scored: the sample log is empty)"
+    stats_logged = [s["hanyi_per_doc"] for s in t.samples if isinstance(s.get("hanyi_per_doc"), dict)]
+    if len(stats_logged) < len(t.samples):  # no per-doc statistics logged: every logged doc counts
+        return str(len(t.samples))
+    scored = sum(1 for per in stats_logged if not per or any(v is not None for v in per.values()))
+    if scored == 0:
+        return f"0 (no doc scored: every per-doc statistic of the {len(t.samples)} docs is empty)"
+    return str(scored)
+
+
 def headline_table(runs: list[Run], tasks: list[str], hints=None, intervals: list | None = None) -> Table:
     header = ["task", "metric", *[r.label for r in runs], "n"]
     rows = []
     for task in tasks:
         head, _ = category_tables(_metric_names(runs, task), hints)
-        n = "/".join(sorted({str(r.tasks[task].n) for r in runs if task in r.tasks and r.tasks[task].n is not None}))
+        n = "/".join(dict.fromkeys(c for r in runs if task in r.tasks and (c := docs_scored(r.tasks[task]))))
         for name in head:
             cells = []
             for r in runs:
@@ -253,10 +281,10 @@ def headline_table(runs: list[Run], tasks: list[str], hints=None, intervals: lis
     return Table(
         "Headline metrics",
         header,
-        [r for r in rows if any(c not in ("-", "(table)") for c in r[2:-1])],
+        [r for r in rows if any(c not in ("-", "(table)") for c in r[2:-1]) or r[-1].startswith("0 (")],
         "value [95 % interval] from the sample log (exact Clopper-Pearson for shares of 0/1 scores, else a seeded "
         "bootstrap over docs re-running the aggregation; groups: stratified by subtask); value ± standard error where "
-        "only lmms-eval's is available; counts as integers; n = docs scored. "
+        "only lmms-eval's is available; counts as integers; n = docs scored (0 with the reason when none was). "
         "Dict-valued metrics (confusion rows) are in the lmms-eval results file.",
         kind="headline",
     )
@@ -369,13 +397,29 @@ def comparison(runs: list[Run], link: anchor_mod.Link, records: list | None = No
     plot = BarPlot(
         name=f"{link.task}__{link.metric}__{link.table['id']}",
         title=f"{link.task}: {link.metric} vs. {link.cite}",
-        categories=[e[0] for e in shown],
+        categories=[e[0].split(" ⚠ ")[0] + (" ⚠ n/c" if " ⚠ " in e[0] else "") for e in shown],
         series=[(link.column, [e[1] for e in shown], False)],
-        ylabel=link.column,
+        ylabel=link.column + " (ours: 95 % interval)",
         kind="ranking",
         highlight=[e[2] for e in shown],
+        errors=[_interval_in_paper_unit(runs, link, e[0]) if e[2] else None for e in shown],
     )
     return table, plot
+
+
+def _interval_in_paper_unit(runs: list[Run], link: anchor_mod.Link, label: str) -> tuple[float, float] | None:
+    """The 95 % interval of our bar ``label`` (``<run> (ours)...``) in the paper's unit, or ``None``."""
+    run = next((r for r in runs if label.startswith(f"{r.label} (ours)")), None)
+    m = None if run is None else _metric(run, link.task, link.metric)
+    if m is None or m.value is None or isinstance(m.value, dict):
+        return None
+    ci = interval_of(run, link.task, link.metric)
+    if ci.get("ci_low") is None:
+        return None
+    factor = (link.to_paper_unit(m.value) or 0.0) / m.value if m.value else None
+    if factor is None:
+        return None
+    return ci["ci_low"] * factor, ci["ci_high"] * factor
 
 
 def _decimals(values: list[float | None]) -> int:
