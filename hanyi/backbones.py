@@ -219,7 +219,7 @@ def _fix_sbert() -> str:
 # Judge-scored metric keys per benchmark: never computed without a judge, never replaced by a fallback.
 _JUDGE_KEYS = {
     "punrebus_expression judge_score": None,
-    "unpie_reconstruction correct": None,
+    "unpie_reconstruction correct_custom_judge (our prompt; never the paper's correct)": None,
     "cii_ctc ctc_score (and ctc_*)": None,
     "vulca rubric_*": None,
 }
@@ -280,6 +280,7 @@ BACKBONES: dict[str, Backbone] = {
             lambda: "hanyi setup (or set HANYI_VULCA_EMBED_MODEL to a local copy of BAAI/bge-large-zh-v1.5)",
             _check_vulca_embedder,
             lambda: _env_key("HANYI_VULCA_EMBED_MODEL", "HANYI_VULCA_EMBED_MODEL_ID", "HANYI_VULCA_EMBED_DEVICE"),
+            {"sem_*": "sem_*_custom_model"},
         ),
         Backbone(
             "judge",

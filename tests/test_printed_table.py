@@ -66,7 +66,7 @@ def size(table: str) -> tuple[int, int]:
 
 
 #: Metrics the demo run (tiny random LLaVA, no scorer model, no judge) does not emit: out/demo/*_results.json.
-DEMO_SILENT = ("correct", "judge_score", "meteor", "meteor_robust", "element_abs", "element_abs_capped")
+DEMO_SILENT = ("correct_custom_judge", "judge_score", "meteor", "meteor_robust", "element_abs", "element_abs_capped")
 DEMO_SILENT_PREFIXES = ("disamb_acc_bertscore", "expert_alignment", "feat", "primary_profile", "profile_", "qual_")
 DEMO_SILENT_PREFIXES += ("rubric_", "sem_", "element_sim_custom_model")
 

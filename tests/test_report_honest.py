@@ -187,7 +187,7 @@ def test_anchor_row_task_variant_judge_and_doc_count_are_reasons():
     assert not ok_a and reasons_a == ["a different task (paper row: punrebus_matching, ours: punrebus_textonly)"]
     assert not ok_b and reasons_b == ["a different prompt variant (paper row: code_exact, ours: paper)"]
     other = {**prov, "judge_model": "qwen2.5-7b", "n_effective": 12}
-    _, reasons = provenance.comparability(other, "accuracy", {"judge": "GPT-4o", "n": 800})
+    _, reasons = provenance.comparability(other, "accuracy", {"judge": "GPT-4o", "n": 800, "prompt_variant": "paper"})
     assert reasons == ["a different judge (paper: GPT-4o, ours: qwen2.5-7b)", "800 docs in the paper, 12 here"]
 
 
@@ -409,7 +409,11 @@ def test_report_has_paper_shaped_tables_contents_and_collapsed_breakdowns(tmp_pa
     assert t1["header"] == ["model", *paper["columns"], "comparable"]
     assert [r[0] for r in t1["rows"][: len(paper["rows"])]] == [r["model"] for r in paper["rows"]]  # paper's order
     ours = t1["rows"][t1["ours"][0]]
-    assert ours[0] == "m (ours, cii_none)" and ours[-1] == "✓ comparable"
+    # comparability per paper row: the 3 text-only LLM rows are not compared with an image run (issue 27, item 3)
+    assert ours[0] == "m (ours, cii_none)" and ours[-1] == "✓ comparable with 20 of 23 paper rows"
+    by_model = {r[0]: r[-1] for r in t1["rows"]}
+    assert by_model["GPT-4o"] == "✓ comparable"
+    assert by_model["Qwen2-7B-Instruct"].startswith("⚠ not comparable (a different task")
     cols = paper["columns"]
     assert ours[1 + cols.index("Overall")] == "60.0" and ours[1 + cols.index("Life")] == "50.0"
     html_text = (tmp_path / "rep" / "report.html").read_text(encoding="utf-8")

@@ -1,7 +1,11 @@
 """The papers' numbers (``hanyi/anchors/<benchmark>.yaml``) and their link to our ``(task, metric)`` pairs.
 
 An anchor file has ``benchmark``, ``paper``, ``tables`` (``id``, ``cite``, ``caption``, ``unit``, ``columns``,
-``rows: [{model, values, setting?, kind?}]``, optional ``note``) and ``map``, a list of entries::
+``rows: [{model, values, setting?, kind?}]``, optional ``note``) and ``map``, a list of entries. Every table also
+says how the paper produced its numbers, for :func:`hanyi.report.provenance.comparability`: ``judge`` (``none``: no
+judge), ``n`` (docs behind a number; ``unpublished``) and ``prompt_variant`` (``default``: the task's shipped
+template; ``any``: a baseline row), each a value or a ``{column: value, "*": default}`` map, a row's own winning; a
+missing one makes every comparison with the table "not comparable (unknown ...)". Map entries::
 
     {task: cii_bench, metric: "acc_domain_{}", table: t1, scale: auto, columns: {life: Life, art: Art}}
     {task: "cvlue_vqa*", metric: [vqa_acc, accuracy], table: t4, column: VQA Acc, rows: {setting: zero-shot}}
@@ -20,6 +24,9 @@ import fnmatch
 import functools
 import os
 from dataclasses import dataclass
+
+#: A row's ``prompt_variant`` that holds for every run (a random or human baseline).
+ANY = "any"
 
 ANCHORS_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "anchors")
 
@@ -63,21 +70,29 @@ class Link:
         idx = self.table["columns"].index(self.column)
         out = []
         for row in self.table["rows"]:
-            if not all(row.get(k) in (v if isinstance(v, tuple) else (v,)) for k, v in self.rows_filter):
+            if not self.selects(row):
                 continue
-            if row.get("task", self.task) != self.task or row.get("prompt_variant", self.variant) != self.variant:
+            if row.get("task", self.task) != self.task:
                 continue
-            if "prompt_variant" in row and self.variant is None:
+            variant = row.get("prompt_variant", self.variant)
+            if variant != ANY and (variant != self.variant or ("prompt_variant" in row and self.variant is None)):
                 continue
             out.append(AnchorRow(row["model"], row["values"][idx], row.get("setting"), row.get("kind")))
         return out
+
+    def selects(self, row: dict) -> bool:
+        """Whether the map entry's ``rows`` filter keeps paper ``row`` (e.g. ``setting: VLM``)."""
+        return all(row.get(k) in (v if isinstance(v, tuple) else (v,)) for k, v in self.rows_filter)
+
+    def row_setting(self, row: dict) -> str:
+        """What the ``rows`` filter reads in ``row``, for a "different setting" reason."""
+        return ", ".join(str(row.get(k) or "none") for k, _ in self.rows_filter) or "?"
 
     @property
     def excludes_rows(self) -> bool:
         """True when the table holds rows of other tasks or prompt variants, left out by :meth:`rows`."""
         return any("task" in row or "prompt_variant" in row for row in self.table["rows"]) and len(self.rows()) < sum(
-            all(row.get(k) in (v if isinstance(v, tuple) else (v,)) for k, v in self.rows_filter)
-            for row in self.table["rows"]
+            self.selects(row) for row in self.table["rows"]
         )
 
     def to_paper_unit(self, value: float | None) -> float | None:

@@ -55,6 +55,8 @@ class BarPlot:
     #: ``ranking``: one horizontal bar per category, ``highlight`` marks ours; ``grouped``: bars per series.
     kind: str = "grouped"
     highlight: list[bool] = field(default_factory=list)
+    #: ``ranking``: the 95 % interval ``(low, high)`` of each bar, ``None`` where there is none (paper rows).
+    errors: list = field(default_factory=list)
 
 
 @dataclass
@@ -235,12 +237,38 @@ def _arrow(runs: list[Run], task: str, name: str) -> str:
     return ""
 
 
+def docs_scored(t) -> str:
+    """The ``n`` cell of one task: the docs scored, from the sample log where there is one (a doc whose every logged
+    per-doc statistic is empty, e.g. an unresolved image or a failed judge request, is not scored), else lmms-eval's
+    doc count; ``0 (why)`` when no doc was scored.
+
+    >>> from hanyi.report.results import TaskResult
+    >>> docs_scored(TaskResult("t", {}, n=5, samples=[{"hanyi_per_doc": {"acc": None}}] * 5))
+    '0 (no doc scored: every per-doc statistic of the 5 docs is empty)'
+    >>> docs_scored(TaskResult("t", {}, n=5, samples=[])), docs_scored(TaskResult("t", {}, n=7)), docs_scored(TaskResult("g", {}, n=0))
+    ('0 (no doc scored: the sample log is empty)', '7', '0 (no doc evaluated: the task had no docs)')
+    """
+    if t.n == 0:
+        return "0 (no doc evaluated: the task had no docs)"
+    if t.is_group or t.samples is None:
+        return "" if t.n is None else str(t.n)
+    if not t.samples:
+        return "0 (no doc scored: the sample log is empty)"
+    stats_logged = [s["hanyi_per_doc"] for s in t.samples if isinstance(s.get("hanyi_per_doc"), dict)]
+    if len(stats_logged) < len(t.samples):  # no per-doc statistics logged: every logged doc counts
+        return str(len(t.samples))
+    scored = sum(1 for per in stats_logged if not per or any(v is not None for v in per.values()))
+    if scored == 0:
+        return f"0 (no doc scored: every per-doc statistic of the {len(t.samples)} docs is empty)"
+    return str(scored)
+
+
 def headline_table(runs: list[Run], tasks: list[str], hints=None, intervals: list | None = None) -> Table:
     header = ["task", "metric", *[r.label for r in runs], "n"]
     rows = []
     for task in tasks:
         head, _ = category_tables(_metric_names(runs, task), hints)
-        n = "/".join(sorted({str(r.tasks[task].n) for r in runs if task in r.tasks and r.tasks[task].n is not None}))
+        n = "/".join(dict.fromkeys(c for r in runs if task in r.tasks and (c := docs_scored(r.tasks[task]))))
         for name in head:
             cells = []
             for r in runs:
@@ -253,22 +281,58 @@ def headline_table(runs: list[Run], tasks: list[str], hints=None, intervals: lis
     return Table(
         "Headline metrics",
         header,
-        [r for r in rows if any(c not in ("-", "(table)") for c in r[2:-1])],
+        [r for r in rows if any(c not in ("-", "(table)") for c in r[2:-1]) or r[-1].startswith("0 (")],
         "value [95 % interval] from the sample log (exact Clopper-Pearson for shares of 0/1 scores, else a seeded "
         "bootstrap over docs re-running the aggregation; groups: stratified by subtask); value ± standard error where "
-        "only lmms-eval's is available; counts as integers; n = docs scored. "
+        "only lmms-eval's is available; counts as integers; n = docs scored (0 with the reason when none was). "
         "Dict-valued metrics (confusion rows) are in the lmms-eval results file.",
         kind="headline",
     )
 
 
-def anchor_fields(link: anchor_mod.Link, model: str) -> dict:
-    """What the paper side of one anchor row says about how it was produced: task, variant, judge, n."""
+#: Anchor fields that say how a paper number was produced (table-level, per column, overridden per row).
+ANCHOR_FIELDS = ("task", "prompt_variant", "judge", "n")
+
+
+def anchor_fields(link: anchor_mod.Link, model: str | None = None) -> dict:
+    """How the paper produced the number in ``link``'s column of row ``model`` (``None``: the table's fields only):
+    ``task``, ``prompt_variant``, ``judge``, ``n``. A field may be a ``{column: value, "*": default}`` map; the row's
+    own fields win over the table's. The map entry's task pattern is not a paper fact and is not included.
+
+    >>> table = {"columns": ["A", "B"], "n": {"*": 500, "B": 1000}, "judge": "none", "prompt_variant": "default",
+    ...          "rows": [{"model": "M", "task": "t_x", "values": [1, 2]}]}
+    >>> anchor_fields(anchor_mod.Link("t", "acc", table, "B"), "M")
+    {'judge': 'none', 'n': 1000, 'prompt_variant': 'default', 'task': 't_x'}
+    """
     table = link.table
-    row = next((r for r in table["rows"] if r.get("model") == model), {})
-    out = {k: table[k] for k in ("judge", "n") if table.get(k) is not None}
-    out.update({k: row[k] for k in ("task", "variant", "judge", "n") if row.get(k) is not None})
+    out = {}
+    for key in ("judge", "n", "prompt_variant"):
+        value = prov_mod.anchor_value(table.get(key), link.column)
+        if value is not None:
+            out[key] = value
+    row = next((r for r in table["rows"] if r.get("model") == model), {}) if model is not None else {}
+    for key in (*ANCHOR_FIELDS, "variant"):
+        value = prov_mod.anchor_value(row.get(key), link.column)
+        if value is not None:
+            out["prompt_variant" if key == "variant" else key] = value
     return out
+
+
+def _run_mark(prov: dict, link: anchor_mod.Link) -> tuple[bool, list[str]]:
+    """Whether a run compares with any paper row of ``link``: its run-level reasons (sample data, ``--limit``, a
+    fallback scorer ...) when it has any, else the reasons of every paper row when none of them is comparable."""
+    ok, reasons = prov_mod.comparability(prov, link.metric)
+    if not ok:
+        return ok, reasons
+    union: list[str] = []
+    for row in link.rows():
+        if row.value is None:
+            continue
+        ok, why = prov_mod.comparability(prov, link.metric, anchor_fields(link, row.model))
+        if ok:
+            return True, []
+        union += [r for r in why if r not in union]
+    return (not union), union
 
 
 def comparison(runs: list[Run], link: anchor_mod.Link, records: list | None = None) -> tuple[Table, BarPlot]:
@@ -279,8 +343,7 @@ def comparison(runs: list[Run], link: anchor_mod.Link, records: list | None = No
     decimals = _decimals([row.value for row in link.rows()])
     ours = [(r.label, link.to_paper_unit(getattr(_metric(r, link.task, link.metric), "value", None))) for r in runs]
     provs = [provenance_of(r, link.task) for r in runs]
-    table_level = {k: link.table[k] for k in ("judge", "n") if link.table.get(k) is not None}
-    run_level = [prov_mod.comparability(p, link.metric, table_level) for p in provs]
+    run_level = [_run_mark(p, link) for p in provs]
     entries = [(row.model, row.value, False) for row in link.rows()]
     entries += [
         (f"{label} (ours)" + ("" if ok else f" ⚠ {prov_mod.short_reason(reasons)}"), value, True)
@@ -334,13 +397,29 @@ def comparison(runs: list[Run], link: anchor_mod.Link, records: list | None = No
     plot = BarPlot(
         name=f"{link.task}__{link.metric}__{link.table['id']}",
         title=f"{link.task}: {link.metric} vs. {link.cite}",
-        categories=[e[0] for e in shown],
+        categories=[e[0].split(" ⚠ ")[0] + (" ⚠ n/c" if " ⚠ " in e[0] else "") for e in shown],
         series=[(link.column, [e[1] for e in shown], False)],
-        ylabel=link.column,
+        ylabel=link.column + " (ours: 95 % interval)",
         kind="ranking",
         highlight=[e[2] for e in shown],
+        errors=[_interval_in_paper_unit(runs, link, e[0]) if e[2] else None for e in shown],
     )
     return table, plot
+
+
+def _interval_in_paper_unit(runs: list[Run], link: anchor_mod.Link, label: str) -> tuple[float, float] | None:
+    """The 95 % interval of our bar ``label`` (``<run> (ours)...``) in the paper's unit, or ``None``."""
+    run = next((r for r in runs if label.startswith(f"{r.label} (ours)")), None)
+    m = None if run is None else _metric(run, link.task, link.metric)
+    if m is None or m.value is None or isinstance(m.value, dict):
+        return None
+    ci = interval_of(run, link.task, link.metric)
+    if ci.get("ci_low") is None:
+        return None
+    factor = (link.to_paper_unit(m.value) or 0.0) / m.value if m.value else None
+    if factor is None:
+        return None
+    return ci["ci_low"] * factor, ci["ci_high"] * factor
 
 
 def _decimals(values: list[float | None]) -> int:
@@ -430,7 +509,7 @@ def category_table(runs, task, base, dim, cells, links, display=None, records=No
         paper = [(m, rows_by_model[m]) for m in _pick_rows(rows_by_model)]
     marks = []
     for run in runs:
-        ok, reasons = prov_mod.comparability(provenance_of(run, task), base)
+        ok, reasons = _run_mark(provenance_of(run, task), any_link) if any_link else (True, [])
         marks.append("" if ok or any_link is None else f" ⚠ {prov_mod.short_reason(reasons)}")
     header = [dim, *[f"{label} (ours){mark}" for (label, _), mark in zip(ours, marks)], *paper_names(paper)]
     rows = []
@@ -580,42 +659,78 @@ def paired_table(runs: list[Run], records: list[dict]) -> Table:
     )
 
 
+def _row_reasons(run: Run, task: str, task_links: list[anchor_mod.Link], row: dict) -> list[str] | None:
+    """Why our ``task`` row of ``run`` is not comparable with paper ``row`` (``[]``: comparable), over every column
+    both have a value in; ``None`` when they share no column."""
+    reasons: list[str] = []
+    shared = False
+    for link in task_links:
+        m = _metric(run, task, link.metric)
+        paper_value = row["values"][link.table["columns"].index(link.column)]
+        if m is None or isinstance(m.value, dict) or m.value is None or paper_value is None:
+            continue
+        shared = True
+        why = [] if link.selects(row) else [f"a different setting (paper row: {link.row_setting(row)})"]
+        why += prov_mod.comparability(provenance_of(run, task), link.metric, anchor_fields(link, row["model"]))[1]
+        reasons += [r for r in why if r not in reasons]
+    return reasons if shared else None
+
+
 def paper_table(runs: list[Run], table: dict, links: list[anchor_mod.Link]) -> Table | None:
     """The paper's table as printed (its columns, units and row order), our runs added as marked rows at the end:
-    one row per (run, task) with a value for each column that task maps, in the paper's unit, and whether the row
-    is comparable. ``None`` when no run has a value for it."""
+    one row per (run, task) with a value for each column that task maps, in the paper's unit. ``None`` when no run
+    has a value for it.
+
+    Comparability is decided per paper row, from the task, prompt variant, judge, doc count and setting that
+    produced it (:func:`anchor_fields`): each paper row says whether our rows compare with it, and each of our rows
+    with how many paper rows it compares."""
     columns = list(table["columns"])
     by_task: dict[str, list[anchor_mod.Link]] = {}
     for link in links:
         by_task.setdefault(link.task, []).append(link)
     decimals = [_decimals([row["values"][i] for row in table["rows"]]) for i in range(len(columns))]
-    rows = [
-        [row["model"], *[fmt(v, d) if v is not None else "-" for v, d in zip(row["values"], decimals)], ""]
-        for row in table["rows"]
-    ]
-    marked = []
+    ours = []
     for run in runs:
         for task, task_links in by_task.items():
             cells = ["-"] * len(columns)
-            reasons: list[str] = []
             for link in task_links:
                 m = _metric(run, task, link.metric)
                 value = None if m is None or isinstance(m.value, dict) else link.to_paper_unit(m.value)
-                if value is None:
-                    continue
-                i = columns.index(link.column)
-                cells[i] = fmt(value, decimals[i])
-                anchor = {k: table[k] for k in ("judge", "n") if table.get(k) is not None}
-                _, why = prov_mod.comparability(provenance_of(run, task), link.metric, anchor)
-                reasons += [r for r in why if r not in reasons]
-            if all(c == "-" for c in cells):
-                continue
-            marked.append(len(rows))
-            mark = "✓ comparable" if not reasons else f"⚠ {prov_mod.short_reason(reasons)}"
-            rows.append([f"{run.label} (ours, {task})", *cells, mark])
-    if not marked:
+                if value is not None:
+                    i = columns.index(link.column)
+                    cells[i] = fmt(value, decimals[i])
+            if any(c != "-" for c in cells):
+                ours.append((run, task, task_links, cells))
+    if not ours:
         return None
+    verdicts = [[_row_reasons(run, task, tl, row) for run, task, tl, _ in ours] for row in table["rows"]]
+    rows = []
+    for row, per_ours in zip(table["rows"], verdicts):
+        marks = []
+        for (run, task, _, _), why in zip(ours, per_ours):
+            mark = "-" if why is None else "✓ comparable" if not why else f"⚠ {prov_mod.short_reason(why)}"
+            marks.append(mark if len(ours) == 1 else f"{run.label}, {task}: {mark}")
+        values = [fmt(v, d) if v is not None else "-" for v, d in zip(row["values"], decimals)]
+        rows.append([row["model"], *values, "; ".join(marks)])
+    marked, details = [], []
+    for j, (run, task, _, cells) in enumerate(ours):
+        found = [v[j] for v in verdicts if v[j] is not None]
+        ok = sum(1 for why in found if not why)
+        if ok:
+            mark = f"✓ comparable with {ok} of {len(found)} paper rows"
+        else:
+            union = []
+            for why in found:
+                union += [r for r in why if r not in union]
+            mark = f"⚠ {prov_mod.short_reason(union or ['no paper value in these columns'])}"
+            details.append(f"{run.label} ({task}): not comparable with any paper row: {'; '.join(union)}.")
+        marked.append(len(rows))
+        rows.append([f"{run.label} (ours, {task})", *cells, mark])
     caption = f"{table.get('caption', '')} Unit: {table.get('unit', '')}. Our rows (bold) in the paper's unit."
+    caption += " The last column says, per paper row, whether our rows compare with it (same task, prompt variant,"
+    caption += " judge, doc count and setting), and per row of ours with how many paper rows."
+    if details:
+        caption += " " + " ".join(details)
     if table.get("note"):
         caption += f" Note: {table['note']}"
     header = ["model", *columns, "comparable"]

@@ -110,6 +110,9 @@ def _family(name: str, names: list[str], known: set[str]) -> str | None:
     >>> names = ["primary_profile_rate_a", "primary_profile_rate_b", "primary_profile_rate_c", "feat_x_y"]
     >>> _family("primary_profile_rate_a", names, set(names)), _family("feat_x_y", names, set(names))
     ('primary_profile_rate', None)
+    >>> names = ["element_abs_rule_lemma", "element_abs_capped_rule_lemma", "element_sim", "parse_rate"]
+    >>> _family("element_sim", names, set(names)) is None  # fallback keys of element_abs, element_abs_capped
+    True
     """
     parts = name.split("_")
     for cut in range(len(parts) - 1, 0, -1):
@@ -117,10 +120,23 @@ def _family(name: str, names: list[str], known: set[str]) -> str | None:
         members = [n for n in names if n.startswith(prefix + "_")]
         if prefix in known or len(members) < MIN_FAMILY:
             continue
-        # variants of one metric (exact_match, exact_match_strict) are not categories
-        if not any(o.startswith(m + "_") for m in members for o in names):
+        # variants of one metric (exact_match, exact_match_strict; element_abs_rule_lemma and
+        # element_abs_capped_rule_lemma, fallback keys of element_abs, element_abs_capped) are not categories
+        stems = {_stem(n) for n in names}
+        if not any(o.startswith(_stem(m) + "_") for m in members for o in stems):
             return prefix
     return None
+
+
+#: Key endings of a fallback, robust or custom-scorer variant of a metric (``element_abs_rule_lemma``).
+VARIANT_SUFFIXES = ("_robust", "_rule_lemma", "_exact_stem", "_chrf", "_fallback", "_custom_model", "_custom_judge")
+
+
+def _stem(name: str) -> str:
+    """``name`` without its variant endings: ``element_abs_capped_rule_lemma`` -> ``element_abs_capped``."""
+    while suffix := next((s for s in VARIANT_SUFFIXES if name.endswith(s)), None):
+        name = name[: -len(suffix)]
+    return name
 
 
 def category_tables(

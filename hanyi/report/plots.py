@@ -45,15 +45,21 @@ def _ranking(plot: BarPlot):
         colors.append(OURS_COLORS[ours_seen % len(OURS_COLORS)] if is_ours else PAPER_BAR)
         ours_seen += bool(is_ours)
     ax.barh(y, values, color=colors, height=0.7)
+    for yi, v, err in zip(y, values, plot.errors or []):
+        if err is not None:  # our 95 % interval
+            xerr = [[max(0.0, v - err[0])], [max(0.0, err[1] - v)]]
+            ax.errorbar([v], [yi], xerr=xerr, fmt="none", ecolor="black", elinewidth=1.0, capsize=3)
     ax.set_yticks(y)
     ax.set_yticklabels(plot.categories, fontsize=8)
     for tick, is_ours in zip(ax.get_yticklabels(), plot.highlight):
         if is_ours:
             tick.set_fontweight("bold")
-    top = max([v for v in values if v is not None] or [1])
-    for yi, v in zip(y, values):
-        ax.text(v + top * 0.01, yi, f"{v:.4g}", va="center", fontsize=7)
-    ax.set_xlim(min(0, min(values)), top * 1.12 if top > 0 else 1)
+    highs = [e[1] for e in plot.errors or [] if e is not None]
+    top = max([v for v in values if v is not None] + highs or [1])
+    ends = [max(v, e[1]) if e is not None else v for v, e in zip(values, plot.errors or [None] * n)]
+    for yi, v, end in zip(y, values, ends):
+        ax.text(end + top * 0.01, yi, f"{v:.4g}", va="center", fontsize=7)
+    ax.set_xlim(min(0, min(values)), top * 1.15 if top > 0 else 1)
     ax.set_xlabel(plot.ylabel, fontsize=8)
     ax.set_title(plot.title, fontsize=9)
     ax.spines[["top", "right"]].set_visible(False)
@@ -110,5 +116,5 @@ def render_png(plot: BarPlot) -> bytes:
     with matplotlib.rc_context({"text.parse_math": False}):
         fig = _ranking(plot) if plot.kind == "ranking" else _grouped(plot)
         buf = io.BytesIO()
-        fig.savefig(buf, format="png")
+        fig.savefig(buf, format="png", bbox_inches="tight", pad_inches=0.15)  # no label clipped
     return buf.getvalue()

@@ -50,6 +50,8 @@ BACKEND_FIELDS: dict[str, tuple[str, ...] | None] = {
 FALLBACK_BACKENDS = frozenset({"rule_fallback", "exact+stem"})
 #: Metric-name endings that mark a fallback or robust key (never the paper's computation).
 FALLBACK_SUFFIXES = ("_robust", "_rule_lemma", "_exact_stem", "_chrf", "_fallback")
+#: Metric-name endings of a key computed with a model, judge or embedder that is not the paper's.
+CUSTOM_SUFFIXES = ("_custom_model", "_custom_judge")
 
 
 def classify_source(dataset_path: str | None, dataset_kwargs: dict | None = None) -> dict:
@@ -183,11 +185,17 @@ def _judge_model(config: dict, samples: list[dict] | None) -> str | None:
 
 
 def prompt_variant(config: dict, model: str = "") -> str | None:
-    """The prompt variant a task rendered with (``lmms_eval_specific_kwargs``, the model's own entry first)."""
+    """The prompt variant a task rendered with (``lmms_eval_specific_kwargs`` as lmms-eval stores it resolved: the
+    ``default`` block merged at top level, or the model's own block; then the blocks themselves).
+
+    >>> prompt_variant({"lmms_eval_specific_kwargs": {"prompt": "matching", "prompt_variant": "code_exact"}})
+    'code_exact'
+    """
     kwargs = config.get("lmms_eval_specific_kwargs") or {}
-    for key in (model, "default"):
-        entry = kwargs.get(key) if key else None
-        if isinstance(entry, dict) and entry.get("prompt_variant"):
+    if not isinstance(kwargs, dict):
+        return None
+    for entry in (kwargs, kwargs.get(model) if model else None, kwargs.get("default")):
+        if isinstance(entry, dict) and isinstance(entry.get("prompt_variant"), str) and entry["prompt_variant"]:
             return str(entry["prompt_variant"])
     return None
 
@@ -224,6 +232,8 @@ def fallback_reasons(prov: dict, metric: str) -> list[str]:
     reasons = []
     if metric.endswith(FALLBACK_SUFFIXES):
         reasons.append(f"fallback scorer ({metric} is not the paper's metric)")
+    elif metric.endswith(CUSTOM_SUFFIXES):
+        reasons.append(f"not the paper's scorer ({metric}: a model or judge other than the paper's)")
     for field, values in (prov.get("scorer_backends") or {}).items():
         affected = BACKEND_FIELDS.get(field)
         bad = [v for v in values if v in FALLBACK_BACKENDS]
@@ -232,21 +242,77 @@ def fallback_reasons(prov: dict, metric: str) -> list[str]:
     return reasons
 
 
+#: Anchor values that say a field holds for any run (a random or human baseline row has no prompt and no judge).
+ANY = "any"
+#: The ``judge`` value of a table whose numbers no judge produced.
+NO_JUDGE = "none"
+#: The ``n`` / ``prompt_variant`` value where the paper does not publish it: never comparable.
+UNPUBLISHED = "unpublished"
+
+
+def anchor_value(value, column: str | None = None):
+    """One anchor field for one paper column: the value itself, or from a ``{column: value, "*": default}`` map.
+
+    >>> anchor_value(800), anchor_value({"*": 1000, "All": 2000}, "All"), anchor_value({"Homo": 500}, "Hetero")
+    (800, 2000, None)
+    """
+    if isinstance(value, dict):
+        return value.get(column, value.get("*"))
+    return value
+
+
+def _anchor_reasons(prov: dict, anchor: dict) -> list[str]:
+    """Why ``prov`` does not match how the paper produced one anchor number; a field the anchor lacks is a reason
+    too (``unknown ...``): a number is comparable only when the paper side is known."""
+    reasons = []
+    if anchor.get("task") and anchor["task"] != prov.get("task"):
+        reasons.append(f"a different task (paper row: {anchor['task']}, ours: {prov.get('task')})")
+    variant = anchor.get("prompt_variant", anchor.get("variant"))
+    ours = prov.get("prompt_variant") or "default"
+    if variant is None:
+        reasons.append("unknown prompt variant (the anchor records none)")
+    elif variant != ANY and str(variant) != str(ours):
+        reasons.append(f"a different prompt variant (paper row: {variant}, ours: {ours})")
+    judge = anchor.get("judge")
+    judge_ours = prov.get("judge_model")
+    if judge is None:
+        reasons.append("unknown judge (the anchor records none)")
+    elif str(judge).lower() not in (NO_JUDGE, ANY):
+        accepted = [str(j).lower() for j in (judge if isinstance(judge, list) else [judge])]
+        if not judge_ours or str(judge_ours).lower() not in accepted:
+            reasons.append(f"a different judge (paper: {judge}, ours: {judge_ours or 'not recorded'})")
+    n, n_ours = anchor.get("n"), prov.get("n_effective")
+    if n is None:
+        reasons.append("unknown doc count (the anchor records none)")
+    elif n == UNPUBLISHED:
+        reasons.append("unknown doc count (the paper does not publish it)")
+    elif n != ANY and n_ours is None:
+        reasons.append(f"unknown doc count (ours not recorded; the paper: {n})")
+    elif n != ANY and int(n) != int(n_ours):
+        reasons.append(f"{n} docs in the paper, {n_ours} here")
+    return reasons
+
+
 def comparability(prov: dict, metric: str, anchor: dict | None = None) -> tuple[bool, list[str]]:
     """``(comparable, reasons)`` for our ``metric`` of a task with provenance ``prov`` against one paper number.
 
-    ``anchor`` holds the paper side: optional ``task``, ``variant``, ``judge`` and ``n`` (from the anchor row, its map
-    entry or its table). Every reason makes the comparison not comparable.
+    ``anchor`` holds the paper side of that number (its table's fields for its column, overridden by its row's):
+    ``task``, ``prompt_variant``, ``judge`` (``none``: no judge) and ``n``. Each of ``prompt_variant``, ``judge``
+    and ``n`` must be present: a missing one makes the number "not comparable (unknown ...)", never comparable.
+    ``anchor=None`` checks the run alone (data source, ``--limit``, scorer, failures). Every reason makes the
+    comparison not comparable.
 
     >>> comparability({"data_source": {"kind": "sample"}, "task": "t"}, "acc")
     (False, ['sample data (the bundled synthetic sample, not the benchmark)'])
     >>> prov = {"data_source": {"kind": "hub"}, "task": "t", "n_effective": 765, "generation_failures": 0}
-    >>> comparability(prov, "acc", {"n": 765})
+    >>> comparability(prov, "acc", {"n": 765, "judge": "none", "prompt_variant": "default"})
     (True, [])
-    >>> comparability({**prov, "limit": 10, "n_effective": 10}, "acc", {"n": 765, "task": "t2"})[1]
+    >>> comparability(prov, "acc", {"n": 765})[1]
+    ['unknown prompt variant (the anchor records none)', 'unknown judge (the anchor records none)']
+    >>> comparability({**prov, "limit": 10, "n_effective": 10}, "acc", {"n": 765, "task": "t2", "judge": "none",
+    ...     "prompt_variant": "default"})[1]
     ['--limit 10', 'a different task (paper row: t2, ours: t)', '765 docs in the paper, 10 here']
     """
-    anchor = anchor or {}
     reasons = []
     source = (prov.get("data_source") or {}).get("kind")
     if source == "sample":
@@ -259,19 +325,8 @@ def comparability(prov: dict, metric: str, anchor: dict | None = None) -> tuple[
     failures = prov.get("generation_failures")
     if failures:
         reasons.append(f"{failures} failed or empty generation{'s' if failures != 1 else ''}")
-    if anchor.get("task") and anchor["task"] != prov.get("task"):
-        reasons.append(f"a different task (paper row: {anchor['task']}, ours: {prov.get('task')})")
-    if anchor.get("variant") and anchor["variant"] != prov.get("prompt_variant"):
-        reasons.append(
-            f"a different prompt variant (paper row: {anchor['variant']}, ours: {prov.get('prompt_variant')})"
-        )
-    if anchor.get("judge"):
-        ours = prov.get("judge_model")
-        if not ours or str(ours).lower() != str(anchor["judge"]).lower():
-            reasons.append(f"a different judge (paper: {anchor['judge']}, ours: {ours or 'not recorded'})")
-    n_ours = prov.get("n_effective")
-    if anchor.get("n") and n_ours is not None and int(anchor["n"]) != int(n_ours):
-        reasons.append(f"{anchor['n']} docs in the paper, {n_ours} here")
+    if anchor is not None:
+        reasons += _anchor_reasons(prov, anchor)
     return not reasons, reasons
 
 
@@ -280,8 +335,11 @@ def short_reason(reasons: list[str]) -> str:
 
     >>> short_reason(["sample data (the bundled synthetic sample, not the benchmark)", "--limit 2"])
     'not comparable (sample data; --limit 2)'
+    >>> short_reason(["a different setting (paper row: SM)", "a different setting (paper row: LM)"])
+    'not comparable (a different setting)'
     """
-    return "not comparable (" + "; ".join(r.split(" (")[0] for r in reasons) + ")" if reasons else "comparable"
+    short = list(dict.fromkeys(r.split(" (")[0] for r in reasons))  # each kind of reason once
+    return "not comparable (" + "; ".join(short) + ")" if reasons else "comparable"
 
 
 def combine(group: str, members: list[dict]) -> dict:

@@ -92,9 +92,45 @@ def html_table(table: Table, anchor: str = "", heading: bool = True) -> str:
     return "\n".join(out)
 
 
+def installed_lmms_eval() -> str | None:
+    """The installed lmms-eval release (``importlib.metadata``), or ``None``."""
+    from importlib import metadata
+
+    try:
+        return metadata.version("lmms-eval")
+    except metadata.PackageNotFoundError:
+        return None
+
+
+def lmms_eval_version(recorded: str, installed: str | None) -> str:
+    """The Runs table's lmms-eval cell. lmms-eval 0.7.3 writes ``lmms_eval_version`` as ``<git branch>@<commit>``
+    of the directory it ran in (often the caller's own repository, not lmms-eval), so unless the results file holds
+    a release number, the installed release is shown, with what the file says.
+
+    >>> lmms_eval_version("0.7.3", "0.7.3"), lmms_eval_version("main@8c4e3881", "0.7.3")
+    ('0.7.3', '0.7.3 (installed; the results file says main@8c4e3881)')
+    >>> lmms_eval_version("", None)
+    'unknown'
+    """
+    if re.fullmatch(r"v?\d+(\.\d+)+\S*", recorded or ""):
+        return recorded
+    if installed is None:
+        return recorded or "unknown"
+    return f"{installed} (installed; the results file says {recorded})" if recorded else f"{installed} (installed)"
+
+
 def _runs_table(runs: list[Run]) -> Table:
+    installed = installed_lmms_eval()
     rows = [
-        [r.label, r.model, r.model_args, r.date, r.lmms_eval_version, str(len(r.tasks)), ", ".join(r.files)]
+        [
+            r.label,
+            r.model,
+            r.model_args,
+            r.date,
+            lmms_eval_version(r.lmms_eval_version, installed),
+            str(len(r.tasks)),
+            ", ".join(r.files),
+        ]
         for r in runs
     ]
     return Table("Runs", ["label", "model", "model_args", "date", "lmms-eval", "tasks", "results files"], rows)

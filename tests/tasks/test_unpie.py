@@ -48,8 +48,9 @@ def test_groups_hold_only_generate_until_tasks_with_version(tasks, task_manager)
         for task in leaves.values():
             assert task.OUTPUT_TYPE == "generate_until"
             # 0.2 robust keys (all); 0.3 meteor_exact_stem / disamb_acc_bertscore_custom_model fallback keys;
-            # disambiguation 0.4: paper and _robust keys scored in one call; issue 27: caption_missing, exact_match_robust
-            expected = {"grounding": 0.3, "reconstruction": 0.4, "disambiguation": 0.5}
+            # disambiguation 0.4: paper and _robust keys in one call; issue 27: caption_missing, exact_match_robust,
+            # reconstruction 0.5: correct_custom_judge
+            expected = {"grounding": 0.3, "reconstruction": 0.5, "disambiguation": 0.5}
             kind = next(k for k in expected if k in task.config.task)
             assert task.config.metadata["version"] == expected[kind]
             assert task.config.generation_kwargs["max_new_tokens"] == 200
@@ -337,7 +338,7 @@ def test_disambiguation_without_bertscore_weights_reports_chrf_only_and_excludes
 
 def test_reconstruction_overlap_metrics_and_no_judge_metric_without_judge(replay_run):
     homo, hetero = replay_run["unpie_reconstruction_de_homo"], replay_run["unpie_reconstruction_de_hetero"]
-    assert "correct,none" not in homo
+    assert not any(k.startswith("correct") for k in homo)
     assert homo["bleu4,none"] == pytest.approx(100.0) and hetero["bleu4,none"] == 0.0
     sentences = [
         "He and his partner made knives, and they shared a cut.",
@@ -382,7 +383,24 @@ def test_judge_correct_through_fake_judge_server(replay, tasks, tmp_path, monkey
         res = replay(records, ["unpie_reconstruction_text_de_homo"])["results"]["unpie_reconstruction_text_de_homo"]
         assert judge.total_requests == 5  # the empty answer is not sent
     # Yes, No, parse failure (0), empty (0), Yes, Yes -> 3 of 6
-    assert res["correct,none"] == pytest.approx(3 / 6)
+    assert res["correct_custom_judge,none"] == pytest.approx(3 / 6)
+
+
+def test_judge_score_is_never_the_papers_correct_under_any_judge_model(
+    replay, tasks, tmp_path, monkeypatch, fake_judge
+):
+    """Paper Table 6 "Correct" is GPT-4 with an unpublished prompt; ours is our prompt: its own key, even with
+    the paper's judge model, and the sample log names the judge model (hanyi report's comparability check)."""
+    records = _recon_records(tasks, "unpie_reconstruction_text_de_homo", lambda d: "[English]: a pun")
+    with fake_judge(answer=lambda messages: "Yes") as judge:
+        monkeypatch.setenv("HANYI_JUDGE_BASE_URL", judge.base_url)
+        monkeypatch.setenv("HANYI_JUDGE_MODEL", "gpt-4-0613")
+        monkeypatch.setenv("HANYI_JUDGE_CACHE_DIR", str(tmp_path / "judge"))
+        out = replay(records, ["unpie_reconstruction_text_de_homo"])
+    res = out["results"]["unpie_reconstruction_text_de_homo"]
+    assert "correct,none" not in res and res["correct_custom_judge,none"] == 1.0
+    sample = out["samples"]["unpie_reconstruction_text_de_homo"][0]
+    assert sample["correct_custom_judge"]["judge_model"] == "gpt-4-0613"
 
 
 def test_tiny_llava_runs_the_unpie_group(llava_run):

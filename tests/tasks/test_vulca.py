@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from hanyi import TASKS_DIR
+from hanyi import TASKS_DIR, task_yaml
 from hanyi.metrics.critique_embed import EMBED_METRICS
 from hanyi.metrics.critique_rubric import RUBRIC_METRICS
 from hanyi.metrics.critique_scoring import NLI_METRICS
@@ -20,6 +20,11 @@ from tiny_nli import build_tiny_nli  # noqa: E402
 
 TEMPLATES = os.path.join(TASKS_DIR, "vulca", "templates")
 ALL_TASKS = GROUP_TASKS + ABLATION_TASKS
+#: The research code's quality labels (paper Table 7): the last five describe a weakness, so higher is not better.
+POSITIVE_QUALITY = ("profound_insight", "strong_argumentation", "clear_logic", "detailed_analysis",
+                    "classical_citations", "objective_viewpoint")  # fmt: skip
+NEGATIVE_QUALITY = ("superficial_treatment", "overly_general_content", "lacks_examples", "logical_gaps",
+                    "subjective_biased_view")  # fmt: skip
 
 
 def _file(*parts):
@@ -44,8 +49,20 @@ def test_group_is_baseline_plus_eight_persona_kb_and_all_generate_until(task_man
                 *NLI_METRICS,
                 *RUBRIC_METRICS,
                 *EMBED_METRICS,
+                *(f"{m}_custom_model" for m in EMBED_METRICS),  # a non-paper embedder
                 *(f"{m}_custom_model" for m in NLI_METRICS),  # a non-paper NLI model or template
             ]
+
+
+@pytest.mark.parametrize("task", ALL_TASKS)
+def test_expert_alignment_prints_beside_its_chance_level_and_weakness_labels_are_not_higher_is_better(task):
+    """Issue 27, item 5: expert_alignment's chance level is 0.971, so it is printed beside it; the five weakness
+    labels and "lacks specific focus" are not "higher is better"."""
+    config = task_yaml.read(os.path.join(TASKS_DIR, "vulca", f"{task}.yaml"))
+    assert config["metadata"]["headline"] == ["expert_alignment", "expert_alignment_chance"]
+    lower = {m["metric"].removesuffix("_custom_model") for m in config["metric_list"] if not m["higher_is_better"]}
+    weak = {f"qual_{label}" for label in NEGATIVE_QUALITY} | {"primary_profile_rate_lacks_specific_focus"}
+    assert weak <= lower and not {f"qual_{label}" for label in POSITIVE_QUALITY} & lower
 
 
 @pytest.mark.parametrize(

@@ -27,7 +27,7 @@ _RECON = ("pun_word_recovered", "bleu4", "meteor", "meteor_exact_stem")
 AGGREGATE = {  # paper keys, their fallback keys, then the robust (_robust) twins
     "grounding": ("exact_match", "exact_match_strict", "exact_match_lenient", "answer_rate", "exact_match_robust"),
     "disambiguation": (*_DISAMB, "answer_rate", *(f"{m}_robust" for m in _DISAMB)),
-    "reconstruction": ("correct", *_RECON, "answer_rate", *(f"{m}_robust" for m in _RECON)),
+    "reconstruction": ("correct_custom_judge", *_RECON, "answer_rate", *(f"{m}_robust" for m in _RECON)),
 }
 MODE_INFIX = {"vlm": "", "text": "_text", "sm": "_sm"}
 
@@ -56,14 +56,18 @@ def _task(kind, mode, lang, suffix, split):
     return stem
 
 
-def _group(name, members, metrics):
+#: Group versions that moved from 0.1 (0.2: correct -> correct_custom_judge, our judge prompt).
+GROUP_VERSION = {"reconstruction": "0.2"}
+
+
+def _group(name, members, metrics, version="0.1"):
     lines = [f"group: {name}", "task:"] + [f"  - {m}" for m in members]
     if metrics:
         lines.append("aggregate_metric_list:  # All = unweighted mean of Homo and Hetero (paper §4)")
         lines += [f"  - {{metric: {m}, aggregation: mean, weight_by_size: false}}" for m in metrics]
-    _write(name, lines + ["metadata:", "  version: 0.1"])
+    _write(name, lines + ["metadata:", f"  version: {version}"])
     if name.startswith(("unpie_text", "unpie_grounding_text", "unpie_reconstruction_text")):
-        _write(name, lines + ["metadata:", "  version: 0.1"], LM_EVAL_DIR)
+        _write(name, lines + ["metadata:", f"  version: {version}"], LM_EVAL_DIR)
 
 
 def main():
@@ -72,7 +76,7 @@ def main():
         for lang in [code for code, _ in LANGUAGE_NAMES] if kind != "grounding" else [None]:
             for suffix, split in SPLIT_SUFFIX:
                 stem = _task(kind, mode, lang, suffix, split)
-            _group(stem, [f"{stem}_{s}" for s, _ in SPLIT_SUFFIX], AGGREGATE[kind])
+            _group(stem, [f"{stem}_{s}" for s, _ in SPLIT_SUFFIX], AGGREGATE[kind], GROUP_VERSION.get(kind, "0.1"))
             groups[mode].append(stem)
     for mode, name in (("vlm", "unpie"), ("text", "unpie_text"), ("sm", "unpie_sm")):
         _group(name, groups[mode], ())

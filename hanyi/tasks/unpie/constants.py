@@ -11,6 +11,11 @@ LANGUAGE_NAMES = (("de", "German"), ("fr", "French"), ("ko", "Korean"))
 #: Prompt-variant modes: "vlm" (image attached), "text" (LM rows, no image), "sm" (caption pasted into the prompt).
 MODES = ("vlm", "text", "sm")
 
+#: The reconstruction judge key. Paper Table 6 "Correct" is GPT-4 (gpt-4-0613) with an unpublished prompt; hanyi's
+#: prompt is its own (templates/judge_same_pun.jinja), so under any judge model the key is never the paper's
+#: ``correct`` (STYLE 13; like the backbones' ``_custom_model`` keys, docs/backbones.md).
+JUDGE_METRIC = "correct_custom_judge"
+
 #: Echoed answer labels removed before scoring, per task kind (the prompts end with these labels).
 ANSWER_LABELS = {"grounding": ("answer",), "reconstruction": ("English",)}
 

@@ -7,7 +7,7 @@ from hanyi.metrics.resample import decomposed, rate
 from hanyi.tasks import _common
 from hanyi.tasks._common import prompt_kwargs, render, visuals
 from hanyi.tasks.unpie import scoring
-from hanyi.tasks.unpie.constants import ANSWER_LABELS, LANGUAGE_NAMES
+from hanyi.tasks.unpie.constants import ANSWER_LABELS, JUDGE_METRIC, LANGUAGE_NAMES
 
 ValidUtf8Responses = _common.ValidUtf8Responses  # the response filter every task YAML names
 
@@ -88,10 +88,11 @@ def unpie_reconstruction_process_results(doc, results):
     out["pun_word_recovered_robust"] = float(free_text.word_recovered(robust["prediction"], doc["pun_phrase"]))
     from hanyi.metrics.judge import JudgeConfig, warn_judge_disabled
 
-    if JudgeConfig.from_env() is None:
-        warn_judge_disabled(["correct"])
-    else:
-        out["correct"] = item
+    judge = JudgeConfig.from_env()
+    if judge is None:
+        warn_judge_disabled([JUDGE_METRIC])
+    else:  # our prompt, any judge model: never the paper's "correct" (its GPT-4 prompt is unpublished)
+        out[JUDGE_METRIC] = {**item, "judge_model": judge.model}
     return out | _caption_count(doc)
 
 

@@ -22,7 +22,8 @@ from hanyi.tasks._common import doc_label, prompt_kwargs, render, require_images
 
 ValidUtf8Responses = _common.ValidUtf8Responses  # the response filter every task YAML names
 
-#: Key suffix when the NLI model or template is not the released code's (``hanyi.backbones``; docs/backbones.md).
+#: Key suffix when the NLI model or template, or the embedder, is not the paper's (``hanyi.backbones``;
+#: docs/backbones.md).
 CUSTOM = "_custom_model"
 _PROMPT_DEFAULTS = {"persona": "", "knowledge_base": True, "prompt": "core_prompt_en.md", "images": "whole"}
 
@@ -108,4 +109,5 @@ def _embed_items(doc, response):
     if why:
         warn_once(f"hanyi vulca: {', '.join(REFERENCE_METRICS)} not emitted: {why}.")
         metrics = [m for m in EMBED_METRICS if m not in REFERENCE_METRICS]
-    return {m: EmbedItem(m, str(doc["doc_id"]), response.strip(), config) for m in metrics}
+    suffix = "" if backbones.resolve("vulca_embedder").paper else CUSTOM  # not bge-large-zh-v1.5: its own keys
+    return {m + suffix: EmbedItem(m, str(doc["doc_id"]), response.strip(), config) for m in metrics}
