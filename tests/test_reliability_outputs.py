@@ -95,9 +95,26 @@ def test_report_md_escapes_html_in_names_and_plots_survive_mathtext(tmp_path):
     )
     assert report_main([str(run), "--out", str(tmp_path / "rep")]) == 0
     md = (tmp_path / "rep" / "report.md").read_text(encoding="utf-8")
-    assert "<b " not in md and "&lt;b onmouseover=alert(1)&gt;m$x^$" in md
+    assert "<b " not in md and "&lt;b onmouseover=alert\\(1\\)&gt;m$x^$" in md
     assert "<b " not in (tmp_path / "rep" / "report.html").read_text(encoding="utf-8")
     assert os.listdir(tmp_path / "rep" / "plots")  # plots drawn with the "$x^$" label, no mathtext ParseException
+
+
+def test_report_md_escapes_markdown_links_and_images_in_user_strings(tmp_path):
+    """Issue 29 item 9: a model name or model_args holding [x](javascript:...) or ![](http://...) was copied verbatim
+    into report.md, where a viewer renders a live link and fetches an image."""
+    import re
+
+    evil_name = "[click](javascript:alert(1))"
+    evil_args = "pretrained=m,note=![](http://evil.example/p.png),x=*bold*_it_`code`"
+    run = write_run(
+        tmp_path / "m", {"punrebus_matching": {"accuracy,none": 0.5}}, model_name=evil_name, model_args=evil_args
+    )
+    assert report_main([str(run), "--out", str(tmp_path / "rep"), "--no-plots"]) == 0
+    md = (tmp_path / "rep" / "report.md").read_text(encoding="utf-8")
+    assert "javascript:alert" in md and "evil.example" in md  # shown, as text
+    assert not re.search(r"(?<!\\)\]\((?:javascript|http)", md)  # never a link or image target
+    assert "](javascript" not in md and "![](" not in md and "*bold*" not in md and "`code`" not in md
 
 
 def test_render_png_takes_a_dollar_in_a_label():

@@ -40,17 +40,28 @@ def slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "_", text).strip("_")[:120]
 
 
+#: Markdown's inline syntax characters: each is backslash-escaped in text the report quotes (CommonMark allows a
+#: backslash before any ASCII punctuation), so a model name or ``model_args`` can never become a link, an image, code,
+#: emphasis or a table cell in report.md.
+_MD_SYNTAX = re.compile(r"([\\`*_{}\[\]()#+!|~])")
+
+
 def _md_text(text) -> str:
-    """Plain text for Markdown: ``<``, ``>``, ``&`` escaped, so a task or model name is never raw HTML in report.md.
+    """Plain text for Markdown: ``<``, ``>``, ``&`` as entities (never raw HTML) and Markdown syntax escaped (never
+    a link, an image or emphasis), for every string of report.md, user-controlled ones (model, ``model_args``, task
+    and file names) included.
 
     >>> _md_text("<img src=x onerror=alert(1)>")
-    '&lt;img src=x onerror=alert(1)&gt;'
+    '&lt;img src=x onerror=alert\\\\(1\\\\)&gt;'
+    >>> _md_text("[x](javascript:alert(1)) ![](http://evil/p.png)")
+    '\\\\[x\\\\]\\\\(javascript:alert\\\\(1\\\\)\\\\) \\\\!\\\\[\\\\]\\\\(http://evil/p.png\\\\)'
     """
-    return html.escape(str(text), quote=False)
+    # secrets masked first: once escaped, ``api\\_key=`` would no longer look like a key to hanyi.redact
+    return _MD_SYNTAX.sub(r"\\\1", html.escape(redact_text(str(text)), quote=False))
 
 
 def _md_cell(text: str) -> str:
-    return _md_text(text).replace("|", "\\|").replace("\n", " ")
+    return _md_text(text).replace("\n", " ")
 
 
 def md_table(table: Table, heading: bool = True) -> str:
