@@ -274,3 +274,44 @@ def test_a_lone_surrogate_in_a_response_is_made_valid_utf8_before_it_is_scored_a
     for sample in samples:
         assert sample["resps"] == [["A\ufffd"]] and sample["filtered_resps"] == ["A\ufffd"]
         json.dumps(sample, ensure_ascii=False, default=str).encode("utf-8")  # what lmms-eval writes: no error
+
+
+@pytest.mark.parametrize("bad", ["x", [1, "y"], {"a": 1}, [[1, 2], 3]])
+def test_per_doc_statistics_that_are_not_numbers_give_no_interval_never_a_traceback(tmp_path, bad):
+    """Issue 29 item 13: per-doc values that are strings or lists gave a TypeError traceback (metrics/resample.py)."""
+    from hanyi.report.decomposed import unit_stats
+    from hanyi.report.results import load_runs
+
+    lines = [sample(i, accuracy={"parsed": True, "correct": True, "pred": ["A"], "gold": ["A"]}) for i in range(3)]
+    for line in lines:
+        line["hanyi_per_doc"] = {"accuracy": 1.0}
+    lines[1]["hanyi_per_doc"] = {"accuracy": bad}
+    run = write_run(tmp_path / "m", {"punrebus_matching": {"accuracy,none": 1.0}}, samples={"punrebus_matching": lines})
+    why = unit_stats(load_runs([str(run)])[0], "punrebus_matching", "accuracy,none")
+    assert isinstance(why, str) and "doc_id 1" in why and "not numbers" in why
+    assert report_main([str(run), "--out", str(tmp_path / "rep"), "--no-plots"]) == 0
+    assert "punrebus\\_matching" in (tmp_path / "rep" / "report.md").read_text(encoding="utf-8")
+
+
+def test_an_all_nan_run_shows_its_headline_rows_as_nan_and_says_why(tmp_path):
+    """Issue 29 item 13: an all-NaN run showed an empty headline table."""
+    nan = float("nan")
+    run = write_run(
+        tmp_path / "m",
+        {"punrebus_matching": {"accuracy,none": nan, "parse_rate,none": nan}},
+        samples={"punrebus_matching": full_log()},
+    )
+    assert report_main([str(run), "--out", str(tmp_path / "rep"), "--no-plots"]) == 0
+    md = (tmp_path / "rep" / "report.md").read_text(encoding="utf-8")
+    headline = md.split("### Headline metrics", 1)[1].split("###", 1)[0]
+    assert "| punrebus\\_matching | accuracy ↑ | NaN |" in headline and "No headline value" in headline
+
+
+def test_a_sample_log_line_that_is_not_json_is_named_not_skipped_silently(tmp_path, caplog):
+    """Issue 29 item 13: a non-JSON sample-log line made the report drop the log without a word."""
+    lines = [json.dumps(s) for s in full_log()] + ["{not json"]
+    run = write_run(tmp_path / "m", {"punrebus_matching": {"accuracy,none": 1.0}}, samples={"punrebus_matching": lines})
+    with caplog.at_level("WARNING", logger="hanyi.report"):
+        assert report_main([str(run), "--out", str(tmp_path / "rep"), "--no-plots"]) == 0
+    said = [r.getMessage() for r in caplog.records if "not valid JSON" in r.getMessage()]
+    assert said and "_samples_punrebus_matching.jsonl:4" in said[0] and "not used" in said[0]

@@ -322,6 +322,33 @@ def test_two_runs_of_punrebus_textonly_get_the_mcnemar_p_scipy_computes(tmp_path
     assert row[7] == f"{rec['mcnemar_p']:.4g}" and row[8] in ("significant", "not significant")
 
 
+@pytest.mark.parametrize("changed", [0, 7])
+def test_two_runs_on_different_data_versions_are_not_paired_doc_by_doc(tmp_path, changed):
+    """Issue 29 item 13: `hanyi report A B` paired docs by id only, so two data versions were compared doc by doc."""
+    a = [i % 2 == 0 for i in range(30)]
+    dirs = []
+    for name, correct, shift in (("a", a, 0), ("b", [not x for x in a], changed)):
+        samples = choice_samples(correct)
+        for i, line in enumerate(samples):
+            line["doc_hash"] = f"h{i + 1000}" if i < shift else f"h{i}"  # the first `changed` docs differ in b
+        dirs.append(
+            write_run(
+                tmp_path / name,
+                "pretrained=m",
+                {"punrebus_textonly": {"accuracy,none": sum(correct) / 30}},
+                samples={"punrebus_textonly": samples},
+            )
+        )
+    rep = report(tmp_path, *dirs)
+    sec = section(rep, "punrebus")
+    paired = [p for p in sec["paired"] if p["task"] == "punrebus_textonly"]
+    notes = [n for n in sec["notes"] if "not paired doc by doc" in n]
+    if changed:
+        assert paired == [] and len(notes) == 1 and f"{changed} of the 30 doc ids" in notes[0]
+    else:
+        assert paired and paired[0]["n_pairs"] == 30 and notes == []
+
+
 @pytest.mark.parametrize("b, c", [(0, 0), (1, 9), (5, 5), (3, 17), (40, 61)])
 def test_mcnemar_exact_matches_scipy(b, c):
     scipy_stats = pytest.importorskip("scipy.stats")

@@ -165,3 +165,18 @@ def _punrebus_docs() -> int:
     from hanyi.data.sources import SAMPLE_DIR
 
     return len(datasets.load_dataset(os.path.join(SAMPLE_DIR, "punrebus"), "images", split="test"))
+
+
+@pytest.mark.parametrize("failed", [True, False])
+def test_a_doc_without_its_prediction_says_what_happened_not_rerun_with_log_samples(failed):
+    """Issue 29 item 13: after a scoring failure, submit said "re-run with --log_samples" (the run had it)."""
+    from hanyi.submit.cvlue import cvlue_vqa
+
+    line = {"doc_id": 4, "filtered_resps": ["猫"], "resps": [["猫"]]}
+    if failed:
+        line["hanyi_error"] = "KeyError: 'answer'"
+    with pytest.raises(SubmissionError) as err:
+        cvlue_vqa([line])
+    message = str(err.value)
+    assert "cvlue_vqa doc 4" in message and "--log_samples" not in message and "replay" in message
+    assert ("scoring failed in the run (KeyError: 'answer')" in message) == failed

@@ -96,6 +96,10 @@ def fmt_diff(value: float | None, decimals: int = 2) -> str:
     return "-" if value is None else f"{value:+.{decimals}f}"
 
 
+#: A metric the run reported as NaN (or non-numeric): shown as such, never as a blank.
+NAN_CELL = "NaN"
+
+
 def _value_cell(metric, ci: dict | None = None, count: bool = False) -> str:
     """``0.4444 [0.3100, 0.5800]`` with a 95 % interval, ``value ± stderr`` without one; counts as integers."""
     if metric is None or metric.value is None:
@@ -277,12 +281,22 @@ def headline_table(runs: list[Run], tasks: list[str], hints=None, intervals: lis
                 if ci is not None and intervals is not None:
                     intervals.append(ci)
                 cells.append(_value_cell(_metric(r, task, name), ci, count))
+            cells = [NAN_CELL if c == "-" and _metric(r, task, name) is not None else c for r, c in zip(runs, cells)]
             rows.append([task, name + _arrow(runs, task, name), *cells, n or "-"])
+    kept = [r for r in rows if any(c not in ("-", "(table)", NAN_CELL) for c in r[2:-1]) or r[-1].startswith("0 (")]
+    why = ""
+    if not kept and any(NAN_CELL in r[2:-1] for r in rows):  # never an empty table without a word
+        kept = [r for r in rows if NAN_CELL in r[2:-1]]
+        why = (
+            "No headline value: every headline metric of these tasks is NaN, so scoring or aggregation failed in the "
+            "run (see its ERROR lines, and 'hanyi_error' in the sample log); fix the cause and re-score the sample "
+            "log with the replay model (docs/when-things-go-wrong.md). "
+        )
     return Table(
         "Headline metrics",
         header,
-        [r for r in rows if any(c not in ("-", "(table)") for c in r[2:-1]) or r[-1].startswith("0 (")],
-        "value [95 % interval] from the sample log (exact Clopper-Pearson for shares of 0/1 scores, else a seeded "
+        kept,
+        why + "value [95 % interval] from the sample log (exact Clopper-Pearson for shares of 0/1 scores, else a seeded "
         "bootstrap over docs re-running the aggregation; groups: stratified by subtask); value ± standard error where "
         "only lmms-eval's is available; counts as integers; n = docs scored (0 with the reason when none was). "
         "Dict-valued metrics (confusion rows) are in the lmms-eval results file.",
@@ -596,15 +610,44 @@ def build_sections(runs: list[Run], anchors_dir: str = anchor_mod.ANCHORS_DIR) -
             if run.limit not in (None, "", 0):
                 section.notes.append(f"{run.label} was run with --limit {run.limit}: not comparable to the paper.")
         if len(runs) == 2:
-            section.paired = paired_records(runs, tasks, hints)
+            section.paired = paired_records(runs, tasks, hints, section.notes)
             if section.paired:
                 section.tables.insert(1, paired_table(runs, section.paired))
         sections.append(section)
     return sections
 
 
-def paired_records(runs: list[Run], tasks: list[str], hints=None) -> list[dict]:
-    """Doc-by-doc comparison of two runs on every headline metric both logged per doc (B − A)."""
+def doc_hashes(run: Run, task: str) -> dict:
+    """``{(task, doc_id): doc_hash}`` from a task's sample log (a group: its subtasks'), for the docs that log one."""
+    t = run.tasks.get(task)
+    if t is None:
+        return {}
+    if t.is_group:
+        return {k: v for sub in t.subtasks for k, v in doc_hashes(run, sub).items()}
+    return {
+        (task, s.get("doc_id")): s["doc_hash"]
+        for s in t.samples or []
+        if isinstance(s, dict) and isinstance(s.get("doc_hash"), str)
+    }
+
+
+def data_differs(runs: list[Run], task: str) -> str | None:
+    """Why two runs of ``task`` must not be paired doc by doc: the same doc ids hold different docs (lmms-eval's
+    ``doc_hash`` differs, e.g. two data versions); ``None`` when the shared docs match or no hash was logged."""
+    a, b = (doc_hashes(r, task) for r in runs)
+    shared = set(a) & set(b)
+    changed = sum(a[k] != b[k] for k in shared)
+    if not changed:
+        return None
+    return (
+        f"{task}: not paired doc by doc: {changed} of the {len(shared)} doc ids both runs scored hold different docs "
+        "(their logged doc_hash differs: another data version or order); compare the headline values only"
+    )
+
+
+def paired_records(runs: list[Run], tasks: list[str], hints=None, notes: list | None = None) -> list[dict]:
+    """Doc-by-doc comparison of two runs on every headline metric both logged per doc (B − A). A task whose doc ids
+    hold different docs in the two runs is not paired; the reason goes to ``notes``."""
     from hanyi.report.retriever import differ
 
     a_run, b_run = runs
@@ -612,6 +655,11 @@ def paired_records(runs: list[Run], tasks: list[str], hints=None) -> list[dict]:
     for task in tasks:
         if differ(runs, task):
             continue  # different stage-1 shortlists: not comparable with each other (a section note says so)
+        why = data_differs(runs, task)
+        if why:
+            if notes is not None:
+                notes.append(why)
+            continue
         head, _ = category_tables(_metric_names(runs, task), hints)
         for name in head:
             if is_count(a_run, task, name) or is_count(b_run, task, name):

@@ -42,6 +42,21 @@ def _stat(value):
     return math.nan if value is None else value
 
 
+def _is_number(value) -> bool:
+    return value is None or (isinstance(value, (int, float)) and not isinstance(value, bool))
+
+
+def _is_stat(value) -> bool:
+    """A logged per-doc statistic: a number (or null), or a list of them.
+
+    >>> _is_stat(0.5), _is_stat([1, None]), _is_stat("x"), _is_stat([1, "y"]), _is_stat({"a": 1})
+    (True, True, False, False, False)
+    """
+    if isinstance(value, list):
+        return all(_is_number(v) for v in value)
+    return _is_number(value)
+
+
 def unit_stats(run, task: str, name: str):
     """``(combine, stats)`` of one non-group task's metric, a ``why`` string, or None (not decomposed)."""
     t = run.tasks.get(task)
@@ -52,8 +67,18 @@ def unit_stats(run, task: str, name: str):
         return "no sample log (run lmms-eval with --log_samples)"
     metric = name.split(",")[0]
     lines = [s for s in t.samples if isinstance(s, dict)]
-    if lines and all(metric in (s.get(PER_DOC_KEY) or {}) for s in lines):
-        return fn.combine, resample.as_array([_stat(s[PER_DOC_KEY][metric]) for s in lines])
+    if lines and all(isinstance(s.get(PER_DOC_KEY), dict) and metric in s[PER_DOC_KEY] for s in lines):
+        values = [s[PER_DOC_KEY][metric] for s in lines]
+        bad = next((i for i, v in enumerate(values) if not _is_stat(v)), None)
+        if bad is not None:
+            return (
+                f"the sample log's per-doc statistics are not numbers (doc_id {lines[bad].get('doc_id')}: "
+                f"{str(values[bad])[:60]!r}); re-score the sample log with the replay model"
+            )
+        try:
+            return fn.combine, resample.as_array([_stat(v) for v in values])
+        except ValueError as exc:  # lists of different lengths
+            return f"the sample log's per-doc statistics do not have one shape ({exc})"
     if getattr(fn, "light", False) and lines and all(metric in s for s in lines):
         try:
             return fn.combine, resample.as_array(fn.per_doc([s[metric] for s in lines]))

@@ -128,7 +128,12 @@ def read_samples(samples_file: str | None) -> list[dict] | None:
         return None
     try:
         return samples.read_samples(samples_file)
-    except samples.SamplesFileError:
+    except samples.SamplesFileError as exc:  # named, never skipped silently (as hanyi submit does)
+        import logging
+
+        logging.getLogger("hanyi.report").warning(
+            "hanyi report: %s; this task's sample log is not used (no intervals, breakdowns or paired test for it)", exc
+        )
         return None
 
 

@@ -139,12 +139,25 @@ def itr_submission(pairs: Iterable[Mapping], direction: str, top_n: int = ITR_TO
 
 
 # ---- from a run's sample logs (``hanyi submit``) ----------------------------------------------------------------
+#: The field hanyi's scoring guard writes in a sample-log line whose ``process_results`` raised (hanyi.guard).
+SCORING_ERROR_KEY = "hanyi_error"
+
+
 def _need(ev: dict, keys, task: str, sample: dict) -> None:
     missing = [k for k in keys if k not in ev]
-    if missing:
+    if not missing:
+        return
+    where = f"{task} doc {sample.get('doc_id')}"
+    if sample.get(SCORING_ERROR_KEY):
         raise SubmissionError(
-            f"{task} doc {sample.get('doc_id')}: the sample log lacks {missing} (re-run with --log_samples)"
+            f"{where}: scoring failed in the run ({sample[SCORING_ERROR_KEY]}), so its sample log holds the response "
+            "but no prediction; fix the cause, then re-score the sample log with the replay model "
+            "(docs/when-things-go-wrong.md) and submit from the re-scored run"
         )
+    raise SubmissionError(
+        f"{where}: the sample log has no {missing} for this doc (written by an older hanyi, or edited); re-score it "
+        "with the replay model (docs/when-things-go-wrong.md) and submit from the re-scored run"
+    )
 
 
 def cvlue_vqa(samples: list[dict], task: str = "cvlue_vqa") -> list[dict]:
