@@ -461,3 +461,19 @@ def test_grounding_answer_after_a_preamble_scores_under_exact_match_robust_only(
     assert not out["exact_match"]["correct"] and out["exact_match_strict"] == 0.0  # the paper key is unchanged
     same = utils.unpie_grounding_process_results(doc, ["cut"])
     assert same["exact_match"]["correct"] and same["exact_match_robust"]["correct"]
+
+
+def test_download_images_setting_in_upper_case_end_to_end(task_manager, monkeypatch, tmp_path, caplog):
+    """Issue 29 item 5, through task load: HANYI_UNPIE_DOWNLOAD_IMAGES=YES was validated, then read as off."""
+    from lmms_eval.tasks import get_task_dict
+
+    monkeypatch.setenv(data.IMAGE_CACHE_ENV, str(tmp_path / "empty-cache"))
+    said = {}
+    for setting in ("YES", "no"):
+        monkeypatch.setenv(data.DOWNLOAD_ENV, setting)
+        caplog.clear()
+        with caplog.at_level("WARNING"):
+            get_task_dict(["unpie_disambiguation_de_hetero"], task_manager)
+        said[setting] = caplog.text
+    assert "download of https://example.invalid/unpie/sample-tractor.jpg failed" in said["YES"]  # it tried
+    assert "is not in the cache" in said["no"] and "download of" not in said["no"]

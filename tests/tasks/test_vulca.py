@@ -215,3 +215,15 @@ def test_a_painting_missing_stops_the_task_at_load_time(tmp_path):
     broken = raw.map(lambda r, i: {"image": None if i == 0 else r["image"]}, with_indices=True)
     with pytest.raises(ImageUnavailableError, match=rf"doc_id: {ds[0]['doc_id']}\).*hanyi prepare vulca"):
         utils.vulca_process_docs(broken.cast_column("image", datasets.Image()))
+
+
+def test_score_text_setting_in_upper_case_end_to_end(replay, monkeypatch, session_tmp):
+    """Issue 29 item 5, through the evaluator: COMMENTARY scores the commentary part, as commentary does."""
+    monkeypatch.setenv("HANYI_VULCA_NLI_MODEL", build_tiny_nli(os.path.join(session_tmp, "tiny_nli")))
+    long_json = GOOD + "\nA long appendix " * 20  # the response differs from its commentary part
+    values = {}
+    for setting in ("COMMENTARY", "commentary", "response"):
+        monkeypatch.setenv("HANYI_VULCA_SCORE_TEXT", setting)
+        res = replay(_records(["vulca_baseline"], long_json), ["vulca_baseline"])["results"]["vulca_baseline"]
+        values[setting] = {k: v for k, v in res.items() if k.endswith("_custom_model,none")}
+    assert values["COMMENTARY"] == values["commentary"] != values["response"]
