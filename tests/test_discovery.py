@@ -274,3 +274,15 @@ def test_without_libyaml_lmms_evals_reading_stays(monkeypatch):
     fake = types.SimpleNamespace(load_yaml_config=own)
     monkeypatch.delattr(yaml, "CFullLoader")
     assert patch_yaml_loader(fake) is False and fake.load_yaml_config is own
+
+
+def test_with_the_hook_off_a_python_start_imports_nothing_of_hanyi():
+    """Issue 30 item 4: the .pth imported hanyi and hanyi._autohook at every start, HANYI_NO_AUTOHOOK=1 or not."""
+    code = "import sys; print(sorted(m for m in sys.modules if m == 'hanyi' or m.startswith('hanyi.')))"
+    env = {k: v for k, v in os.environ.items() if k != _autohook.OPT_OUT_ENV}
+    off = subprocess.run(
+        [sys.executable, "-c", code], env={**env, _autohook.OPT_OUT_ENV: "1"}, capture_output=True, text=True
+    )
+    on = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    assert off.stdout.strip() == "[]", off.stderr
+    assert "hanyi._autohook" in on.stdout
