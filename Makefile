@@ -18,7 +18,7 @@ DEMO_MODEL := --model llava_hf --model_args pretrained=$(TINY),device_map=cpu,dt
 # made anew whenever the lock changes, so nothing outside the lock is left in it.
 LOCK := requirements/lock.txt
 UV_VERSION := 0.13.9
-$(STAMP): pyproject.toml constraints.txt $(LOCK)
+$(STAMP): pyproject.toml constraints.txt $(LOCK) hanyi/_hanyi_autohook.pth
 	rm -rf $(VENV)
 	$(PYTHON) -m venv $(VENV)
 	grep -v -- '--hash' $(LOCK) | sed -e 's/ *\\$$//' -e '/^ *#/d' -e '/^$$/d' > $(VENV)/build-constraints.txt
@@ -34,7 +34,7 @@ $(STAMP): pyproject.toml constraints.txt $(LOCK)
 install: $(STAMP)
 
 # WordNet is what the METEOR and lemmatiser tests check against; `hanyi setup` copies it from Debian's packages
-# (wordnet-base, wordnet-sense-index: .ci/run installs them) or downloads it. Without it, those tests check the
+# (wordnet-base, wordnet-sense-index: system-deps below installs them) or downloads it. Without it, those tests check the
 # fallback keys instead.
 WORDNET := $(VENV)/nltk_data/corpora/wordnet/lexnames
 $(WORDNET): | install
