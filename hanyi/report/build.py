@@ -281,7 +281,7 @@ def headline_table(runs: list[Run], tasks: list[str], hints=None, intervals: lis
                 if ci is not None and intervals is not None:
                     intervals.append(ci)
                 cells.append(_value_cell(_metric(r, task, name), ci, count))
-            cells = [NAN_CELL if c == "-" and _metric(r, task, name) is not None else c for r, c in zip(runs, cells)]
+            cells = [NAN_CELL if getattr(_metric(r, task, name), "nan", False) else c for r, c in zip(runs, cells)]
             rows.append([task, name + _arrow(runs, task, name), *cells, n or "-"])
     kept = [r for r in rows if any(c not in ("-", "(table)", NAN_CELL) for c in r[2:-1]) or r[-1].startswith("0 (")]
     why = ""

@@ -33,6 +33,8 @@ class Metric:
     value: float | dict | None
     stderr: float | None = None
     higher_is_better: bool | None = None
+    #: The run reported NaN (a failed computation), as opposed to "N/A" or no value.
+    nan: bool = False
 
 
 @dataclass
@@ -114,13 +116,14 @@ def task_metrics(entry: dict, higher: dict | None = None) -> dict[str, Metric]:
     out = {}
     for (metric, filt), value in values.items():
         name = metric if filt == "none" else f"{metric},{filt}"
+        nan = isinstance(value, float) and math.isnan(value)
         if not isinstance(value, dict):
             value = as_number(value)
         stderr = next(
             (e for s in STDERR_SUFFIXES if (e := as_number(errors.get((metric, filt, s)))) is not None),
             None,
         )
-        out[name] = Metric(name, value, stderr, higher.get(metric))
+        out[name] = Metric(name, value, stderr, higher.get(metric), nan)
     return out
 
 
