@@ -296,7 +296,8 @@ def headline_table(runs: list[Run], tasks: list[str], hints=None, intervals: lis
         "Headline metrics",
         header,
         kept,
-        why + "value [95 % interval] from the sample log (exact Clopper-Pearson for shares of 0/1 scores, else a seeded "
+        why
+        + "value [95 % interval] from the sample log (exact Clopper-Pearson for shares of 0/1 scores, else a seeded "
         "bootstrap over docs re-running the aggregation; groups: stratified by subtask); value ± standard error where "
         "only lmms-eval's is available; counts as integers; n = docs scored (0 with the reason when none was). "
         "Dict-valued metrics (confusion rows) are in the lmms-eval results file.",
