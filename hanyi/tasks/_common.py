@@ -157,10 +157,6 @@ def _undecodable(value) -> str | None:
 def undecodable_images(dataset, column: str, id_field: str, threads: int = 4) -> list[tuple]:
     """``[(id, reason), ...]`` for the docs whose image is present but does not decode (truncated, corrupt, not an
     image), checked in parallel threads (PIL decodes outside the GIL). Docs with no image are not listed here."""
-    from concurrent.futures import ThreadPoolExecutor
-
-    from PIL import ImageFile
-
     table = dataset.select_columns([column, id_field]).with_format("arrow")[:]
     ids = table.column(id_field).to_pylist()
     cells = table.column(column).to_pylist()
@@ -169,6 +165,20 @@ def undecodable_images(dataset, column: str, id_field: str, threads: int = 4) ->
         for rid, cell in zip(ids, cells)
         if isinstance(cell, dict) and (cell.get("bytes") or cell.get("path"))
     ]
+    return _check_cells(work, threads)
+
+
+def undecodable_files(paths, threads: int = 4) -> list[tuple]:
+    """``[(path, reason), ...]`` for the image files among ``paths`` that do not decode (see :func:`_undecodable`)."""
+    return _check_cells([(p, {"path": p}) for p in sorted(set(paths))], threads)
+
+
+def _check_cells(work: list[tuple], threads: int) -> list[tuple]:
+    """``[(key, reason), ...]`` for the ``(key, image cell)`` pairs whose image does not decode."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from PIL import ImageFile
+
     if not work:
         return []
     # lmms-eval sets ImageFile.LOAD_TRUNCATED_IMAGES = True when it is imported (lmms_eval/api/task.py), so a
@@ -179,7 +189,7 @@ def undecodable_images(dataset, column: str, id_field: str, threads: int = 4) ->
             reasons = list(pool.map(lambda item: _undecodable(item[1]), work, chunksize=32))
     finally:
         ImageFile.LOAD_TRUNCATED_IMAGES = truncated_ok
-    return [(rid, why) for (rid, _), why in zip(work, reasons) if why]
+    return [(key, why) for (key, _), why in zip(work, reasons) if why]
 
 
 def require_images(dataset, column: str, id_field: str, fix: str, fallback=None):
@@ -261,3 +271,20 @@ class ValidUtf8Responses:
                 repaired,
             )
         return resps
+
+
+def require_image_files(root: str, rel_paths, fix: str) -> None:
+    """Fail at load time unless every image file ``root/<rel>`` exists and decodes (:func:`undecodable_files`),
+    naming up to 10 of them and ``fix``: a bad file found during generation would stop the run at its doc."""
+    import os
+
+    from hanyi.data.images import ImageUnavailableError
+
+    rel_paths = sorted(set(rel_paths))
+    gone = [p for p in rel_paths if not os.path.isfile(os.path.join(root, p))]
+    if gone:
+        raise ImageUnavailableError(f"{len(gone)} image file(s) missing under {root}: {', '.join(gone[:10])}. {fix}")
+    bad = undecodable_files(os.path.join(root, p) for p in rel_paths)
+    if bad:  # e.g. a CVLUE gallery image that ITR stage 1 skipped: repair or remove it before stage 2
+        shown = "; ".join(f"{os.path.relpath(p, root)}: {why}" for p, why in bad[:10])
+        raise ImageUnavailableError(f"{len(bad)} image file(s) under {root} do not decode ({shown}). {fix}")

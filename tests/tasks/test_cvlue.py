@@ -363,6 +363,15 @@ def test_missing_images_stop_the_task_at_load_time(tmp_path, monkeypatch):
     monkeypatch.setenv("HANYI_CVLUE_DATA", str(elsewhere))  # a prepared root without the image files
     with pytest.raises(ImageUnavailableError, match=r"image file\(s\) missing under"):
         utils.cvlue_process_docs(itr)
+    import shutil  # the image files there, one of them truncated (e.g. one ITR stage 1 skipped): named at load
+
+    shutil.copytree(os.path.join(sample, "images"), elsewhere / "images")
+    victim = elsewhere / sorted(set(itr["image_path"]))[0]
+    victim.write_bytes(victim.read_bytes()[:-40])
+    with pytest.raises(
+        ImageUnavailableError, match=r"1 image file\(s\) under .* do not decode \(" + sorted(set(itr["image_path"]))[0]
+    ):
+        utils.cvlue_process_docs(itr)
 
 
 # ---- issue 12 items 13-14: gold is always used; retrieval is over all queries ----------------------------------------

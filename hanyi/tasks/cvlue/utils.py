@@ -1,7 +1,5 @@
 """CVLUE glue: prompts from templates/, scoring from hanyi.metrics. See docs/cvlue.md."""
 
-import os
-
 from hanyi import settings
 from hanyi.metrics import bbox, ranking, short_answer_zh
 from hanyi.tasks import _common
@@ -44,15 +42,9 @@ def cvlue_process_docs(dataset):
         id_field = next(f for f in ("question_id", "ref_id", "image_id", "image_path") if f in dataset.column_names)
         return require_images(dataset, "image", id_field, _IMAGE_FIX)
     if "image_path" in dataset.column_names:
-        from hanyi.data.images import ImageUnavailableError
         from hanyi.data.sources import resolve
 
-        root = resolve("cvlue")
-        gone = sorted({p for p in dataset["image_path"] if not os.path.isfile(os.path.join(root, p))})
-        if gone:
-            raise ImageUnavailableError(
-                f"{len(gone)} image file(s) missing under {root}: {', '.join(gone[:10])}. {_IMAGE_FIX}"
-            )
+        _common.require_image_files(resolve("cvlue"), dataset["image_path"], _IMAGE_FIX)
     return dataset
 
 
