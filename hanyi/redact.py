@@ -21,7 +21,14 @@ from __future__ import annotations
 import re
 
 MASK = "***"
-_KEY = r"[A-Za-z0-9_.-]*(?:api[_-]?key|token|password|passwd|secret|(?:private|access|client|signing)[_-]?key)"
+# A name is tried only from the start of its run of name characters (the look-behind), and grows lazily: the
+# unanchored greedy form backtracked over every position of long runs (4.4 s on the sample report's HTML; 0.1 s now).
+_KEY = (
+    r"(?<![A-Za-z0-9_.-])[A-Za-z0-9_.-]*?"
+    r"(?:api[_-]?key|token|password|passwd|secret|(?:private|access|client|signing)[_-]?key)"
+)
+#: Text without any of these cannot hold a credential the patterns below mask: returned as it is, unscanned.
+_HINT = re.compile(r"(?i)key|token|passw|secret|authorization|bearer|basic|://")
 _NAME = rf"(?:{_KEY}|authorization)"
 # authorization=... is _HEADER's: its value may hold a space ("Bearer abc")
 _NAMED = re.compile(rf"(?i)((?:{_KEY})|(?<=[?&;])key)(\s*=\s*)(?!\[REDACTED\])([^,&\s;'\"<>)}}\]]+)")
@@ -41,7 +48,7 @@ def redact_text(text: str) -> str:
     >>> redact_text("hf_Token=hf_xyz Password=pw")
     'hf_Token=*** Password=***'
     """
-    if not isinstance(text, str) or not text:
+    if not isinstance(text, str) or not text or not _HINT.search(text):
         return text
     text = _USERINFO.sub(lambda m: m.group(1) + MASK + "@", text)
     text = _QUOTED.sub(lambda m: m.group(1) + m.group(2) + MASK + m.group(2), text)
