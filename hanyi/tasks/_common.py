@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import functools
 import os
+import re
 
 from hanyi import TASKS_DIR, guard
 
@@ -225,18 +226,18 @@ def require_string_lists(dataset, fields: tuple[str, ...], fix: str):
     A gold-label column stored as one string (``"A,B"``) would be read letter by letter (``['A', ',', 'B']``) and
     score every answer against nonsense; a wrong type is refused here, naming the column, its type and ``fix``.
     """
-    import datasets
+    import pyarrow as pa
 
     for name in fields:
-        feature = dataset.features.get(name)
-        inner = getattr(feature, "feature", None)
-        ok = isinstance(feature, (datasets.Sequence, getattr(datasets, "List", datasets.Sequence), list))
-        ok = ok and (getattr(inner, "dtype", None) in ("string", "large_string") or inner == [datasets.Value("string")])
-        if isinstance(feature, list):  # the legacy [Value("string")] spelling
-            ok = len(feature) == 1 and getattr(feature[0], "dtype", None) in ("string", "large_string")
-        if not ok:
-            raise ValueError(f"column {name!r} must be a list of strings, got {feature}. {fix}")
+        kind = dataset.data.schema.field(name).type if name in dataset.column_names else None
+        is_list = kind is not None and (pa.types.is_list(kind) or pa.types.is_large_list(kind))
+        if not (is_list and (pa.types.is_string(kind.value_type) or pa.types.is_large_string(kind.value_type))):
+            raise ValueError(f"column {name!r} must be a list of strings, got {dataset.features.get(name)}. {fix}")
     return dataset
+
+
+#: Half of a UTF-16 surrogate pair: JSON and Python strings can hold one, UTF-8 cannot.
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 class ValidUtf8Responses:
@@ -253,9 +254,7 @@ class ValidUtf8Responses:
         pass
 
     def apply(self, resps, docs):
-        import re
-
-        surrogate = re.compile("[\ud800-\udfff]")
+        surrogate = _LONE_SURROGATE
         repaired = 0
         for group in resps:
             for i, value in enumerate(group):
@@ -276,8 +275,6 @@ class ValidUtf8Responses:
 def require_image_files(root: str, rel_paths, fix: str) -> None:
     """Fail at load time unless every image file ``root/<rel>`` exists and decodes (:func:`undecodable_files`),
     naming up to 10 of them and ``fix``: a bad file found during generation would stop the run at its doc."""
-    import os
-
     from hanyi.data.images import ImageUnavailableError
 
     rel_paths = sorted(set(rel_paths))
