@@ -35,6 +35,8 @@ class Metric:
     higher_is_better: bool | None = None
     #: The run reported NaN (a failed computation), as opposed to "N/A" or no value.
     nan: bool = False
+    #: Computed by the report from the sample log (:mod:`hanyi.metrics.from_samples`), not emitted by the task.
+    from_samples: bool = False
 
 
 @dataclass
@@ -237,6 +239,16 @@ def _label(data: dict) -> str:
     return os.path.basename(name) or name
 
 
+def add_from_samples(metrics: dict[str, Metric], task: str, samples: list | None) -> None:
+    """Add the breakdowns of ``task`` computed from its sample log (:func:`hanyi.metrics.from_samples.derive`) to
+    ``metrics``, each marked ``from_samples``; metrics the results file has are kept as they are."""
+    from hanyi.metrics.from_samples import derive
+
+    for name, (value, higher) in derive(task, samples, emitted=set(metrics)).items():
+        nan = isinstance(value, float) and math.isnan(value)
+        metrics[name] = Metric(name, value if isinstance(value, dict) else as_number(value), None, higher, nan, True)
+
+
 def load_runs(paths: list[str]) -> list[Run]:
     """Load and merge every results file under ``paths`` into one :class:`Run` per (path, model, model_args).
 
@@ -264,9 +276,12 @@ def load_runs(paths: list[str]) -> list[Run]:
                 samples_file = _samples_file(file, name)
                 samples = read_samples(samples_file)
                 n_original = (n_samples.get(name) or {}).get("original")
+                metrics = task_metrics(entry, (data.get("higher_is_better") or {}).get(name))
+                if name not in groups:
+                    add_from_samples(metrics, name, samples)
                 tasks[name] = TaskResult(
                     name=name,
-                    metrics=task_metrics(entry, (data.get("higher_is_better") or {}).get(name)),
+                    metrics=metrics,
                     n=n if isinstance(n, int) else None,
                     version=(data.get("versions") or {}).get(name),
                     is_group=name in groups,
