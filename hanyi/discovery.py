@@ -205,14 +205,6 @@ def patch_lmms_eval_tasks_module(tasks_module=None) -> bool:
         import logging
 
         logging.getLogger("hanyi").warning("hanyi: YAML function cache not installed (%r)", exc)
-    try:
-        from hanyi import guard
-
-        guard.install()  # lmms_eval.api.task is loaded by now: keep responses when scoring fails
-    except Exception as exc:  # never break lmms-eval because of us
-        import logging
-
-        logging.getLogger("hanyi").warning("hanyi: scoring guard not installed (%r)", exc)
     if upstream_reads_plugins(tasks_module):
         return False
     return patch_task_manager(tasks_module.TaskManager)

@@ -9,9 +9,7 @@ import functools
 import os
 import re
 
-from hanyi import TASKS_DIR, guard
-
-guard.install()  # no-op unless lmms-eval's task module is loaded (it is when lmms-eval imports a task's utils.py)
+from hanyi import TASKS_DIR
 
 
 @functools.cache
@@ -51,51 +49,40 @@ def _plain(block) -> dict:
     return {k: v for k, v in (block or {}).items() if not isinstance(v, dict)}
 
 
-def _calling_task_default(resolved: dict, max_depth: int = 12) -> dict | None:
-    """The ``default`` block of the lmms-eval task whose resolved kwargs are ``resolved``, or None.
-
-    lmms-eval 0.7.3 (``ConfigurableTask._prepare_model_specific_config``) *replaces* the task's kwargs with the model's
-    block when ``--model`` names one, and hands only that block to ``doc_to_text`` / ``doc_to_visual`` /
-    ``doc_to_messages``; the task's ``default`` block stays in ``task.config.lmms_eval_specific_kwargs``. Every such
-    call is made from a method of the task, so the task is found on the call stack, and only a task whose resolved
-    kwargs *are* ``resolved`` (identity, not equality) is accepted.
-    """
-    import sys
-
-    frame = sys._getframe(2)
-    for _ in range(max_depth):
-        if frame is None:
-            return None
-        task = frame.f_locals.get("self")
-        if task is not None and getattr(task, "lmms_eval_specific_kwargs", None) is resolved:
-            block = getattr(getattr(task, "config", None), "lmms_eval_specific_kwargs", None)
-            if isinstance(block, dict) and isinstance(block.get("default"), dict):
-                return block["default"]
-            return None
-        frame = frame.f_back
-    return None
+class IncompleteModelBlock(ValueError):
+    """A per-model ``lmms_eval_specific_kwargs`` block leaves out a key the task's prompt reads."""
 
 
 def prompt_kwargs(lmms_eval_specific_kwargs: dict | None, **defaults) -> dict:
-    """Task kwargs: the model's block over the task's ``default`` block over the benchmark's ``defaults``.
+    """The prompt settings of this run: the block lmms-eval resolved, over the benchmark's ``defaults``.
 
-    lmms-eval 0.7.3 passes either the top-level dict with ``default`` merged in (no block for ``--model``), or the
-    model's block *alone*, which would drop every task key the block does not repeat (VULCA persona and KB, UNPIE
-    template...). In the second case the task's ``default`` block is recovered from the calling task
-    (:func:`_calling_task_default`) and the model block is merged over it, so a block that sets only ``post_prompt``
-    keeps the task's template. Nested dicts (other models' blocks) are ignored.
+    lmms-eval 0.7.3 hands a task's prompt functions either its top-level ``lmms_eval_specific_kwargs`` with the
+    ``default`` block merged in, or, when ``--model`` names a block of its own, that block *alone*: the task's
+    ``default`` block is then not seen at all. A per-model block must therefore be complete: it repeats every key of
+    ``defaults`` (every key the prompt reads). An incomplete one raises :class:`IncompleteModelBlock` naming the
+    missing keys, never a prompt built from the benchmark-wide defaults (a VULCA persona task would silently lose its
+    persona). ``tests/tasks/test_model_kwargs.py`` checks every shipped block. Nested dicts (other models' blocks) are
+    ignored.
 
-    >>> prompt_kwargs({"variant": "code_exact"}, variant="paper", shots=0)
+    >>> prompt_kwargs({"variant": "code_exact", "default": {"variant": "code_exact"}}, variant="paper", shots=0)
     {'variant': 'code_exact', 'shots': 0}
     >>> prompt_kwargs(None, variant="paper")
     {'variant': 'paper'}
+    >>> prompt_kwargs({"shots": 3}, variant="paper", shots=0)  # doctest: +IGNORE_EXCEPTION_DETAIL
+    Traceback (most recent call last):
+    ...
+    hanyi.tasks._common.IncompleteModelBlock: this model's lmms_eval_specific_kwargs block lacks variant; ...
     """
-    kwargs = dict(defaults)
-    resolved = lmms_eval_specific_kwargs or {}
-    if lmms_eval_specific_kwargs is not None and "default" not in resolved:
-        kwargs.update(_plain(_calling_task_default(lmms_eval_specific_kwargs)))
-    kwargs.update(_plain(resolved))
-    return kwargs
+    block = _plain(lmms_eval_specific_kwargs)
+    if lmms_eval_specific_kwargs is not None and "default" not in lmms_eval_specific_kwargs:
+        missing = sorted(set(defaults) - set(block))
+        if missing:
+            raise IncompleteModelBlock(
+                f"this model's lmms_eval_specific_kwargs block lacks {', '.join(missing)}; lmms-eval uses a model's "
+                "block instead of the task's default block, so it must repeat every key of the default block "
+                "(docs/contributing.md, 'Per-model prompt settings')"
+            )
+    return {**defaults, **block}
 
 
 def doc_label(doc: dict, *fields: str) -> str:

@@ -1,10 +1,11 @@
-"""Per-model ``lmms_eval_specific_kwargs`` blocks are merged over the task's ``default`` block (issue 12, item 11).
+"""Per-model ``lmms_eval_specific_kwargs`` blocks (issue 12, item 11; issue 26, item 1).
 
-lmms-eval 0.7.3 *replaces* the ``default`` block with the block named by ``--model``. Each test builds a real
-``ConfigurableTask`` from one of our task YAMLs with ``model_name`` set, adds a model block that changes one key,
-and checks that the prompt equals the one built from the default block with that key changed (every other task key
-kept). Before the fix these raised ``KeyError: 'template'`` (UNPIE) or silently fell back to the benchmark-wide
-defaults (VULCA persona and KB, CVLUE VG template, Pun Rebus expression prompt, CII CoT template).
+lmms-eval 0.7.3 *replaces* the ``default`` block with the block named by ``--model``, so a per-model block is complete
+by construction: it repeats every key of the default block. Each test builds a real ``ConfigurableTask`` from one of
+our task YAMLs with ``model_name`` set: a complete block that changes one key gives the prompt of the default block
+with that key changed; an incomplete block is refused naming the missing keys (before issue 12 these raised
+``KeyError: 'template'`` or silently fell back to the benchmark-wide defaults; until issue 26 the default block was
+recovered by walking the call stack). Every block the package ships is complete.
 """
 
 from __future__ import annotations
@@ -49,7 +50,7 @@ def _prompt(task, doc):
 
 
 @pytest.mark.parametrize("bench", sorted(CASES))
-def test_model_block_is_merged_over_task_default(bench):
+def test_complete_model_block_sets_what_it_changes(bench):
     from lmms_eval.utils import load_yaml_config
 
     yaml_rel, key, value = CASES[bench]
@@ -57,9 +58,10 @@ def test_model_block_is_merged_over_task_default(bench):
         "default"
     ]
     override = {key: value} if key else {"hanyi_unused_note": "model block that sets nothing the prompt reads"}
-    expected_task = _task(yaml_rel, {"default": {**default, **override}}, None)
-    merged_task = _task(yaml_rel, {"default": dict(default), MODEL: override}, MODEL)
-    assert merged_task.lmms_eval_specific_kwargs == override  # lmms-eval really handed us the model block alone
+    block = {**default, **override}
+    expected_task = _task(yaml_rel, {"default": block}, None)
+    merged_task = _task(yaml_rel, {"default": dict(default), MODEL: dict(block)}, MODEL)
+    assert merged_task.lmms_eval_specific_kwargs == block  # lmms-eval really handed us the model block alone
     doc = expected_task.test_docs()[0]
     expected = _prompt(expected_task, doc)
     assert _prompt(merged_task, doc) == expected
@@ -75,17 +77,80 @@ def test_model_block_changes_what_it_sets():
         "default"
     ]
     plain = _task(yaml_rel, {"default": dict(default)}, MODEL)
-    slotted = _task(yaml_rel, {"default": dict(default), MODEL: {"image_slot": "<IMG-SLOT>"}}, MODEL)
+    slotted = _task(yaml_rel, {"default": dict(default), MODEL: {**default, "image_slot": "<IMG-SLOT>"}}, MODEL)
     doc = plain.test_docs()[0]
     assert "<IMG-SLOT>" not in plain.doc_to_text(doc)
     assert "<IMG-SLOT>" in slotted.doc_to_text(doc)
 
 
-def test_vulca_model_block_keeps_persona_and_kb():
-    yaml_rel = "vulca/vulca_persona_kb_su_shi.yaml"
-    default = {"persona": "su_shi", "knowledge_base": True, "prompt": "core_prompt_en.md", "images": "whole"}
-    baseline = _task("vulca/vulca_baseline.yaml", None, None)
-    persona = _task(yaml_rel, {"default": default, MODEL: {"images": "whole"}}, MODEL)
-    doc = persona.test_docs()[0]
-    assert persona.doc_to_text(doc) != baseline.doc_to_text(doc)
-    assert persona.doc_to_text(doc) == _task(yaml_rel, {"default": default}, None).doc_to_text(doc)
+@pytest.mark.parametrize("bench", sorted(CASES))
+def test_incomplete_model_block_is_refused_naming_the_keys(bench):
+    from hanyi.tasks._common import IncompleteModelBlock
+
+    yaml_rel = CASES[bench][0]
+    with pytest.raises(IncompleteModelBlock, match="block lacks .*repeat every key of the default block"):
+        # lmms-eval may build a prompt while it sets the task up: the error comes at load time or at the first doc
+        task = _task(yaml_rel, {"default": {"hanyi_unused_note": "x"}, MODEL: {"hanyi_unused_note": "y"}}, MODEL)
+        _prompt(task, task.test_docs()[0])
+
+
+def _task_yamls():
+    import glob
+
+    return sorted(glob.glob(os.path.join(hanyi.TASKS_DIR, "*", "*.yaml")))
+
+
+def test_every_shipped_model_block_is_complete():
+    """A block for a named model holds every key of its task's default block (lmms-eval uses it instead)."""
+    from lmms_eval.utils import load_yaml_config
+
+    checked = 0
+    for path in _task_yamls():
+        config = load_yaml_config(yaml_path=path, mode="simple")
+        blocks = config.get("lmms_eval_specific_kwargs") or {}
+        default = blocks.get("default") or {}
+        for model, block in blocks.items():
+            if model == "default" or not isinstance(block, dict):
+                continue
+            assert set(default) <= set(block), (
+                f"{os.path.relpath(path, hanyi.TASKS_DIR)}: {model} lacks {set(default) - set(block)}"
+            )
+            checked += 1
+    assert checked >= 1  # cvlue_vqa's qwen_vl block at least
+
+
+def test_no_stack_inspection_in_the_package():
+    import pathlib
+    import re
+
+    root = pathlib.Path(hanyi.__file__).parent
+    found = [
+        str(p.relative_to(root))
+        for p in root.rglob("*.py")
+        if re.search(r"sys\._getframe|inspect\.(stack|currentframe)|f_back|f_locals", p.read_text(encoding="utf-8"))
+    ]
+    assert found == []
+
+
+@pytest.mark.slow
+def test_every_default_block_copied_as_a_model_block_builds_the_prompts():
+    """Copying a task's default block under a model's name is always enough: the default blocks are complete."""
+    from lmms_eval.utils import load_yaml_config
+
+    from hanyi.tasks._common import IncompleteModelBlock
+
+    incomplete = []
+    for path in _task_yamls():
+        config = load_yaml_config(yaml_path=path, mode="simple")
+        if "group" in config or "task" not in config:
+            continue  # a group
+        rel = os.path.relpath(path, hanyi.TASKS_DIR)
+        default = load_yaml_config(yaml_path=path)["lmms_eval_specific_kwargs"]["default"]
+        task = _task(rel, {"default": dict(default), MODEL: dict(default)}, MODEL)
+        doc = task.test_docs()[0]
+        try:
+            _prompt(task, doc)
+            task.doc_to_visual(doc)
+        except IncompleteModelBlock as exc:
+            incomplete.append(f"{rel}: {exc}")
+    assert incomplete == []
