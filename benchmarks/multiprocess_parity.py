@@ -108,12 +108,20 @@ def launch_command(launcher: str, nproc: int, python: str = sys.executable) -> l
     raise ValueError(f"unknown launcher {launcher!r}")
 
 
-def run_replay(launcher: str, tasks, records: str, out_dir: str, nproc: int = 2, limit=None, env=None):
-    """One replay launch of ``tasks``; returns what :func:`run_command` returns."""
+def run_replay(
+    launcher: str, tasks, records: str, out_dir: str, nproc: int = 2, limit=None, env=None, plain: bool = False
+):
+    """One replay launch of ``tasks``; returns what :func:`run_command` returns. ``plain``: hanyi's start-up hook off
+    and the tasks found through ``--include_path`` (nothing of lmms-eval replaced)."""
     cmd = launch_command(launcher, nproc) + [
         "--model", "replay", "--model_args", f"path={records}", "--tasks", ",".join(tasks),
         "--output_path", out_dir, "--log_samples", "--verbosity", "DEBUG",
     ]  # fmt: skip
+    if plain:
+        import hanyi
+
+        cmd += ["--include_path", hanyi.TASKS_DIR]
+        env = {**(env or {}), "HANYI_NO_AUTOHOOK": "1"}
     if limit:
         cmd += ["--limit", str(limit)]
     return run_command(cmd, out_dir, env)

@@ -3,10 +3,10 @@
 ``_hanyi_autohook.pth`` (installed at the root of site-packages) imports this module at every interpreter
 start-up. It must stay cheap: standard library only, no file access. It installs a one-shot meta-path finder
 that waits for ``lmms_eval.tasks`` to be imported and then appends :data:`hanyi.TASKS_DIR` to every
-``TaskManager``'s include paths (see :func:`hanyi.discovery.patch_task_manager`); likewise, when
+``TaskManager``'s include paths (see :func:`hanyi.host.discovery.patch_task_manager`); likewise, when
 ``lm_eval.tasks`` (lm-evaluation-harness) is imported, it adds :data:`hanyi.LM_EVAL_TASKS_DIR` and registers the
-``replay`` model there (:func:`hanyi.discovery.patch_lm_eval_tasks_module`). For lmms-eval it also wraps ``make_table``
-so the printed table keeps hanyi's headline rows (:mod:`hanyi.printed_table`). Nothing else is touched.
+``replay`` model there (:func:`hanyi.host.discovery.patch_lm_eval_tasks_module`). Nothing else is touched: task
+discovery is the only lmms-eval callable the hook replaces (``hanyi eval`` adds its own extras, :mod:`hanyi.host`).
 
 Set ``HANYI_NO_AUTOHOOK=1`` to turn it off (both harnesses). ``docs/discovery.md`` explains why it exists (lmms-eval
 0.7.3 builds its task index before it reads ``LMMS_EVAL_PLUGINS``; lm-eval 0.4.13 has no plugin route at all) and
@@ -18,7 +18,7 @@ import sys
 
 OPT_OUT_ENV = "HANYI_NO_AUTOHOOK"
 _TARGET = "lmms_eval.tasks"
-#: module -> patch function in hanyi.discovery, called with the freshly executed module.
+#: module -> patch function in hanyi.host.discovery, called with the freshly executed module.
 _TARGETS = {
     _TARGET: "patch_lmms_eval_tasks_module",
     "lm_eval.tasks": "patch_lm_eval_tasks_module",
@@ -55,19 +55,11 @@ class _TaskManagerHook:
         def exec_module(module):
             original_exec(module)
             try:
-                from hanyi import discovery
+                from hanyi.host import discovery
 
                 getattr(discovery, patch_name)(module)
             except Exception as exc:  # never break lmms-eval / lm-eval because of us
                 sys.stderr.write(f"hanyi: task discovery hook failed ({exc!r}); use --include_path instead\n")
-            if fullname != _TARGET:  # the printed-table wrapper is lmms-eval's only
-                return
-            try:
-                from hanyi.printed_table import install as install_headline_table
-
-                install_headline_table()  # the printed table keeps hanyi's headline rows (HANYI_FULL_TABLE=1: all)
-            except Exception as exc:  # never break lmms-eval because of us
-                sys.stderr.write(f"hanyi: headline table hook failed ({exc!r}); lmms-eval prints its full table\n")
 
         spec.loader.exec_module = exec_module
         return spec

@@ -297,12 +297,11 @@ def cmd_eval(argv) -> int:
     import lmms_eval.tasks
     from loguru import logger
 
-    from hanyi.discovery import patch_lmms_eval_tasks_module
+    from hanyi.host import install_eval_extras
+    from hanyi.host.discovery import patch_lmms_eval_tasks_module
 
     patch_lmms_eval_tasks_module(lmms_eval.tasks)
-    from hanyi.printed_table import install
-
-    install()
+    install_eval_extras()  # hanyi eval's own run-time extras (docs/discovery.md); a plain lmms-eval run has none
     from lmms_eval.cli.dispatch import main as lmms_main
 
     allow_errors = "--allow_errors" in argv

@@ -13,7 +13,7 @@ import os
 
 import yaml
 
-from hanyi.discovery import task_module_name
+from hanyi import TASKS_DIR
 
 
 class FunctionRef(str):
@@ -61,3 +61,20 @@ def resolve(ref: str, yaml_dir: str):
     path = os.path.join(yaml_dir, *module.split(".")) + ".py"
     package = task_module_name(path) if os.path.isfile(path) else None
     return getattr(importlib.import_module(package or module), name)
+
+
+def task_module_name(module_path: str, tasks_dir: str = TASKS_DIR) -> str | None:
+    """The package name of a ``.py`` file under ``tasks_dir`` (``hanyi.tasks.cii.utils``), else ``None``.
+
+    >>> task_module_name("/x/tasks/cii/utils.py", "/x/tasks")
+    'hanyi.tasks.cii.utils'
+    >>> task_module_name("/elsewhere/utils.py", "/x/tasks") is None
+    True
+    """
+    rel = os.path.relpath(os.path.normpath(module_path), os.path.normpath(tasks_dir))
+    if rel.startswith(os.pardir) or os.path.isabs(rel) or not rel.endswith(".py"):
+        return None
+    parts = rel[: -len(".py")].split(os.sep)
+    if not all(p.isidentifier() for p in parts):
+        return None
+    return ".".join(["hanyi", "tasks", *parts])

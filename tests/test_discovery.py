@@ -12,7 +12,7 @@ import pytest
 
 import hanyi
 from hanyi import _autohook
-from hanyi.discovery import patch_lmms_eval_tasks_module, patch_task_manager, with_hanyi_tasks
+from hanyi.host.discovery import patch_lmms_eval_tasks_module, patch_task_manager, with_hanyi_tasks
 
 
 class _FakeTaskManager:
@@ -169,111 +169,6 @@ def test_hanyi_eval_registers_the_tasks_itself(tmp_path):
     assert proc.returncode == 0, proc.stderr[-3000:]
     (results,) = list((tmp_path / "out").rglob("*_results.json"))
     assert json.loads(results.read_text())["results"]["punrebus_matching"]["accuracy,none"] == pytest.approx(0.5)
-
-
-def test_yaml_functions_of_hanyi_tasks_resolve_to_the_package_module_once(tmp_path):
-    """`!function utils.x` in a hanyi YAML is the package module's function (one import), not a fresh copy of the
-    file per tag as lmms-eval 0.7.3 does; a YAML outside hanyi still goes through lmms-eval's own loader."""
-    import lmms_eval.tasks  # noqa: F401  (the start-up hook patches on this import)
-    import lmms_eval.utils
-
-    import hanyi.tasks.cii.utils as cii_utils
-    from hanyi.discovery import patch_function_loader
-
-    assert getattr(lmms_eval.utils.import_function, "_hanyi_tasks_dir_patched", False)  # installed by the hook
-    assert patch_function_loader(lmms_eval.utils) is False  # idempotent
-    path = os.path.join(hanyi.TASKS_DIR, "cii", "_default_template_yaml")
-    first = lmms_eval.utils.load_yaml_config(path)
-    second = lmms_eval.utils.load_yaml_config(path)
-    assert first["process_results"] is cii_utils.cii_process_results
-    assert second["process_results"] is first["process_results"]
-    aggs = [m["aggregation"] for m in first["metric_list"] if callable(m["aggregation"])]
-    assert aggs and all(fn.__module__ == "hanyi.tasks.cii.utils" for fn in aggs)
-
-    (tmp_path / "helpers.py").write_text("def f():\n    return 1\n")
-    (tmp_path / "t.yaml").write_text("process_results: !function helpers.f\n")
-    a = lmms_eval.utils.load_yaml_config(str(tmp_path / "t.yaml"))["process_results"]
-    b = lmms_eval.utils.load_yaml_config(str(tmp_path / "t.yaml"))["process_results"]
-    assert a() == 1 and a is not b  # lmms-eval's behaviour for other files: a fresh module per tag
-    assert "helpers" not in sys.modules
-
-
-def _plain(value):
-    """A config with ``simple``-mode ``!function`` nodes as (tag, value) pairs and functions by name, comparable across
-    parsers."""
-    import yaml
-
-    if isinstance(value, yaml.Node):
-        return ("node", value.tag, value.value)
-    if callable(value):  # cii's category aggregations are made per lookup: the same function, not the same object
-        return ("function", getattr(value, "__module__", None), getattr(value, "__qualname__", repr(value)))
-    if isinstance(value, dict):
-        return {k: _plain(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_plain(v) for v in value]
-    return value
-
-
-def test_hanyi_yamls_are_read_by_libyaml_with_the_same_result(tmp_path):
-    """Every hanyi task YAML reads the same through the libyaml route as through lmms-eval's own pure-Python reading,
-    in both of lmms-eval's modes; files elsewhere, and YAML libyaml rejects, take lmms-eval's route (issue 20)."""
-    import glob
-
-    import lmms_eval.tasks  # noqa: F401  (the start-up hook patches on this import)
-    import lmms_eval.utils
-
-    from hanyi.discovery import patch_yaml_loader
-
-    patched = lmms_eval.utils.load_yaml_config
-    assert getattr(patched, "_hanyi_tasks_dir_patched", False) and patch_yaml_loader(lmms_eval.utils) is False
-    original = patched.__wrapped__
-    files = sorted(
-        glob.glob(os.path.join(hanyi.TASKS_DIR, "**", "*.yaml"), recursive=True)
-        + glob.glob(os.path.join(hanyi.TASKS_DIR, "**", "_*yaml"), recursive=True)
-    )
-    assert len(files) > 100
-    for path in files:
-        for mode in ("simple", "full"):
-            assert _plain(patched(path, mode=mode)) == _plain(original(path, mode=mode)), (path, mode)
-
-    import yaml
-
-    calls = []
-    real_load = yaml.load
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(yaml, "load", lambda stream, Loader: calls.append(Loader) or real_load(stream, Loader=Loader))
-        patched(files[0])
-        (tmp_path / "t.yaml").write_text("task: x\n")
-        assert patched(str(tmp_path / "t.yaml")) == {"task": "x"}
-    assert issubclass(calls[0], yaml.CFullLoader) and calls[1:] == [yaml.FullLoader]  # libyaml for hanyi's file only
-
-    broken = os.path.join(hanyi.TASKS_DIR, "_hanyi_test_broken.yaml")
-    try:
-        with open(broken, "w") as f:
-            f.write("task: [unclosed\n")
-        with pytest.raises(yaml.YAMLError) as theirs:
-            original(broken)
-        with pytest.raises(yaml.YAMLError) as ours:
-            patched(broken)
-        assert str(ours.value) == str(theirs.value)  # lmms-eval's parser reports it
-    finally:
-        os.remove(broken)
-
-
-def test_without_libyaml_lmms_evals_reading_stays(monkeypatch):
-    """PyYAML built without libyaml has no CFullLoader: the patch does nothing and lmms-eval's reading stays."""
-    import types
-
-    import yaml
-
-    from hanyi.discovery import patch_yaml_loader
-
-    def own(yaml_path=None, yaml_config=None, yaml_dir=None, mode="full"):
-        return "lmms-eval's"
-
-    fake = types.SimpleNamespace(load_yaml_config=own)
-    monkeypatch.delattr(yaml, "CFullLoader")
-    assert patch_yaml_loader(fake) is False and fake.load_yaml_config is own
 
 
 def test_with_the_hook_off_a_python_start_imports_nothing_of_hanyi():

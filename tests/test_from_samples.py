@@ -67,7 +67,7 @@ def test_the_registry_modules_import_nothing_of_the_tasks_or_the_host():
 
     code = (
         "import sys; from hanyi.metrics import from_samples; from_samples.registry(); "
-        "bad = [m for m in sys.modules if m.startswith(('hanyi.tasks', 'lmms_eval', 'hanyi.discovery', 'hanyi.guard'))]; "
+        "bad = [m for m in sys.modules if m.startswith(('hanyi.tasks', 'lmms_eval', 'hanyi.host.discovery', 'hanyi.guard'))]; "
         "print(json.dumps(bad))"
     )
     out = subprocess.run([sys.executable, "-c", "import json; " + code], capture_output=True, text=True, check=True)

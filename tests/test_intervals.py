@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import logging
 import math
+import os
 import random
 
 import numpy as np
@@ -223,7 +224,7 @@ class _FakeOutput:
 
 
 def _patched(monkeypatch):
-    from hanyi import multiprocess, run_intervals
+    from hanyi.host import multiprocess, run_intervals
 
     cls = type("TaskOutput", (_FakeOutput,), {})
     monkeypatch.setattr(multiprocess, "_is_hanyi_task", lambda task: True)
@@ -231,16 +232,26 @@ def _patched(monkeypatch):
     return cls
 
 
-def test_hook_writes_stderr_and_per_doc_stats_through_the_guard(monkeypatch):
-    from hanyi import guard
+@pytest.fixture
+def eval_extras(monkeypatch):
+    """``hanyi eval``'s run-time extras installed for one test (a plain run has none), lmms-eval restored after."""
+    import lmms_eval.utils
+    from lmms_eval.evaluator_utils import TaskOutput
+
+    from hanyi.host import install_eval_extras
+
+    monkeypatch.setattr(TaskOutput, "calculate_aggregate_metric", TaskOutput.calculate_aggregate_metric)
+    monkeypatch.setattr(lmms_eval.utils, "make_table", lmms_eval.utils.make_table)
+    install_eval_extras()
+
+
+def test_hook_writes_stderr_and_per_doc_stats(monkeypatch):
     from hanyi.tasks.cii import utils as cii
 
     cls = _patched(monkeypatch)
     items = [{"correct": i % 3 == 0, "correct_robust": True, "miss": i % 5 == 0} for i in range(30)]
     samples = [{"doc_id": i, "acc": it} for i, it in enumerate(items)]
-    wrapped = guard.guarded_aggregation("cii_none", "acc", cii.cii_acc)
-    assert wrapped.memo is cii.cii_acc.memo  # functools.wraps shares the memo with the guard's wrapper
-    out = cls({"acc": wrapped, "miss_rate": cii.cii_miss_rate}, items, samples)
+    out = cls({"acc": cii.cii_acc, "miss_rate": cii.cii_miss_rate}, items, samples)
     out.calculate_aggregate_metric(bootstrap_iters=100)
     p = 10 / 30
     assert out.agg_metrics["acc,none"] == _old_cii(items, "correct")
@@ -273,14 +284,14 @@ def test_hook_leaves_na_without_bootstrap_and_never_breaks_a_run(monkeypatch, ca
     bad.per_doc = lambda items: (_ for _ in ()).throw(RuntimeError("boom"))
     out = cls({"bad": lambda items: 0.5}, [1, 2], [{"doc_id": 0}, {"doc_id": 1}])
     out.task.table["bad"].per_doc, out.task.table["bad"].combine = bad.per_doc, bad.combine
-    with caplog.at_level(logging.WARNING, logger="hanyi.run_intervals"):
+    with caplog.at_level(logging.WARNING, logger="hanyi.host.run_intervals"):
         out.calculate_aggregate_metric(bootstrap_iters=100)
     assert out.agg_metrics["bad_stderr,none"] == "N/A" and out.agg_metrics["bad,none"] == 0.5
     assert "cii_none" in caplog.text and "bad" in caplog.text
 
 
 @pytest.mark.slow
-def test_a_real_lmms_eval_run_gets_stderr_and_logs_per_doc_stats(replay):
+def test_a_real_lmms_eval_run_gets_stderr_and_logs_per_doc_stats(replay, eval_extras):
     responses = ["A", "答案：B", "", "C", "The answer is D", "E", "F", "B", "答案是A", "G", "C", "D"]
     records = [{"task": "cii_none", "doc_id": i, "response": r} for i, r in enumerate(responses)]
     results = replay(records, ["cii_none"], bootstrap_iters=50)
@@ -395,8 +406,19 @@ def test_no_interval_when_no_doc_was_scored(tmp_path):
     assert by[("punrebus_elements", "element_abs")]["why"] == NONE_SCORED
 
 
-def test_discovery_hook_installs_the_interval_patch_outside_the_doc_order_patch():
-    import lmms_eval.tasks  # noqa: F401  (the start-up hook patches on this import)
+def test_the_hook_installs_no_interval_patch_but_hanyi_eval_does(eval_extras):
+    """A plain run (start-up hook on or off) leaves lmms-eval's aggregation alone; ``hanyi eval`` adds the interval
+    hook outside the doc-order one (issue 26)."""
+    import subprocess
+    import sys
+
+    code = (
+        "import lmms_eval.tasks; from lmms_eval.evaluator_utils import TaskOutput; "
+        "print(TaskOutput.calculate_aggregate_metric.__module__)"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "HANYI_NO_AUTOHOOK"}
+    plain = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    assert plain.stdout.strip() == "lmms_eval.evaluator_utils"
     from lmms_eval.evaluator_utils import TaskOutput
 
     fn = TaskOutput.calculate_aggregate_metric
@@ -405,7 +427,7 @@ def test_discovery_hook_installs_the_interval_patch_outside_the_doc_order_patch(
 
 
 def test_per_doc_stats_land_on_their_own_docs_under_two_ranks(monkeypatch):
-    from hanyi import multiprocess, run_intervals
+    from hanyi.host import multiprocess, run_intervals
     from hanyi.metrics.resample import decomposed, sum_mean
 
     @decomposed(sum_mean)
@@ -468,7 +490,7 @@ def _real_output(table, items):
     return out
 
 
-def test_hanyi_tasks_get_lmms_evals_standard_errors_without_its_per_metric_imports(monkeypatch):
+def test_hanyi_tasks_get_lmms_evals_standard_errors_without_its_per_metric_imports(monkeypatch, eval_extras):
     """lmms-eval's ``stderr_for_metric`` retries two failing optional imports for every metric (issue 20); for a
     hanyi task the hook writes the same standard errors without calling it."""
     import lmms_eval.evaluator_utils as evu
@@ -476,7 +498,7 @@ def test_hanyi_tasks_get_lmms_evals_standard_errors_without_its_per_metric_impor
     from lmms_eval.api import metrics
     from lmms_eval.evaluator_utils import TaskOutput
 
-    from hanyi import multiprocess
+    from hanyi.host import multiprocess
     from hanyi.metrics.resample import decomposed, sum_mean
 
     @decomposed(sum_mean)
@@ -520,7 +542,7 @@ def test_hanyi_tasks_get_lmms_evals_standard_errors_without_its_per_metric_impor
 def test_lmms_eval_stderr_answers_as_stderr_for_metric():
     from lmms_eval.api import metrics
 
-    from hanyi.run_intervals import lmms_eval_stderr
+    from hanyi.host.run_intervals import lmms_eval_stderr
     from hanyi.tasks.cii import utils as cii
 
     for fn in (metrics.mean, metrics.acc_all, cii.cii_acc, cii.cii_acc_domain_life, metrics.median, metrics.bleu):

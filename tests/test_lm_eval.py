@@ -21,7 +21,8 @@ import pytest
 pytest.importorskip("lm_eval", reason="the lm-eval extra is not installed (pip install 'hanyi[lm-eval]')")
 
 import hanyi  # noqa: E402
-from hanyi import _autohook, discovery  # noqa: E402
+from hanyi import _autohook  # noqa: E402
+from hanyi.host import discovery  # noqa: E402
 from hanyi.lm_eval_tasks import _glue  # noqa: E402
 
 LEAVES = (

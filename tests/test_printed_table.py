@@ -14,8 +14,8 @@ import random
 import pytest
 import yaml
 
-from hanyi import printed_table
 from hanyi.cli import _task_index
+from hanyi.host import printed_table
 
 GROUPS = ("punrebus", "cvlue", "cii", "unpie", "vulca")
 

@@ -22,6 +22,10 @@ import functools
 import math
 from collections.abc import Callable, Sequence
 
+#: Key of the per-doc statistics in a sample-log line, written by ``hanyi eval``'s run-time extra
+#: (:mod:`hanyi.host.run_intervals`) for aggregations whose statistics cannot be recomputed from the logged items.
+PER_DOC_KEY = "hanyi_per_doc"
+
 #: Level, resamples and seed of every bootstrap interval (the report's are the same: ``hanyi.report.stats``).
 LEVEL = 0.95
 ITERS = 2000
@@ -91,7 +95,7 @@ FINITE_MEANS = (fsum_mean_of_finite, share_of_finite, rate)
 
 class _Memo:
     """The per-doc statistics of an aggregation's recent calls, keyed by the items list (held, so its ``id`` cannot be
-    reused), so the in-run interval hook (:mod:`hanyi.run_intervals`) does not redo backbone work."""
+    reused), so the in-run interval hook (:mod:`hanyi.host.run_intervals`) does not redo backbone work."""
 
     def __init__(self, size: int = 32):
         self.size = size
@@ -123,6 +127,23 @@ def as_array(stats: Sequence):
     if len(stats) == 0:
         return np.zeros((0,), dtype=float)
     return np.asarray([tuple(s) if isinstance(s, (tuple, list)) else s for s in stats], dtype=float)
+
+
+#: Every decomposed aggregation by its name, which lmms-eval writes in a results file's task config
+#: (``"aggregation": "<function cii_acc at 0x...>"``): ``hanyi report`` finds the ``combine`` behind a logged metric
+#: here, without importing any task code (:mod:`hanyi.report.aggregations`).
+BY_NAME: dict[str, Callable] = {}
+#: The modules that define the aggregations hanyi's task YAMLs name, imported by :func:`by_name`.
+AGGREGATION_MODULES: tuple[str, ...] = ()
+
+
+def by_name(name: str):
+    """The decomposed aggregation registered under ``name`` (after importing :data:`AGGREGATION_MODULES`), or None."""
+    import importlib
+
+    for module in AGGREGATION_MODULES:
+        importlib.import_module(module)
+    return BY_NAME.get(name)
 
 
 def decomposed(combine: Callable = mean, *, light: bool = False, name: str | None = None):
@@ -160,6 +181,7 @@ def decomposed(combine: Callable = mean, *, light: bool = False, name: str | Non
         aggregate.memo = _Memo()  # shared by reference with wrappers (functools.wraps copies __dict__)
         if name:  # lmms-eval prints the aggregation's name in the results' task config
             aggregate.__name__ = aggregate.__qualname__ = name
+        BY_NAME.setdefault(aggregate.__name__, aggregate)
         return aggregate
 
     return wrap

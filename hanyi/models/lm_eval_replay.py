@@ -13,7 +13,7 @@ Same record format, same file, so one replay file serves both harnesses::
 choice, in choice order). A request with no record raises :class:`hanyi.models.replay.ReplayRecordMissing` naming
 the task and the doc, unless ``on_missing=empty`` (answers ``""``, or ``-inf`` for a likelihood).
 
-Registered by hanyi's start-up hook when lm-eval's task module loads (``hanyi.discovery``), or through the
+Registered by hanyi's start-up hook when lm-eval's task module loads (``hanyi.host.discovery``), or through the
 ``lm_eval.models`` entry point once lm-eval reads one (``docs/upstream/0004-*.patch``).
 """
 

@@ -56,6 +56,27 @@ def aggregations(task: str) -> dict:
     return out
 
 
-def aggregation(task: str, metric: str):
-    """The aggregation function of ``metric`` in ``task`` (``None`` when unknown)."""
-    return aggregations(task).get(metric.split(",")[0])
+_FUNCTION_NAME = re.compile(r"^<function ([\w.]+) at 0x[0-9a-fA-F]+>$")
+
+
+def logged_name(run, task: str, metric: str) -> str | None:
+    """The aggregation's name as the run's results file records it (``"<function cii_acc at 0x...>"`` in
+    ``configs[task].metric_list``), or None."""
+    config = ((getattr(run, "raw", None) or {}).get("configs") or {}).get(task) or {}
+    for entry in config.get("metric_list") or []:
+        if isinstance(entry, dict) and entry.get("metric") == metric and isinstance(entry.get("aggregation"), str):
+            found = _FUNCTION_NAME.match(entry["aggregation"])
+            return found.group(1).rsplit(".", 1)[-1] if found else None
+    return None
+
+
+def aggregation(task: str, metric: str, run=None):
+    """The aggregation function of ``metric`` in ``task`` (``None`` when unknown): the decomposed aggregation
+    registered under the name the run's results file records (:data:`hanyi.metrics.resample.BY_NAME`), else the one
+    the task's YAML names."""
+    from hanyi.metrics import resample
+
+    base = metric.split(",")[0]
+    name = logged_name(run, task, base) if run is not None else None
+    found = resample.by_name(name) if name else None
+    return found if found is not None else aggregations(task).get(base)

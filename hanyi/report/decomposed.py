@@ -1,7 +1,7 @@
 """95 % intervals for headline numbers whose aggregation is decomposed (:mod:`hanyi.metrics.resample`), and for groups.
 
 A decomposed aggregation is ``combine(per_doc(items))``. The run stores each doc's statistic in its sample-log line
-(``hanyi_per_doc``, :mod:`hanyi.run_intervals`); for an aggregation marked ``light`` (no backbone) the report can also
+(``hanyi_per_doc``, :mod:`hanyi.host.run_intervals`); for an aggregation marked ``light`` (no backbone) the report can also
 recompute them from the logged items, e.g. for runs made before the statistics were logged. Either way the interval
 is given only when ``combine(all statistics)`` reproduces the number lmms-eval reported; then it is
 :func:`hanyi.metrics.resample.bootstrap` (exact Clopper–Pearson for a share of 0/1 statistics, else a seeded percentile
@@ -19,9 +19,9 @@ from __future__ import annotations
 import math
 
 from hanyi.metrics import resample
+from hanyi.metrics.resample import PER_DOC_KEY
 from hanyi.report import stats
 from hanyi.report.aggregations import aggregation
-from hanyi.run_intervals import PER_DOC_KEY
 
 NO_STATS = (
     "no per-doc statistics for it in the sample log (a run made before hanyi logged them, or with the start-up hook "
@@ -60,7 +60,7 @@ def _is_stat(value) -> bool:
 def unit_stats(run, task: str, name: str):
     """``(combine, stats)`` of one non-group task's metric, a ``why`` string, or None (not decomposed)."""
     t = run.tasks.get(task)
-    fn = aggregation(task, name)
+    fn = aggregation(task, name, run)
     if t is None or not resample.is_decomposed(fn):
         return None
     if t.samples is None:

@@ -8,7 +8,7 @@ aggregation, for hanyi's tasks only; with one process it does nothing.
 
 The reordering assumes what hanyi's ``process_results`` guarantee: every doc of a task emits the same metric keys
 (a key is left out for all docs or for none, e.g. when no judge is configured). It is installed with the task
-discovery hook (:mod:`hanyi.discovery`) and by ``hanyi eval``; a run with ``HANYI_NO_AUTOHOOK=1`` and plain
+discovery hook (:mod:`hanyi.host.discovery`) and by ``hanyi eval``; a run with ``HANYI_NO_AUTOHOOK=1`` and plain
 ``lmms-eval --include_path`` keeps lmms-eval's order, so its float means may differ from 1 process in the last bit.
 """
 
@@ -65,7 +65,7 @@ def wrap_aggregation(task_output_cls, marker: str, before=None, after=None, argu
     ``arguments(self, args, kwargs) -> (args, kwargs)`` gives what lmms-eval's method is called with, and
     ``after(self, args, kwargs)`` runs after lmms-eval has aggregated, with the arguments the wrapper was given; all
     three for hanyi's tasks only. True if it patched. Shared by the doc-order patch here and the interval hook
-    (:mod:`hanyi.run_intervals`)."""
+    (:mod:`hanyi.host.run_intervals`)."""
     if task_output_cls is None:
         from lmms_eval.evaluator_utils import TaskOutput as task_output_cls
     original = task_output_cls.calculate_aggregate_metric

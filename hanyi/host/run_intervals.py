@@ -22,7 +22,7 @@ every metric (issue 20).
 
 The statistics come from the aggregation's own call (its memo), so no backbone work (SBERT, BERTScore ...) is done
 twice. Nothing here may break a run: any exception logs one warning naming task and metric and leaves ``N/A``.
-Installed with the discovery hook (:mod:`hanyi.discovery`), after the doc-order patch of :mod:`hanyi.multiprocess`
+Installed with the discovery hook (:mod:`hanyi.host.discovery`), after the doc-order patch of :mod:`hanyi.host.multiprocess`
 (so items and sample-log lines are both in doc order). ``docs/upstream/0006-stderr-from-decomposed-aggregations.patch``
 proposes the same to lmms-eval's ``stderr_for_metric``.
 """
@@ -36,8 +36,7 @@ from hanyi.metrics import resample
 
 log = logging.getLogger(__name__)
 _MARKER = "_hanyi_intervals"
-#: Key of the per-doc statistics in a sample-log line.
-PER_DOC_KEY = "hanyi_per_doc"
+PER_DOC_KEY = resample.PER_DOC_KEY
 
 
 def _json_stat(stat):
@@ -159,13 +158,13 @@ def _after_aggregation(task_output, args, kwargs) -> None:
 
 def patch_task_output(task_output_cls=None) -> bool:
     """Wrap ``TaskOutput.calculate_aggregate_metric`` (outside the doc-order patch). Idempotent; True if patched."""
-    from hanyi.multiprocess import wrap_aggregation
+    from hanyi.host.multiprocess import wrap_aggregation
 
     return wrap_aggregation(task_output_cls, _MARKER, after=_after_aggregation, arguments=_own_stderrs)
 
 
 def install() -> bool:
     """:func:`patch_task_output` on lmms-eval's class; never raises (a failure is logged, the run goes on)."""
-    from hanyi.multiprocess import safe_install
+    from hanyi.host.multiprocess import safe_install
 
     return safe_install(patch_task_output, "in-run standard errors")

@@ -66,145 +66,18 @@ def patch_task_manager(cls, tasks_dir: str = TASKS_DIR) -> bool:
     return True
 
 
-def task_module_name(module_path: str, tasks_dir: str = TASKS_DIR) -> str | None:
-    """The package name of a ``.py`` file under ``tasks_dir`` (``hanyi.tasks.cii.utils``), else ``None``.
-
-    >>> task_module_name("/x/tasks/cii/utils.py", "/x/tasks")
-    'hanyi.tasks.cii.utils'
-    >>> task_module_name("/elsewhere/utils.py", "/x/tasks") is None
-    True
-    """
-    rel = os.path.relpath(os.path.normpath(module_path), os.path.normpath(tasks_dir))
-    if rel.startswith(os.pardir) or os.path.isabs(rel) or not rel.endswith(".py"):
-        return None
-    parts = rel[: -len(".py")].split(os.sep)
-    if not all(p.isidentifier() for p in parts):
-        return None
-    return ".".join(["hanyi", "tasks", *parts])
-
-
-def patch_function_loader(utils_module, tasks_dir: str = TASKS_DIR) -> bool:
-    """Resolve ``!function utils.x`` in hanyi's task YAMLs through Python's module cache. Idempotent.
-
-    lmms-eval 0.7.3's ``import_function`` executes the named file afresh for every ``!function`` tag it meets (and,
-    where bytecode is not written, compiles it again): loading ``cii`` ran ``cii/utils.py`` 34 times, about 30 ms per
-    task load on our CI machine, and the five groups repeat it for every task. For files under ``tasks_dir`` the
-    wrapper imports the file once as its package module (``hanyi.tasks.cii.utils``) and returns that module's
-    function, the same object every time; any other file goes to lmms-eval's own loader unchanged
-    (``docs/upstream/0007-cache-yaml-function-modules.patch`` proposes the cache upstream).
-    """
-    original = getattr(utils_module, "import_function", None)
-    if original is None or getattr(original, _MARKER, False):
-        return False
-
-    @functools.wraps(original)
-    def import_function(loader, node):
-        dotted = loader.construct_scalar(node)
-        *module_parts, function_name = dotted.split(".")
-        path = os.path.join(os.path.dirname(getattr(loader, "name", "") or ""), *module_parts) + ".py"
-        name = task_module_name(path, tasks_dir) if module_parts and os.path.isfile(path) else None
-        if name is None:
-            return original(loader, node)
-        import importlib
-
-        try:
-            module = importlib.import_module(name)
-        except ImportError:  # not importable as a package module (e.g. a copied tree): lmms-eval's way
-            return original(loader, node)
-        return getattr(module, function_name)
-
-    setattr(import_function, _MARKER, True)
-    utils_module.import_function = import_function
-    return True
-
-
-def _libyaml_loaders(utils_module) -> dict | None:
-    """lmms-eval's two YAML readings (``simple``: ``!function`` tags left as nodes; ``full``: resolved) on PyYAML's C
-    parser, or None without libyaml. Each loader names its file (``loader.name``), which ``!function`` resolution
-    reads to find the module beside the YAML; the constructors are looked up at call time, so later patches apply."""
-    import yaml
-
-    base = getattr(yaml, "CFullLoader", None)
-    if base is None:
-        return None
-    loaders = {}
-    for mode, constructor in (("simple", "ignore_constructor"), ("full", "import_function")):
-
-        class Loader(base):
-            def __init__(self, stream):
-                super().__init__(stream)
-                self.name = getattr(stream, "name", "<file>")
-
-        Loader.add_constructor("!function", lambda loader, node, c=constructor: getattr(utils_module, c)(loader, node))
-        loaders[mode] = Loader
-    return loaders
-
-
-def patch_yaml_loader(utils_module, tasks_dir: str = TASKS_DIR) -> bool:
-    """Read hanyi's task YAMLs with PyYAML's C parser (libyaml). Idempotent; True if it patched now.
-
-    lmms-eval 0.7.3's ``load_yaml_config`` uses ``yaml.full_load``, the pure-Python parser: 210 ms for hanyi's 128
-    task files, which every ``TaskManager`` reads to index its tasks, against 24 ms with libyaml; the ``cii`` default
-    template alone takes 10.5 ms against 1.1 ms. For a file under ``tasks_dir`` (and lmms-eval's ``simple``/``full``
-    modes) the wrapper parses with the C loader and hands the result to lmms-eval's own function, which resolves
-    ``include`` and local ``data_files`` as before; any other file, or a file libyaml rejects, goes to lmms-eval's
-    reading unchanged (so a broken YAML gets lmms-eval's error). ``tests/test_discovery.py`` checks that every hanyi
-    YAML reads the same both ways.
-    """
-    original = getattr(utils_module, "load_yaml_config", None)
-    if original is None or getattr(original, _MARKER, False):
-        return False
-    loaders = _libyaml_loaders(utils_module)
-    if loaders is None:
-        return False
-    import yaml
-
-    root = os.path.abspath(tasks_dir)
-
-    @functools.wraps(original)
-    def load_yaml_config(yaml_path=None, yaml_config=None, yaml_dir=None, mode="full"):
-        if (
-            yaml_config is None
-            and mode in loaders
-            and isinstance(yaml_path, str)
-            and os.path.abspath(yaml_path).startswith(root + os.sep)
-        ):
-            try:
-                with open(yaml_path, "rb") as f:
-                    parsed = yaml.load(f, Loader=loaders[mode])  # FullLoader rules, as lmms-eval reads
-            except yaml.YAMLError:
-                parsed = None  # lmms-eval's reading below reports it in its own words
-            if isinstance(parsed, dict):
-                yaml_config = parsed
-        return original(yaml_path=yaml_path, yaml_config=yaml_config, yaml_dir=yaml_dir, mode=mode)
-
-    setattr(load_yaml_config, _MARKER, True)
-    utils_module.load_yaml_config = load_yaml_config
-    return True
-
-
 def upstream_reads_plugins(tasks_module) -> bool:
     """True when the installed lmms-eval discovers plugin task directories itself (our patch is then not needed)."""
     return hasattr(tasks_module, UPSTREAM_FIX_MARKER)
 
 
 def patch_lmms_eval_tasks_module(tasks_module=None) -> bool:
-    """Patch ``lmms_eval.tasks.TaskManager`` unless upstream already handles plugins. Returns True if patched."""
+    """Patch ``lmms_eval.tasks.TaskManager`` unless upstream already handles plugins. Returns True if patched.
+
+    This is all the start-up hook replaces in lmms-eval: task discovery. Everything a task's numbers need is in the
+    task folder; ``hanyi eval`` adds its run-time extras itself (:func:`hanyi.host.install_eval_extras`)."""
     if tasks_module is None:
         import lmms_eval.tasks as tasks_module
-    from hanyi import multiprocess, run_intervals
-
-    multiprocess.install()  # N-process runs aggregate hanyi's tasks in doc order (hanyi/multiprocess.py)
-    run_intervals.install()  # after it: standard errors and per-doc stats of decomposed aggregations
-    try:
-        import lmms_eval.utils
-
-        patch_function_loader(lmms_eval.utils)  # `!function utils.x` of hanyi's YAMLs: each file imported once
-        patch_yaml_loader(lmms_eval.utils)  # hanyi's YAMLs read by libyaml: task index and loads 9x faster
-    except Exception as exc:  # never break lmms-eval because of us
-        import logging
-
-        logging.getLogger("hanyi").warning("hanyi: YAML function cache not installed (%r)", exc)
     if upstream_reads_plugins(tasks_module):
         return False
     return patch_task_manager(tasks_module.TaskManager)

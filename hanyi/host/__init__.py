@@ -1,0 +1,41 @@
+"""The one place where hanyi touches lmms-eval's and lm-eval's internals (issue 26, item 7).
+
+Nothing here is needed for a task's numbers: a plain ``lmms-eval --include_path <hanyi tasks dir>`` run, with the
+start-up hook off (``HANYI_NO_AUTOHOOK=1``), gives the same headline numbers. What lives here, and who imports it:
+
+* :mod:`hanyi.host.discovery`: lmms-eval 0.7.3 indexes tasks before it reads plugins, so ``TaskManager.__init__`` is
+  wrapped to also index :data:`hanyi.TASKS_DIR` (until upstream patch 0001 lands); for lm-eval, its ``TaskManager``
+  and model registry. The only lmms-eval callable replaced when the start-up hook is on.
+* :mod:`hanyi.host.run_intervals`: run-time extras of ``hanyi eval`` only (standard errors of decomposed
+  aggregations in the results, per-doc statistics in the sample log). ``hanyi report`` computes the same intervals
+  from the sample log.
+
+Imported only by the start-up hook (:mod:`hanyi._autohook`) and ``hanyi eval`` (:mod:`hanyi.cli`). ``hanyi report``,
+the metrics and the task folders never import it.
+"""
+
+from __future__ import annotations
+
+import os
+
+from hanyi import TASKS_DIR
+
+
+def is_hanyi_task(task) -> bool:
+    """True when ``task`` (an lmms-eval task object) is one of hanyi's: its ``process_results`` is defined in a file
+    under :data:`hanyi.TASKS_DIR`. The one test of "is this task hanyi's" in this package."""
+    fn = getattr(getattr(task, "config", None), "process_results", None)
+    code = getattr(fn, "__code__", None)
+    filename = os.path.abspath(code.co_filename) if code is not None else ""
+    return filename.startswith(os.path.abspath(TASKS_DIR) + os.sep)
+
+
+def install_eval_extras() -> None:
+    """The run-time extras of ``hanyi eval`` (never of a plain ``lmms-eval`` run): in-run standard errors and per-doc
+    statistics of decomposed aggregations (:mod:`hanyi.host.run_intervals`), and the headline-only printed table
+    (:mod:`hanyi.host.printed_table`)."""
+    from hanyi.host import multiprocess, printed_table, run_intervals
+
+    multiprocess.install()
+    run_intervals.install()
+    printed_table.install()

@@ -1,0 +1,156 @@
+"""Plain lmms-eval tasks (issue 26, item 1): nothing of lmms-eval is replaced to get a task's numbers.
+
+* With the start-up hook off and ``--include_path``, the five groups give the numbers hanyi 0.3.0 gave (every
+  run-time patch installed) for the same replayed answers (``tests/fixtures/plain_run``, made by
+  ``tools/plain_run_fixture.py``).
+* Loading and running one task of each benchmark leaves every public function and method of lmms-eval's task,
+  evaluator and utils modules as it was (same object, same source file); with the hook on, only
+  ``TaskManager.__init__`` (task discovery) differs.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import subprocess
+import sys
+
+import pytest
+
+import hanyi
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+FIXTURE = os.path.join(HERE, "fixtures", "plain_run")
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "tools"))
+
+from plain_run_fixture import numbers, run_replay  # noqa: E402
+
+pytestmark = pytest.mark.slow
+
+
+def _same(a, b) -> bool:
+    return (isinstance(a, float) and isinstance(b, float) and math.isnan(a) and math.isnan(b)) or a == b
+
+
+def test_a_plain_run_gives_the_numbers_of_before(tmp_path):
+    with open(os.path.join(FIXTURE, "expected.json"), encoding="utf-8") as f:
+        expected = json.load(f)
+    found = numbers(
+        run_replay(
+            os.path.join(FIXTURE, "responses.jsonl"),
+            str(tmp_path / "out"),
+            env={"HANYI_NO_AUTOHOOK": "1"},
+            extra_args=["--include_path", hanyi.TASKS_DIR],
+        )
+    )
+    assert sorted(found) == sorted(expected)  # every task and group of the five groups ran
+    compared = 0
+    for task, values in found.items():
+        new_keys = set(values) - set(expected[task])
+        assert not new_keys, f"{task}: keys that hanyi 0.3.0 did not emit: {sorted(new_keys)}"
+        for key, value in values.items():
+            assert _same(value, expected[task][key]), (task, key, value, expected[task][key])
+            compared += 1
+    assert compared >= 100
+
+    # every number no longer emitted is a breakdown that hanyi report computes from the sample log, the same value
+    from hanyi.report.results import load_runs
+
+    (run,) = load_runs([str(tmp_path / "out")])
+    moved = 0
+    for task, values in expected.items():
+        for key, value in values.items():
+            metric, _, filt = key.partition(",")
+            if key in found[task] or filt != "none":
+                continue
+            got = run.tasks[task].metrics.get(metric)
+            assert got is not None and got.from_samples, (
+                f"{task}: {metric} is neither emitted nor computed by the report"
+            )
+            assert (got.value is None and math.isnan(value)) or got.value == value, (task, metric, got.value, value)
+            moved += 1
+    print(f"{compared} numbers emitted as before, {moved} computed from the sample log as before")
+
+
+SNAPSHOT = r"""
+import importlib, inspect, json, os, sys
+
+MODULES = ("lmms_eval.tasks", "lmms_eval.api.task", "lmms_eval.evaluator", "lmms_eval.evaluator_utils", "lmms_eval.utils")
+
+
+def source(obj):
+    try:
+        return inspect.getsourcefile(obj)
+    except TypeError:
+        return None
+
+
+def snapshot():
+    out = {}
+    for name in MODULES:
+        module = importlib.import_module(name)
+        for attr, obj in sorted(vars(module).items()):
+            if attr.startswith("_") and attr != "__init__":
+                continue
+            if inspect.isfunction(obj) or inspect.isbuiltin(obj):
+                out[f"{name}.{attr}"] = [id(obj), source(obj)]
+            elif inspect.isclass(obj):
+                for member, value in sorted(vars(obj).items()):
+                    if member.startswith("_") and member != "__init__":
+                        continue
+                    fn = value.__func__ if isinstance(value, (classmethod, staticmethod)) else value
+                    if isinstance(fn, property):
+                        fn = fn.fget
+                    if inspect.isfunction(fn):
+                        out[f"{name}.{attr}.{member}"] = [id(fn), source(fn)]
+    return out
+
+
+before = snapshot()
+from lmms_eval import evaluator
+from lmms_eval.tasks import TaskManager
+
+import hanyi
+from hanyi.models.replay import ReplayModel
+
+tasks = ["cii_none", "punrebus_matching", "cvlue_vqa", "unpie_grounding_homo", "vulca_baseline"]
+path = os.path.join(sys.argv[1], "none.jsonl")
+open(path, "w").close()
+manager = TaskManager("WARNING", include_path=hanyi.TASKS_DIR, include_defaults=False)
+results = evaluator.simple_evaluate(
+    model=ReplayModel(path=path, on_missing="empty"), tasks=tasks, task_manager=manager, bootstrap_iters=0, log_samples=True
+)
+assert set(tasks) <= set(results["results"]), sorted(results["results"])
+after = snapshot()
+print(json.dumps({"before": before, "after": after}))
+"""
+
+
+def _snapshots(tmp_path, hook: str) -> tuple[dict, dict]:
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "HANYI_DATA_ROOT": "sample"}
+    env.pop("HANYI_NO_AUTOHOOK", None)
+    if hook == "off":
+        env["HANYI_NO_AUTOHOOK"] = "1"
+    proc = subprocess.run(
+        [sys.executable, "-c", SNAPSHOT, str(tmp_path)], env=env, capture_output=True, text=True, timeout=900
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    report = json.loads(proc.stdout.strip().splitlines()[-1])
+    return report["before"], report["after"]
+
+
+def test_loading_and_running_hanyi_tasks_replaces_nothing_of_lmms_eval(tmp_path):
+    """Identity and source file of every public function and method, before and after one task per benchmark is
+    loaded and run. The hook (when on) wraps ``TaskManager.__init__`` when ``lmms_eval.tasks`` is imported, so it is
+    compared across the two processes by source file: that is the only difference."""
+    off_before, off_after = _snapshots(tmp_path / "off", "off")
+    on_before, on_after = _snapshots(tmp_path / "on", "on")
+    assert len(off_before) > 300  # the public functions and methods of the five modules
+    assert off_after == off_before  # hook off: nothing replaced, not even discovery
+    assert on_after == on_before  # hook on: nothing replaced while tasks load and run
+    sources_off = {k: src for k, (_, src) in off_before.items()}
+    sources_on = {k: src for k, (_, src) in on_after.items()}
+    differ = sorted(k for k in set(sources_off) | set(sources_on) if sources_off.get(k) != sources_on.get(k))
+    assert differ == ["lmms_eval.tasks.TaskManager.__init__"]
+    assert sources_on[differ[0]].endswith(os.path.join("hanyi", "host", "discovery.py"))
