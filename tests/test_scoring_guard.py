@@ -61,15 +61,15 @@ def test_process_results_failure_keeps_every_response_and_names_the_task(
 
 
 def test_aggregation_failure_gives_nan_for_that_metric_only_and_saves_samples(replay, monkeypatch, caplog):
-    from hanyi.metrics import choice_punrebus
+    from hanyi.tasks.punrebus import aggregate
 
-    _crash_on(monkeypatch, choice_punrebus, "wrong_answer_confusion")
+    _crash_on(monkeypatch, aggregate, "punrebus_accuracy_over_all")
     records = [{"task": "punrebus_matching", "doc_id": i, "response": "A"} for i in range(3)]
     with caplog.at_level(logging.ERROR, logger="hanyi.guard"):
         out = replay(records, ["punrebus_matching"], on_missing="empty")
-    assert "task punrebus_matching: aggregation of metric wrong_answer_confusion_A failed" in caplog.text
+    assert "task punrebus_matching: aggregation of metric accuracy_robust failed" in caplog.text
     res = out["results"]["punrebus_matching"]
-    assert math.isnan(res["wrong_answer_confusion_A,none"])
+    assert math.isnan(res["accuracy_robust,none"])
     assert isinstance(res["accuracy,none"], float) and not math.isnan(res["accuracy,none"])
     assert len(out["samples"]["punrebus_matching"]) >= 3
 

@@ -232,7 +232,9 @@ def _fake_judge(monkeypatch):
                 out.append(JudgeResult(str(h), raw, value, None if value is not None else "parse_failure", False))
             return out
 
-    monkeypatch.setattr(judge.JudgeConfig, "from_env", classmethod(lambda cls, *a, **k: types.SimpleNamespace(model="fake-judge")))
+    monkeypatch.setattr(
+        judge.JudgeConfig, "from_env", classmethod(lambda cls, *a, **k: types.SimpleNamespace(model="fake-judge"))
+    )
     monkeypatch.setattr(judge, "get_judge_client", lambda config: Client())
 
 
