@@ -353,3 +353,54 @@ def test_punrebus_tasks_emit_only_headline_keys_robust_siblings_and_parse_rates(
     assert set(utils.punrebus_textonly_process_results(task_docs["punrebus_textonly"][0], ["B"])) == keys
     for task in ("punrebus_matching", "punrebus_matching_5shot"):
         assert {m["metric"] for m in TASKS[task][1]["metric_list"]} == keys
+
+
+# ---- every !function target is a name its file defines -------------------------------------------------------------
+def _defined_names(path):
+    import ast
+
+    with open(path, encoding="utf-8") as f:
+        tree = ast.parse(f.read())
+    names = set()
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            names |= {t.id for t in targets if isinstance(t, ast.Name)}
+        elif isinstance(node, ast.ImportFrom):
+            names |= {a.asname or a.name for a in node.names}
+    return names
+
+
+def _function_refs():
+    import importlib.util
+    import re
+
+    from hanyi import lm_eval_tasks
+
+    folders = [os.path.join(TASKS_DIR, b) for b in BENCHMARKS]
+    folders += [os.path.join(os.path.dirname(lm_eval_tasks.__file__), b) for b in BENCHMARKS]
+    for folder in folders:
+        for name in sorted(os.listdir(folder)):
+            if not (name.endswith(".yaml") or name.endswith("_yaml")):
+                continue
+            with open(os.path.join(folder, name), encoding="utf-8") as f:
+                refs = re.findall(r"!function\s+([\w.]+)", f.read())
+            for ref in refs:
+                module, _, attr = ref.rpartition(".")
+                beside = os.path.join(folder, *module.split(".")) + ".py"
+                path = beside if os.path.isfile(beside) else importlib.util.find_spec(module).origin
+                yield f"{os.path.basename(folder)}/{name}: {ref}", path, attr
+
+
+def test_every_function_target_is_a_name_defined_in_its_file():
+    refs = list(_function_refs())
+    assert len(refs) >= 120
+    for where, path, attr in refs:
+        if where.endswith(f"hanyi.data.sources.{attr}"):
+            continue  # dataset_path of all five benchmarks: hanyi/data/sources.py's __getattr__ (shared, not these tasks')
+        assert attr in _defined_names(path), f"{where} names nothing that {path} defines"
+    for bench in BENCHMARKS:
+        for path in glob.glob(os.path.join(TASKS_DIR, bench, "*.py")):
+            assert "__getattr__" not in _defined_names(path) and "globals()" not in open(path, encoding="utf-8").read()
