@@ -11,6 +11,7 @@ says which matcher ran, and the task reports ``meteor_exact_stem`` instead of ``
 from __future__ import annotations
 
 import functools
+import math
 import re
 from collections.abc import Sequence
 
@@ -150,16 +151,18 @@ def mean_meteor(hypotheses: Sequence[str], references: Sequence[str], use_wordne
     """
     if not hypotheses:
         return 0.0
-    return 100.0 * sum(sentence_meteor(h, r, use_wordnet) for h, r in zip(hypotheses, references)) / len(hypotheses)
+    scores = [sentence_meteor(h, r, use_wordnet) for h, r in zip(hypotheses, references)]
+    return 100.0 * math.fsum(scores) / len(scores)
 
 
 def meteor_from_scores(stats) -> float:
     """Mean of :func:`sentence_meteor` values ×100 (0.0 for none), with :func:`mean_meteor`'s arithmetic, so the
-    two are equal on the same sentences.
+    two are equal on the same sentences. The sum is exactly rounded (:func:`math.fsum`): the value does not depend on
+    the order of the sentences.
 
     >>> import numpy as np
     >>> meteor_from_scores(np.array([0.5, 0.25])), meteor_from_scores(np.zeros(0))
     (37.5, 0.0)
     """
     scores = stats.tolist()
-    return 100.0 * sum(scores) / len(scores) if scores else 0.0
+    return 100.0 * math.fsum(scores) / len(scores) if scores else 0.0

@@ -96,7 +96,9 @@ def pair_scores(
 
     ``scorer(candidates, references) -> scores`` is any pairwise similarity (BERTScore F1, chrF, a test double);
     it must be a function of the pair alone (all of those are), so each distinct ``(candidate, reference)`` pair is
-    sent once and its score reused: repeated answers ("I don't know", a copied reference) cost nothing extra.
+    sent once and its score reused: repeated answers ("I don't know", a copied reference) cost nothing extra. The
+    pairs are sent sorted, so a batched scorer (BERTScore pads each batch) gets the same batches, and gives the same
+    bits, whatever the order of the docs.
     Empty predictions are not sent to the scorer and get ``None`` (a decision of "wrong").
 
     ``sibling_predictions`` (the same docs under the sibling metric's extraction) joins the sibling's pairs to the
@@ -116,7 +118,7 @@ def pair_scores(
         sibling = []
         if sibling_predictions is not None:
             sibling = list(dict.fromkeys(_pairs(sibling_predictions, targets, distractors)[1]))
-        sent = list(dict.fromkeys(unique + sibling))
+        sent = sorted(set(unique + sibling))  # one batch whatever the order of the docs (2 processes == 1)
         scored = dict(zip(sent, scorer([c for c, _ in sent], [r for _, r in sent]))) if sent else {}
         if sibling_predictions is not None:
             SIBLINGS.keep(scorer, {p: scored[p] for p in sibling})

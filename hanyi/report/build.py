@@ -300,7 +300,7 @@ def headline_table(runs: list[Run], tasks: list[str], hints=None, intervals: lis
         + "value [95 % interval] from the sample log (exact Clopper-Pearson for shares of 0/1 scores, else a seeded "
         "bootstrap over docs re-running the aggregation; groups: stratified by subtask); value ± standard error where "
         "only lmms-eval's is available; counts as integers; n = docs scored (0 with the reason when none was). "
-        "Dict-valued metrics (confusion rows) are in the lmms-eval results file.",
+        "Dict-valued metrics (confusion rows) have tables of their own.",
         kind="headline",
     )
 
@@ -469,6 +469,27 @@ def _pick_rows(rows_by_model: dict[str, list[float | None]], k: int = MAX_PAPER_
     return picks[:k]
 
 
+def dict_tables(runs: list[Run], task: str) -> list[Table]:
+    """Dict-valued metrics of ``task`` as tables, one per run and family: the rows of a matrix named
+    ``<base>_<row>`` (Pun Rebus's ``wrong_answer_confusion_A`` ... ``_G``: row = true option, column = responded
+    option), each cell the count, in the order the results (or the sample-log breakdown) give them."""
+    out = []
+    for run in runs:
+        result = run.tasks.get(task)
+        families: dict[str, dict[str, dict]] = {}
+        for name, metric in (result.metrics if result else {}).items():
+            if isinstance(metric.value, dict):
+                base, _, row = name.rpartition("_")
+                families.setdefault(base or name, {})[row if base else name] = metric.value
+        for base, rows in families.items():
+            columns = list(dict.fromkeys(str(k) for row in rows.values() for k in row))
+            title = f"{task} · {base}" + (f" ({run.label})" if len(runs) > 1 else "")
+            body = [[label, *(str(row.get(c, "-")) for c in columns)] for label, row in rows.items()]
+            note = f"Rows: the last word of each metric name ({base}_<row>); columns: the keys of its value."
+            out.append(Table(title, ["row", *columns], body, note, kind="category"))
+    return out
+
+
 def category_table(runs, task, base, dim, cells, links, display=None, records=None) -> tuple[Table, BarPlot]:
     """Our runs (and linked paper rows) per category label; ``display`` maps labels to printed names.
 
@@ -591,6 +612,7 @@ def build_sections(runs: list[Run], anchors_dir: str = anchor_mod.ANCHORS_DIR) -
                     table.plot = plot.name
                     section.plots.append(plot)
                 section.tables.append(table)
+            section.tables += dict_tables(runs, task)
         for table_dict in data.get("tables") or []:
             shaped = paper_table(runs, table_dict, [lk for lk in all_links if lk.table is table_dict])
             if shaped is not None:

@@ -4,8 +4,9 @@ The contributor guide's convention (``docs/contributing.md``, "Metric names"): p
 metric names ``<metric>_<dimension>_<label>`` (``acc_domain_life``, ``accuracy_cat_A``). A name is read as a category
 cell when a shorter metric of the same task is its prefix and the next word is a known dimension, or when it belongs
 to a family of at least :data:`MIN_FAMILY` names sharing a first word that is not itself a metric (``feat_symbolism``,
-``feat_use_of_color``, ...). A dict-valued metric (a row of Pun Rebus's confusion matrix) is shown as "(table)";
-its values are in ``report.json``. Everything else is a headline metric, so unknown tasks still get a complete (generic) table.
+``feat_use_of_color``, ...). A dict-valued metric (a row of Pun Rebus's confusion matrix) is shown as "(table)" in
+the headline table and as a table of its own (``build.dict_tables``). Everything else is a headline metric, so unknown
+tasks still get a complete (generic) table.
 """
 
 from __future__ import annotations

@@ -11,6 +11,7 @@ import pytest
 
 from hanyi.data import punrebus as data
 from hanyi.data import punrebus_sample
+from hanyi.metrics import from_samples, punrebus_breakdowns
 from hanyi.tasks.punrebus import aggregate, fewshot, utils
 from hanyi.tasks.punrebus.constants import FIVE_SHOT_STORIES, LETTERS
 
@@ -186,8 +187,25 @@ def test_matching_paper_and_robust_accuracy(replay_results):
     assert r["parse_rate_robust,none"] == pytest.approx(10 / 12)
 
 
-def test_matching_per_category_and_confusion(replay_results):
+def _from_sample_log(results, task):
+    """What ``hanyi report`` computes from the task's sample log (hanyi.metrics.punrebus_breakdowns), read as JSON."""
+    lines = json.loads(json.dumps(results["samples"][task], default=str))
+    return {f"{name},none": value for name, (value, _) in from_samples.derive(task, lines).items()}
+
+
+def test_matching_emits_no_breakdown_and_the_report_computes_them_from_the_sample_log(replay_results):
     r = replay_results["results"]["punrebus_matching"]
+    assert {k for k in r if k.endswith(",none") and "stderr" not in k} == {
+        "accuracy,none",
+        "accuracy_robust,none",
+        "parse_rate,none",
+        "parse_rate_robust,none",
+    }
+    assert len(_from_sample_log(replay_results, "punrebus_matching")) == 21
+
+
+def test_matching_per_category_and_confusion(replay_results):
+    r = _from_sample_log(replay_results, "punrebus_matching")
     # parsed gold-C docs: mashangfenghou x2, jiaguan, bidingshengguan = 4; correct with chosen C: 2
     assert r["accuracy_cat_C,none"] == pytest.approx(2 / 4)
     # parsed gold-D docs: sanduo, tongxie = 2; correct chosen D: sanduo
@@ -198,8 +216,44 @@ def test_matching_per_category_and_confusion(replay_results):
     assert sum(sum(row.values()) for row in confusion.values()) == 5
 
 
+def test_report_shows_categories_and_confusion_from_the_sample_log(replay_results, tmp_path):
+    """``hanyi report`` on the run's results file (no breakdown in it) and sample log: the per-category table and
+    the confusion rows, with the values the task emitted before (see test_matching_per_category_and_confusion)."""
+    from hanyi.report import main as report_main
+
+    task = "punrebus_matching"
+    run = tmp_path / "run" / "m"
+    run.mkdir(parents=True)
+    results = {k: v for k, v in replay_results["results"][task].items()}
+    data = {
+        "results": {task: results},
+        "group_subtasks": {task: []},
+        "higher_is_better": {task: {k.split(",")[0]: True for k in results if "," in k and "stderr" not in k}},
+        "n-samples": {task: {"original": 12, "effective": 12}},
+        "versions": {task: 1.4},
+        "configs": {task: {"task": task, "dataset_path": "sample"}},
+        "config": {"model": "replay", "model_args": "path=m", "limit": None},
+        "model_name": "m",
+        "date": "20250101_000000",
+        "lmms_eval_version": "0.7.3",
+    }
+    (run / "20250101_000000_results.json").write_text(json.dumps(data, default=str), encoding="utf-8")
+    lines = [json.dumps(line, default=str) for line in replay_results["samples"][task]]
+    (run / f"20250101_000000_samples_{task}.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    assert report_main([str(tmp_path / "run"), "--out", str(tmp_path / "rep"), "--no-plots"]) == 0
+    rep = json.loads((tmp_path / "rep" / "report.json").read_text(encoding="utf-8"))
+    tables = {t["title"]: t for s in rep["sections"] for t in s["tables"]}
+    cats = {r[0][:1]: r[1] for r in tables[f"{task} · accuracy by category"]["rows"]}
+    assert cats["C"] == "0.5000" and cats["D"] == "0.5000"
+    confusion = tables[f"{task} · wrong_answer_confusion"]
+    assert confusion["header"] == ["row", *LETTERS]
+    rows = {r[0]: dict(zip(LETTERS, map(int, r[1:]))) for r in confusion["rows"]}
+    assert rows["C"]["B"] == 1 and rows["C"]["D"] == 1 and rows["D"]["A"] == 1 and rows["F"]["D"] == 1
+    assert sum(sum(row.values()) for row in rows.values()) == 5
+
+
 def test_matching_dedup_per_category_equals_official_without_duplicate_rows(replay_results):
-    r = replay_results["results"]["punrebus_matching"]
+    r = _from_sample_log(replay_results, "punrebus_matching")
     for c in LETTERS:  # the sample answer sheet repeats no (story, category) pair
         assert r[f"accuracy_cat_dedup_{c},none"] == pytest.approx(r[f"accuracy_cat_{c},none"], nan_ok=True)
 
@@ -210,8 +264,9 @@ def test_per_category_official_denominator_counts_duplicated_answer_sheet_rows(d
     doubled = {**base, "categories": ["B"], "category_rows": ["B", "B"]}
     single = {**base, "categories": ["B"], "category_rows": ["B"]}
     out = [utils.punrebus_matching_process_results(d, [r]) for d, r in ((doubled, "B"), (single, "C"))]
-    assert aggregate.punrebus_cat_B([o["accuracy_cat_B"] for o in out]) == pytest.approx(1 / 3)
-    assert aggregate.punrebus_cat_dedup_B([o["accuracy_cat_dedup_B"] for o in out]) == pytest.approx(1 / 2)
+    derived = punrebus_breakdowns.by_category([o["accuracy"] for o in out])
+    assert derived["accuracy_cat_B"] == pytest.approx(1 / 3)
+    assert derived["accuracy_cat_dedup_B"] == pytest.approx(1 / 2)
 
 
 def test_answer_sheet_keeps_duplicated_category_rows_for_the_official_denominators():

@@ -49,8 +49,8 @@ def test_groups_hold_only_generate_until_tasks_with_version(tasks, task_manager)
             assert task.OUTPUT_TYPE == "generate_until"
             # 0.2 robust keys (all); 0.3 meteor_exact_stem / disamb_acc_bertscore_custom_model fallback keys;
             # disambiguation 0.4: paper and _robust keys in one call; issue 27: caption_missing, exact_match_robust,
-            # reconstruction 0.5: correct_custom_judge
-            expected = {"grounding": 0.3, "reconstruction": 0.5, "disambiguation": 0.5}
+            # reconstruction 0.5: correct_custom_judge; issue 26: 0.6 order-independent METEOR mean and BERTScore batch
+            expected = {"grounding": 0.3, "reconstruction": 0.6, "disambiguation": 0.6}
             kind = next(k for k in expected if k in task.config.task)
             assert task.config.metadata["version"] == expected[kind]
             assert task.config.generation_kwargs["max_new_tokens"] == 200

@@ -7,6 +7,8 @@ from hanyi.tasks.punrebus.constants import LETTERS
 
 punrebus_textonly_doc_to_text = _glue.doc_to_text("punrebus", "punrebus_textonly", lmms.punrebus_doc_to_text)
 punrebus_textonly_process_results = _glue.stripped(lmms.punrebus_textonly_process_results)
+#: The lmms-eval task's metric_list, its aggregation functions imported: the same objects in both harnesses.
+punrebus_textonly_metric_list = _glue.metric_list("punrebus", "punrebus_textonly")
 
 
 def punrebus_mc_gold_index(doc):
@@ -17,10 +19,3 @@ def punrebus_mc_gold_index(doc):
 def punrebus_textonly_mc_process_results(doc, results):
     item = loglik_choice_item(results, LETTERS, doc["categories"])
     return {"acc_loglik": {**item, "parsed": True, "story_pinyin": doc.get("story_pinyin")}}
-
-
-def __getattr__(name):
-    """``punrebus_textonly_metric_list``: the lmms-eval task's metric_list (see ``_glue.metric_list``)."""
-    if name.endswith("_metric_list"):
-        return _glue.metric_list("punrebus", name[: -len("_metric_list")])
-    raise AttributeError(name)

@@ -1,13 +1,14 @@
 """Pun Rebus Art aggregation hooks named in the task YAMLs (``aggregate.<name>``): accuracies over parsed / all docs,
-the element scores, per-letter category accuracies and confusion rows, the expression judge. Items come from
-``utils``' ``process_results``. See docs/punrebus.md."""
+the element scores, the expression judge. Items come from ``utils``' ``process_results``. Each returns the same value
+whatever the order of its items (sums of 0/1 values or :func:`math.fsum`). The per-category accuracies and the
+confusion rows are computed by ``hanyi report`` from the sample log (hanyi/metrics/punrebus_breakdowns.py). See
+docs/punrebus.md."""
 
 import logging
 
-from hanyi.metrics import choice_punrebus as cp
 from hanyi.metrics import elements as el
 from hanyi.metrics.resample import decomposed, fsum_mean_of_finite, share_of_finite, sum_mean
-from hanyi.tasks.punrebus.constants import JUDGE_SCALE, LETTERS
+from hanyi.tasks.punrebus.constants import JUDGE_SCALE
 
 log = logging.getLogger(__name__)
 
@@ -47,25 +48,3 @@ def punrebus_accuracy_over_parsed(items):
 @decomposed(sum_mean, light=True)
 def punrebus_accuracy_over_all(items):
     return [float(bool(it["correct"])) for it in items]
-
-
-_PER_LETTER = {
-    "punrebus_confusion_": lambda items, letter: cp.wrong_answer_confusion(items, LETTERS)[letter],
-    "punrebus_cat_dedup_": cp.category_accuracy_dedup,
-    "punrebus_cat_": cp.category_accuracy,
-}
-
-
-def __getattr__(name):
-    """``utils.punrebus_cat_A`` (official per-category accuracy), ``punrebus_cat_dedup_A``, ``punrebus_confusion_A``
-    (row A of the wrong-answer confusion matrix), ... : one aggregation per option letter."""
-    for prefix, fn in _PER_LETTER.items():
-        letter = name[len(prefix) :]
-        if name.startswith(prefix) and len(letter) == 1 and letter in LETTERS:
-
-            def agg(items, _fn=fn, _letter=letter):
-                return _fn(items, _letter)
-
-            agg.__name__ = agg.__qualname__ = name
-            return agg
-    raise AttributeError(name)

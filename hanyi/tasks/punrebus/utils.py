@@ -1,6 +1,8 @@
 """Pun Rebus Art glue: prompts from templates/, per-doc scoring from hanyi.metrics; the aggregations the YAMLs name
 are in aggregate.py. See docs/punrebus.md."""
 
+import re
+
 from hanyi import backbones
 from hanyi.metrics import choice_punrebus as cp
 from hanyi.metrics import elements as el
@@ -16,6 +18,7 @@ from hanyi.tasks.punrebus.loading import (  # noqa: F401  (named by the YAMLs as
 )
 
 ValidUtf8Responses = _common.ValidUtf8Responses  # the response filter every task YAML names
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def _template(kw):
@@ -32,7 +35,16 @@ def punrebus_doc_to_text(doc, lmms_eval_specific_kwargs=None):
     return render("punrebus", _template(kw), options=OPTIONS, doc=doc)
 
 
-def _choice_items(doc, response, paper_parser, keys=None):
+def _response(results) -> str:
+    """The model's answer as text: a missing or non-text answer is the empty answer (unparsed, never an error), and
+    a lone surrogate (half a UTF-16 pair, which no tokenizer takes) is U+FFFD, as the task's response filter makes it."""
+    response = results[0] if results else ""
+    return _LONE_SURROGATE.sub("\ufffd", response) if isinstance(response, str) else ""
+
+
+def _choice_items(doc, response, paper_parser):
+    """Per doc: the paper parser's item under ``accuracy`` (what ``hanyi report`` reads for the per-category accuracies
+    and the confusion rows: hanyi/metrics/punrebus_breakdowns.py), the robust parser's under ``accuracy_robust``."""
     gold, rows = list(doc["categories"]), doc.get("category_rows")
     paper, robust = paper_parser(response), extract_choice_delimited(response, OPTIONS)
     item = {"parsed": paper is not None, "correct": is_correct_choice(paper, gold), "pred": paper, "gold": gold}
@@ -43,31 +55,26 @@ def _choice_items(doc, response, paper_parser, keys=None):
         "pred": robust,
         "gold": gold,
     }
-    out = {"accuracy": item, "accuracy_robust": robust_item, "parse_rate": float(item["parsed"])}
-    out |= {
-        f"{name}_{c}": item
-        for c in LETTERS
-        for name in ("accuracy_cat", "accuracy_cat_dedup", "wrong_answer_confusion")
+    return {
+        "accuracy": item,
+        "accuracy_robust": robust_item,
+        "parse_rate": float(item["parsed"]),
+        "parse_rate_robust": float(robust_item["parsed"]),
     }
-    out["parse_rate_robust"] = float(robust_item["parsed"])
-    return {k: out[k] for k in keys} if keys else out
-
-
-_PLAIN = ("accuracy", "accuracy_robust", "parse_rate", "parse_rate_robust")
 
 
 def punrebus_matching_process_results(doc, results):
-    return _choice_items(doc, results[0] if results else "", lambda r: extract_leading_letter(r, LETTERS))
+    return _choice_items(doc, _response(results), lambda r: extract_leading_letter(r, LETTERS))
 
 
 def punrebus_textonly_process_results(doc, results):
-    return _choice_items(doc, results[0] if results else "", lambda r: cp.extract_first_char_letter(r, LETTERS), _PLAIN)
+    return _choice_items(doc, _response(results), lambda r: cp.extract_first_char_letter(r, LETTERS))
 
 
 def punrebus_expression_process_results(doc, results):
-    response = results[0] if results else ""
+    response = _response(results)
     # an image answer: accuracy and parse_rate both use the image scorer's parser ("Option X" accepted)
-    out = _choice_items(doc, response, lambda r: extract_leading_letter(r, LETTERS), _PLAIN)
+    out = _choice_items(doc, response, lambda r: extract_leading_letter(r, LETTERS))
     from hanyi.metrics.judge import JudgeConfig, warn_judge_disabled
 
     if JudgeConfig.from_env(None) is None:
@@ -79,7 +86,7 @@ def punrebus_expression_process_results(doc, results):
 
 
 def punrebus_elements_process_results(doc, results):
-    response = results[0] if results else ""
+    response = _response(results)
     gold, pred = list(doc["elements_en"]), el.parse_elements_official(response)
     item = {"gold": gold, "pred": pred, "parsed": pred is not None, "lemmatizer": el.lemmatizer_backend()}
     out = {  # the paper's keys only with WordNet; else element_abs_rule_lemma, ... (hanyi.backbones, once per process)

@@ -1,5 +1,7 @@
 """UNPIE glue: docs from hanyi.data.unpie, prompts from templates/, scoring from hanyi.metrics. See docs/unpie.md."""
 
+import re
+
 from hanyi import backbones
 from hanyi.data import unpie as data
 from hanyi.metrics import free_text, mt_overlap
@@ -10,6 +12,7 @@ from hanyi.tasks.unpie import scoring
 from hanyi.tasks.unpie.constants import ANSWER_LABELS, JUDGE_METRIC, LANGUAGE_NAMES
 
 ValidUtf8Responses = _common.ValidUtf8Responses  # the response filter every task YAML names
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def unpie_doc_to_visual(doc, lmms_eval_specific_kwargs=None):
@@ -35,6 +38,13 @@ def _caption_count(doc):
     return {"caption_missing": float(not doc["caption"])} if "caption" in doc else {}
 
 
+def _response(results) -> str:
+    """The model's answer as text: a missing or non-text answer is the empty answer (unanswered, never an error), and
+    a lone surrogate (half a UTF-16 pair, which no tokenizer takes) is U+FFFD, as the task's response filter makes it."""
+    response = results[0] if results else ""
+    return _LONE_SURROGATE.sub("\ufffd", response) if isinstance(response, str) else ""
+
+
 def _evidence(doc, response, prediction):
     keys = ("unpie_id", "meaning_idx", "lang")
     return {**{k: doc[k] for k in keys if k in doc}, "response": response, "prediction": prediction}
@@ -43,7 +53,7 @@ def _evidence(doc, response, prediction):
 def unpie_grounding_process_results(doc, results):
     if _caption_count(doc).get("caption_missing"):
         return _caption_count(doc)
-    response = results[0] if results else ""
+    response = _response(results)
     pred, gold = free_text.extract_labelled_answer(response, ANSWER_LABELS["grounding"]), doc["pun_phrase"]
     item = {**_evidence(doc, response, pred), "gold": gold, "correct": free_text.exact_match(pred, gold)}
     robust = free_text.extract_after_preamble(response, ANSWER_LABELS["grounding"])
@@ -59,7 +69,7 @@ def unpie_grounding_process_results(doc, results):
 def unpie_disambiguation_process_results(doc, results):
     if _caption_count(doc).get("caption_missing"):
         return _caption_count(doc)
-    response = results[0] if results else ""
+    response = _response(results)
     pred = free_text.extract_labelled_answer(response, (dict(LANGUAGE_NAMES)[doc["lang"]],))
     item = {**_evidence(doc, response, pred), "target": doc["target"], "distractor": doc["distractor"]}
     item["image_ok"] = "caption" in doc or doc["image_status"] == data.IMAGE_OK  # a caption task needs no image
@@ -74,7 +84,7 @@ def unpie_disambiguation_process_results(doc, results):
 def unpie_reconstruction_process_results(doc, results):
     if _caption_count(doc).get("caption_missing"):
         return _caption_count(doc)
-    response = results[0] if results else ""
+    response = _response(results)
     pred = free_text.extract_labelled_answer(response, ANSWER_LABELS["reconstruction"])
     item = {**_evidence(doc, response, pred), "reference": doc["target"], "meteor_matcher": mt_overlap.meteor_matcher()}
     out = {
