@@ -317,6 +317,36 @@ def test_report_of_a_replay_run_shows_the_known_accuracy(replay, tmp_path):
     assert not [r[0] for r in table["rows"] if r[0].startswith(("GPT-4", "Claude"))]  # paper variant: no model rows
 
 
+@pytest.mark.slow
+def test_report_of_a_replay_run_shows_the_cii_and_cvlue_breakdowns_from_the_sample_log(replay, tmp_path):
+    """Issue 26: the per-category numbers CII and CVLUE no longer emit (CII difficulty, image type and rhetoric;
+    CVLUE culture groups and semantic fields) are computed by ``hanyi report`` from the sample log, under the old
+    names, so their tables are still there; Table 1's emitted domain columns stay as emitted."""
+    from hanyi.report.lmms_output import save_like_cli
+
+    records = [{"task": "cii_none", "doc_id": i, "response": "C"} for i in range(12)]
+    answers = ["2个", "是的", "躺着", "3", "不是", "答案：地上\n因为"]
+    records += [{"task": "cvlue_vqa", "doc_id": i, "response": r} for i, r in enumerate(answers)]
+    results = replay(records, ["cii_none", "cvlue_vqa"])
+    assert "acc_rhetoric_metaphor,none" not in results["results"]["cii_none"]
+    assert "accuracy_coco,none" not in results["results"]["cvlue_vqa"]
+    save_like_cli(results, str(tmp_path / "out"), model_args="path=replay-c")
+    assert report_main([str(tmp_path / "out"), "--out", str(tmp_path / "rep")]) == 0
+    rep = report_json(str(tmp_path / "rep"))
+    # sample docs: gold C is test-8 only (easy, poster, single-panel comic, neutral; domain life)
+    assert row_of(find_table(rep, "cii", "cii_none · acc by domain"), "Life")[1] == "100.00"  # emitted
+    assert row_of(find_table(rep, "cii", "cii_none · acc by difficulty"), "Easy")[1] == "20.00"
+    assert row_of(find_table(rep, "cii", "cii_none · acc by type"), "Poster")[1] == "50.00"
+    assert [r[1] for r in find_table(rep, "cii", "cii_none · acc by rhetoric")["rows"][:2]] == ["0.0000", "0.0000"]
+    groups = find_table(rep, "cvlue", "cvlue_vqa · accuracy by culture group")
+    assert [r[:2] for r in groups["rows"]] == [["not in WordNet", "1.0000"], ["moderate", "0.5000"]] + [
+        ["MS-COCO overlap", "0.5000"]
+    ]
+    assert find_table(rep, "cvlue", "cvlue_vqa · accuracy by culture group (macro)")["rows"]
+    fields = find_table(rep, "cvlue", "cvlue_vqa · accuracy by field")
+    assert row_of(fields, "animal")[1] == "0.5000" and row_of(fields, "food")[1] == "-"
+
+
 @pytest.fixture(scope="module")
 def llava_report(llava_run, tmp_path_factory):
     from hanyi.report.lmms_output import save_like_cli

@@ -6,7 +6,7 @@ from hanyi.tasks.cii import utils as lmms
 from hanyi.tasks.cii.constants import LETTERS
 
 cii_textonly_doc_to_text = _glue.doc_to_text("cii", "cii_textonly", lmms.cii_doc_to_text)
-cii_textonly_process_results = _glue.stripped(lmms.cii_process_results)
+cii_textonly_process_results = _glue.stripped(lmms.cii_table1_process_results)
 
 
 def cii_mc_gold_index(doc):
