@@ -217,3 +217,44 @@ def test_process_results_never_raises_fuzzed(task, docs):
         _check(task, task_docs[index % len(task_docs)], output)
 
     check()
+
+
+def _function_refs(node):
+    if isinstance(node, FunctionRef):
+        yield str(node)
+    elif isinstance(node, dict):
+        for value in node.values():
+            yield from _function_refs(value)
+    elif isinstance(node, list):
+        for value in node:
+            yield from _function_refs(value)
+
+
+def test_every_function_target_is_a_name_defined_in_its_file():
+    """Issue 26 item 3: a ``!function`` target is a ``def`` or an assignment in the named file, never a name made by
+    a module ``__getattr__`` or ``globals().update`` (nor one only imported there)."""
+    import ast
+
+    import yaml
+
+    from hanyi.task_yaml import _Loader
+
+    checked = 0
+    for bench in ("cii", "cvlue"):
+        folder = os.path.join(TASKS_DIR, bench)
+        for path in sorted(glob.glob(os.path.join(folder, "*.yaml")) + glob.glob(os.path.join(folder, "_*_yaml"))):
+            with open(path, encoding="utf-8") as f:
+                raw = yaml.load(f, Loader=_Loader) or {}  # noqa: S506 (a SafeLoader subclass)
+            for ref in _function_refs(raw):
+                module, _, name = ref.rpartition(".")
+                source = os.path.join(folder, *module.split(".")) + ".py"
+                if not os.path.isfile(source):
+                    continue  # a dotted module path (hanyi.data.sources.cii)
+                with open(source, encoding="utf-8") as f:
+                    tree = ast.parse(f.read())
+                defined = {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.ClassDef))}
+                defined |= {t.id for n in tree.body if isinstance(n, ast.Assign) for t in n.targets if hasattr(t, "id")}
+                assert "__getattr__" not in defined, source
+                assert name in defined, (os.path.basename(path), ref)
+                checked += 1
+    assert checked > 40
