@@ -135,8 +135,24 @@ def test_every_anchor_file_is_cited_and_well_formed():
             assert table["cite"] and table["caption"] and table["rows"]
 
 
+def _breakdown_names(task: str) -> list[str]:
+    """The metrics ``hanyi report`` adds to ``task`` from its sample log (hanyi.metrics.from_samples, issue 26): a
+    breakdown computed over no items still names every metric it gives (NaN or None)."""
+    from hanyi.metrics.from_samples import registry
+
+    names = []
+    for item in registry():
+        if item.applies_to(task):
+            try:
+                names += list(item.compute([]))
+            except Exception:  # a breakdown that needs items: its names are not known here
+                continue
+    return names
+
+
 def test_anchor_map_names_tasks_and_metrics_that_exist(task_manager):
-    """Upkeep check: every map entry matches a registered task whose YAML reports that metric."""
+    """Upkeep check: every map entry matches a registered task whose YAML reports that metric, or whose sample log
+    gives it (a breakdown computed by ``hanyi report``)."""
     tasks = {}
     for name in task_manager.all_tasks:
         if name.split("_")[0] not in BENCHES:
@@ -144,7 +160,7 @@ def test_anchor_map_names_tasks_and_metrics_that_exist(task_manager):
         cfg = task_manager._get_config(name) if hasattr(task_manager, "_get_config") else {}
         metrics = [m["metric"] for m in (cfg or {}).get("metric_list", [])]
         agg = [m["metric"] for m in (cfg or {}).get("aggregate_metric_list", []) or []]
-        tasks[name] = metrics + agg
+        tasks[name] = metrics + agg + _breakdown_names(name)
     assert len(tasks) > 50 and sum(map(len, tasks.values())) > 300  # the check is not vacuous
     for bench in BENCHES:
         assert unmatched_map_entries(bench, tasks, ANCHORS_DIR) == [], bench
@@ -315,6 +331,36 @@ def test_report_of_a_replay_run_shows_the_known_accuracy(replay, tmp_path):
     assert "not comparable (sample data" in ours[0]
     assert row_of(table, "Human Estimate")[2] == "n/c"
     assert not [r[0] for r in table["rows"] if r[0].startswith(("GPT-4", "Claude"))]  # paper variant: no model rows
+
+
+@pytest.mark.slow
+def test_report_of_a_replay_run_shows_the_cii_and_cvlue_breakdowns_from_the_sample_log(replay, tmp_path):
+    """Issue 26: the per-category numbers CII and CVLUE no longer emit (CII difficulty, image type and rhetoric;
+    CVLUE culture groups and semantic fields) are computed by ``hanyi report`` from the sample log, under the old
+    names, so their tables are still there; Table 1's emitted domain columns stay as emitted."""
+    from hanyi.report.lmms_output import save_like_cli
+
+    records = [{"task": "cii_none", "doc_id": i, "response": "C"} for i in range(12)]
+    answers = ["2个", "是的", "躺着", "3", "不是", "答案：地上\n因为"]
+    records += [{"task": "cvlue_vqa", "doc_id": i, "response": r} for i, r in enumerate(answers)]
+    results = replay(records, ["cii_none", "cvlue_vqa"])
+    assert "acc_rhetoric_metaphor,none" not in results["results"]["cii_none"]
+    assert "accuracy_coco,none" not in results["results"]["cvlue_vqa"]
+    save_like_cli(results, str(tmp_path / "out"), model_args="path=replay-c")
+    assert report_main([str(tmp_path / "out"), "--out", str(tmp_path / "rep")]) == 0
+    rep = report_json(str(tmp_path / "rep"))
+    # sample docs: gold C is test-8 only (easy, poster, single-panel comic, neutral; domain life)
+    assert row_of(find_table(rep, "cii", "cii_none · acc by domain"), "Life")[1] == "100.00"  # emitted
+    assert row_of(find_table(rep, "cii", "cii_none · acc by difficulty"), "Easy")[1] == "20.00"
+    assert row_of(find_table(rep, "cii", "cii_none · acc by type"), "Poster")[1] == "50.00"
+    assert [r[1] for r in find_table(rep, "cii", "cii_none · acc by rhetoric")["rows"][:2]] == ["0.0000", "0.0000"]
+    groups = find_table(rep, "cvlue", "cvlue_vqa · accuracy by culture group")
+    assert [r[:2] for r in groups["rows"]] == [["not in WordNet", "1.0000"], ["moderate", "0.5000"]] + [
+        ["MS-COCO overlap", "0.5000"]
+    ]
+    assert find_table(rep, "cvlue", "cvlue_vqa · accuracy by culture group (macro)")["rows"]
+    fields = find_table(rep, "cvlue", "cvlue_vqa · accuracy by field")
+    assert row_of(fields, "animal")[1] == "0.5000" and row_of(fields, "food")[1] == "-"
 
 
 @pytest.fixture(scope="module")

@@ -14,7 +14,10 @@ def test_read_merges_includes_and_keeps_function_tags_unresolved():
     config = read(path)
     assert config["task"] == "cii_none" and "include" not in config
     assert isinstance(config["dataset_path"], FunctionRef)  # data source not touched: no data needed to read
-    assert config["process_results"] == "utils.cii_process_results"  # from the included _default_template_yaml
+    # from _table1_template_yaml, which includes _default_template_yaml (where dataset_path comes from)
+    assert config["process_results"] == "utils.cii_table1_process_results"
+    cot = read(os.path.join(hanyi.TASKS_DIR, "cii", "cii_cot.yaml"))
+    assert cot["process_results"] == "utils.cii_process_results"  # from the included _default_template_yaml
 
 
 def test_resolve_finds_the_package_module_beside_the_yaml_or_a_dotted_path():

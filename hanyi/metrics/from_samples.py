@@ -24,7 +24,11 @@ from dataclasses import dataclass
 log = logging.getLogger(__name__)
 
 #: The modules that register breakdowns (imported on first use).
-MODULES: tuple[str, ...] = ("hanyi.metrics.punrebus_breakdowns",)
+MODULES: tuple[str, ...] = (
+    "hanyi.metrics.punrebus_breakdowns",
+    "hanyi.metrics.cii_breakdowns",
+    "hanyi.metrics.cvlue_breakdowns",
+)
 
 
 @dataclass(frozen=True)

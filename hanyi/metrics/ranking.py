@@ -210,3 +210,23 @@ def rerank_query(candidates: Sequence[Mapping]) -> dict:
     order = [rows[j] for j in order_by_score(scores)]
     rank = first_gold_rank(order, [i for i, c in enumerate(candidates) if c["is_gold"]])
     return {"order": order, "rank": rank, "in_shortlist": any(c["is_gold"] for c in candidates)}
+
+
+def itr_queries(items: list) -> list[dict]:
+    """One re-ranked row per ITR query (sorted by query): ``rank``, ``in_shortlist``, ``category``, ``culture_group``.
+
+    A query the stage-1 shortlist does not cover has only a placeholder row (``stage1_rank`` < 1, see
+    ``hanyi.data.cvlue.itr_rerank_rows``): it has no candidate, so ``rank`` is None (a miss) and ``in_shortlist`` is
+    False, and it stays in every denominator.
+    """
+    queries: dict[str, list] = {}
+    for it in items:
+        queries.setdefault(it["query"], []).append(it)
+    return [
+        {
+            **rerank_query([r for r in rows if r["stage1_rank"] >= 1]),
+            "category": rows[0]["category"],
+            "culture_group": rows[0]["culture_group"],
+        }
+        for _, rows in sorted(queries.items())
+    ]

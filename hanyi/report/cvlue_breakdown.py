@@ -1,9 +1,9 @@
 """The full per-category table (92 Table 3 categories) of a CVLUE run, from lmms-eval's ``--log_samples`` file.
 
-The results JSON carries the culture-group keys (``<metric>_<group>``, ``_macro``) and Table 3's 15 semantic fields
-(``<metric>_field_<field>``); 92 more keys per task would flood lmms-eval's printed table, so the per-category view
-(paper Figure 4; spec §6.0 "the 92 categories as a JSON side output") is computed here from the sample log, where
-every item carries ``category``, ``culture_group`` and its value ``v``:
+``hanyi report`` computes the culture-group (``<metric>_<group>``, ``_macro``) and Table 3's 15 semantic-field
+(``<metric>_field_<field>``) breakdowns from the sample log (``hanyi.metrics.cvlue_breakdowns``); the per-category
+view (paper Figure 4; spec §6.0 "the 92 categories as a JSON side output") is computed here from the same log, where
+every item carries ``category``, ``culture_group`` and its value ``v``, from the same units (ITR: one per query):
 
     python -m hanyi.report.cvlue_breakdown <dir>/<model>/<date>_samples_cvlue_vg.jsonl [--json out.json]
 
@@ -19,7 +19,7 @@ from collections.abc import Iterable, Mapping
 
 from hanyi.data.cvlue_categories import CATEGORIES, culture_group, semantic_field
 from hanyi.metrics.breakdown import breakdown_table
-from hanyi.metrics.ranking import rerank_query
+from hanyi.metrics.cvlue_breakdowns import units
 
 #: The metric whose items a sample line carries, tried in this order (VQA, VG, VD/ITR).
 HEADLINE = ("accuracy", "miou", "r1")
@@ -38,19 +38,7 @@ def category_units(samples: Iterable[Mapping]) -> tuple[str, list[dict]]:
     metric = next((m for m in HEADLINE if m in samples[0]), None)
     if metric is None:
         raise ValueError(f"not a CVLUE sample log: no {'/'.join(HEADLINE)} item in {sorted(samples[0])[:8]}")
-    items = [s[metric] for s in samples]
-    if "query" not in items[0]:
-        return metric, [{k: it[k] for k in ("v", "category", "culture_group")} for it in items]
-    queries: dict[str, list] = {}
-    for it in items:
-        queries.setdefault(it["query"], []).append(it)
-    units = []
-    for _, rows in sorted(queries.items()):
-        rank = rerank_query(rows)["rank"]
-        units.append(
-            {"v": float(rank == 1), "category": rows[0]["category"], "culture_group": rows[0]["culture_group"]}
-        )
-    return metric, units
+    return metric, [{k: u[k] for k in ("v", "category", "culture_group")} for u in units([s[metric] for s in samples])]
 
 
 def category_rows(samples: Iterable[Mapping]) -> list[dict]:

@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-from hanyi.tasks.cii.constants import CATEGORY_METRICS, FEWSHOT_IDS
+from hanyi.tasks.cii.constants import CATEGORY_METRICS, FEWSHOT_IDS, TABLE1_METRICS
 
 MCQ_TASKS = ("cii_none", "cii_test", "cii_cot", "cii_domain", "cii_emotion", "cii_rhetoric", "cii_1shot", "cii_2shot",
              "cii_3shot", "cii_textonly")  # fmt: skip
@@ -30,9 +30,9 @@ def test_every_task_is_generate_until_and_versioned(cii_tasks, task_manager):
     for name in ALL_TASKS:
         task = cii_tasks[name]
         assert task.OUTPUT_TYPE == "generate_until", name
-        assert task.config.metadata["version"] == 1.2, (
-            name
-        )  # 1.1 review fixes (CTC prompt, article trap); 1.2 accuracies and rates are fractions
+        # 1.1 review fixes (CTC prompt, article trap); 1.2 accuracies and rates are fractions; 2.0 (multiple choice)
+        # per-category keys computed by hanyi report from the sample log
+        assert task.config.metadata["version"] == (1.2 if name == "cii_ctc" else 2.0), name
 
 
 def test_group_runs_the_paper_setting_on_800_question_split(cii_tasks):
@@ -111,9 +111,21 @@ RESPONSES = [
 
 
 @pytest.fixture(scope="module")
-def replayed(replay):
+def replay_out(replay):
     records = [{"task": "cii_none", "doc_id": i, "response": r} for i, r in enumerate(RESPONSES)]
-    return replay(records, ["cii_none"])["results"]["cii_none"]
+    return replay(records, ["cii_none"])
+
+
+@pytest.fixture(scope="module")
+def replayed(replay_out):
+    return replay_out["results"]["cii_none"]
+
+
+def _from_samples(out, task):
+    """What ``hanyi report`` computes from the task's sample log (every breakdown, emitted or not)."""
+    from hanyi.metrics.from_samples import derive
+
+    return {name: value for name, (value, _) in derive(task, out["samples"][task]).items()}
 
 
 def test_replay_overall_metrics(replayed):
@@ -139,13 +151,48 @@ def test_replay_overall_metrics(replayed):
         ("acc_rhetoric_antithesis", 0.0),
     ],
 )
-def test_replay_category_metrics(replayed, metric, expected):
-    assert replayed[f"{metric},none"] == pytest.approx(expected / 100)  # expected in percent, stored as a fraction
+def test_replay_category_metrics(replay_out, metric, expected):
+    """Every category accuracy comes from the sample log; Table 1's columns are also emitted, with the same value."""
+    derived = _from_samples(replay_out, "cii_none")
+    assert derived[metric] == pytest.approx(expected / 100)  # expected in percent, stored as a fraction
+    if metric in TABLE1_METRICS:
+        assert replay_out["results"]["cii_none"][f"{metric},none"] == derived[metric]
 
 
-def test_every_category_metric_is_reported(replayed):
-    assert {f"{m},none" for m in CATEGORY_METRICS} <= set(replayed)
-    assert math.isnan(replayed["acc_rhetoric_visual_dislocation,none"]) is False  # test-1 carries 视觉错位
+def test_only_table1_columns_are_emitted_and_every_category_comes_from_the_sample_log(replay_out):
+    emitted = {k.split(",")[0] for k in replay_out["results"]["cii_none"] if "," in k and "_stderr" not in k}
+    assert emitted == {"acc", "acc_robust", "miss_rate", *TABLE1_METRICS}
+    derived = _from_samples(replay_out, "cii_none")
+    assert set(derived) == set(CATEGORY_METRICS)
+    assert math.isnan(derived["acc_rhetoric_visual_dislocation"]) is False  # test-1 carries 视觉错位
+
+
+def test_sample_log_breakdowns_equal_the_old_per_category_aggregation(replay_out):
+    """The breakdown from the logged ``acc`` items equals what the per-category aggregations computed before issue 26:
+    per category key an item ``{correct, field}`` for the docs carrying the label and None for the others, then
+    ``category_accuracy`` over the non-None items / 100 (the old ``utils._aggregation``)."""
+    from hanyi.metrics.cii_extract import category_accuracy
+
+    items = [line["acc"] for line in sorted(replay_out["samples"]["cii_none"], key=lambda line: line["doc_id"])]
+    derived = _from_samples(replay_out, "cii_none")
+    for name, (field, label) in CATEGORY_METRICS.items():
+        old_items = [
+            {"correct": it["correct"], field: it[field]}
+            if (label in it[field] if isinstance(it[field], list) else it[field] == label)
+            else None
+            for it in items
+        ]
+        old = category_accuracy([it for it in old_items if it is not None], field, label) / 100
+        assert derived[name] == old or (math.isnan(old) and math.isnan(derived[name])), name
+
+
+def test_prompt_variants_emit_only_the_overall_columns(replay):
+    records = [{"task": "cii_cot", "doc_id": i, "response": r} for i, r in enumerate(RESPONSES)]
+    out = replay(records, ["cii_cot"])
+    emitted = {k.split(",")[0] for k in out["results"]["cii_cot"] if "," in k and "_stderr" not in k}
+    assert emitted == {"acc", "acc_robust", "miss_rate"}
+    derived = _from_samples(out, "cii_cot")
+    assert set(derived) == set(CATEGORY_METRICS) and derived["acc_domain_life"] == 1.0
 
 
 def test_ctc_without_judge_emits_no_judge_metric(replay):

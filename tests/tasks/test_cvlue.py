@@ -30,6 +30,17 @@ def _res(results, task):
     return {k.split(",")[0]: v for k, v in results["results"][task].items() if not k.endswith("_stderr,none")}
 
 
+def _emitted(r):
+    return {k for k in r if k != "alias" and "_stderr" not in k}
+
+
+def _from_samples(results, task):
+    """The culture-group and semantic-field breakdowns ``hanyi report`` computes from the task's sample log."""
+    from hanyi.metrics.from_samples import derive
+
+    return {name: value for name, (value, _) in derive(task, results["samples"][task]).items()}
+
+
 @pytest.fixture(scope="module")
 def tasks(task_manager):
     from lmms_eval.tasks import get_task_dict
@@ -40,7 +51,7 @@ def tasks(task_manager):
 def test_every_task_is_registered_versioned_and_groups_hold_the_right_output_types(task_manager, tasks):
     assert set(ALL_TASKS) <= set(task_manager.all_tasks)
     for name in ALL_TASKS:
-        assert tasks[name].config.metadata["version"] == 0.3
+        assert tasks[name].config.metadata["version"] == 0.4  # 0.4: groups and fields from the sample log
     for name in GENERATE_TASKS:
         assert tasks[name].config.output_type == "generate_until"
     assert tasks["cvlue_vd"].config.output_type == "multiple_choice"
@@ -80,12 +91,15 @@ def test_vqa_end_to_end_official_strict_robust_and_groups(replay):
     assert r["accuracy"] == pytest.approx(4 / 6)
     assert r["accuracy_strict"] == pytest.approx(2 / 6)
     assert r["accuracy_robust"] == pytest.approx(5 / 6)
-    assert (r["accuracy_non_wordnet"], r["accuracy_coco"], r["accuracy_moderate"]) == (1.0, 0.5, 0.5)
     assert r["empty_rate"] == 0.0
+    assert _emitted(r) == {"accuracy", "accuracy_strict", "accuracy_robust", "english_rate", "empty_rate"}
+    b = _from_samples(out, "cvlue_vqa")  # culture groups and Table 3 fields: hanyi report, from the sample log
+    assert (b["accuracy_non_wordnet"], b["accuracy_coco"], b["accuracy_moderate"]) == (1.0, 0.5, 0.5)
+    assert (b["accuracy_non_wordnet_macro"], b["accuracy_coco_macro"], b["accuracy_moderate_macro"]) == (1.0, 0.5, 0.5)
     # Table 3 semantic fields: suona -> instruments (docs 0-1); cow and panda -> animal (docs 2-5: 2 of 4 right)
-    assert (r["accuracy_field_instruments"], r["accuracy_field_animal"]) == (1.0, 0.5)
-    assert r["accuracy_field_food"] is None  # no item of that field: N/A (JSON null), not a zero
-    assert sum(k.startswith("accuracy_field_") and "stderr" not in k for k in r) == 15
+    assert (b["accuracy_field_instruments"], b["accuracy_field_animal"]) == (1.0, 0.5)
+    assert b["accuracy_field_food"] is None  # no item of that field: N/A (JSON null), not a zero
+    assert sum(k.startswith("accuracy_field_") for k in b) == 15 and len(b) == 21
     rows = category_rows(out["samples"]["cvlue_vqa"])  # the 92-category view, from the sample log (Table 3 order)
     assert [(x["category"], x["n"], x["mean"]) for x in rows] == [("1-panda", 2, 0.5), ("2-cow", 2, 0.5)] + [
         ("84-suona", 2, 1.0)
@@ -156,7 +170,10 @@ def test_vd_ranking_end_to_end_with_replay_loglikelihoods(replay):
     assert r["mrr"] == pytest.approx(0.5)
     assert r["mean_rank"] == pytest.approx(3.0)
     assert r["parse_failure_rate"] == 0.0
-    assert (r["r1_moderate"], r["r1_coco"], r["r1_field_animal"], r["r1_field_furniture"]) == (0.5, 0.0, 0.5, 0.0)
+    assert _emitted(r) == {"r1", "r5", "r10", "mrr", "mean_rank", "parse_failure_rate"}
+    b = _from_samples(out, "cvlue_vd")
+    assert (b["r1_moderate"], b["r1_coco"], b["r1_field_animal"], b["r1_field_furniture"]) == (0.5, 0.0, 0.5, 0.0)
+    assert not any(k.endswith("_macro") for k in b)
     # submission: the logged rankings written in the official format re-score to the same R@1 officially
     preds = predictions_from_samples(out["samples"]["cvlue_vd"], "vd")
     assert preds[0]["answer_sort"][0] == 1  # doc 0: gold answer id 1 ranked first
@@ -212,9 +229,10 @@ def test_itr_culture_group_and_field_breakdown_per_query(replay, tasks, tmp_path
     out = replay(records, ["cvlue_ir_rerank"])
     r = _res(out, "cvlue_ir_rerank")
     assert r["r1"] == pytest.approx(10 / 15)
-    assert (r["r1_non_wordnet"], r["r1_coco"], r["r1_moderate"]) == (1.0, 0.4, 0.6)
-    assert (r["r1_field_instruments"], r["r1_field_animal"]) == (1.0, 0.5)
-    assert r["r1_field_arts"] is None
+    b = _from_samples(out, "cvlue_ir_rerank")
+    assert (b["r1_non_wordnet"], b["r1_coco"], b["r1_moderate"]) == (1.0, 0.4, 0.6)
+    assert (b["r1_field_instruments"], b["r1_field_animal"]) == (1.0, 0.5)
+    assert b["r1_field_arts"] is None
     path = tmp_path / "samples_cvlue_ir_rerank.jsonl"
     path.write_text("".join(json.dumps(x, ensure_ascii=False) + "\n" for x in out["samples"]["cvlue_ir_rerank"]))
     assert breakdown_main([str(path), "--json", str(tmp_path / "cat.json")]) == 0

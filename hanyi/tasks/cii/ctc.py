@@ -111,6 +111,15 @@ def ctc_aggregation(name: str):
     return agg
 
 
+cii_ctc_judge_failures = ctc_aggregation(CTC_FAILURES)
+cii_ctc_score = ctc_aggregation("ctc_score")
+cii_ctc_score_difficulty_easy = ctc_aggregation("ctc_score_difficulty_easy")
+cii_ctc_score_difficulty_medium = ctc_aggregation("ctc_score_difficulty_medium")
+cii_ctc_score_difficulty_hard = ctc_aggregation("ctc_score_difficulty_hard")
+cii_ctc_score_emotion_positive = ctc_aggregation("ctc_score_emotion_positive")
+cii_ctc_score_emotion_negative = ctc_aggregation("ctc_score_emotion_negative")
+cii_ctc_score_emotion_neutral = ctc_aggregation("ctc_score_emotion_neutral")
+
 _SAID: set[str] = set()
 
 

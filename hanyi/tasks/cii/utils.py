@@ -1,4 +1,4 @@
-"""CII-Bench glue: prompts from templates/, scoring from hanyi.metrics.cii_extract / cii_ctc. See docs/cii.md."""
+"""CII-Bench glue: prompts from templates/, scoring from hanyi.metrics.cii_extract; CTC: ctc.py. See docs/cii.md."""
 
 import logging
 
@@ -7,9 +7,8 @@ from hanyi.metrics.cii_extract import category_accuracy, score_response
 from hanyi.metrics.resample import decomposed, percent_share
 from hanyi.tasks import _common
 from hanyi.tasks._common import prompt_kwargs, render
-from hanyi.tasks.cii import ctc, fewshot
-from hanyi.tasks.cii.constants import CATEGORY_METRICS, CTC_METRICS, LETTERS, OPTION_FIELDS
-from hanyi.tasks.cii.ctc import cii_ctc_doc_to_text, cii_ctc_process_docs, cii_ctc_process_results  # noqa: F401
+from hanyi.tasks.cii import fewshot
+from hanyi.tasks.cii.constants import LETTERS, OPTION_FIELDS, TABLE1_METRICS
 from hanyi.tasks.cii.loading import checked, cii_doc_to_visual, with_images
 
 ValidUtf8Responses = _common.ValidUtf8Responses  # the response filter every task YAML names
@@ -70,7 +69,9 @@ def cii_fewshot_doc_to_messages(doc, lmms_eval_specific_kwargs=None):
     return messages + [_user_turn(doc)]
 
 
-def cii_process_results(doc, results):
+def _scored_item(doc, results):
+    """The per-doc record every CII metric aggregates and the sample log keeps: the answer scored by both
+    extractors plus the doc's labels, from which ``hanyi report`` computes the per-category breakdowns."""
     response = results[0] if results else ""
     scored = score_response(response, [doc[f] for f in OPTION_FIELDS], doc["answer"])
     labels = {
@@ -80,16 +81,26 @@ def cii_process_results(doc, results):
         "image_types": [label_zh(x) for x in parse_multilabel(doc["image_type"])],
         "rhetorics": parse_multilabel(doc["rhetoric"]),
     }
-    item = {"id": doc["id"], "answer": doc["answer"], "response": response, **scored, **labels}
-    per_category = {}
-    for name, (field, label) in CATEGORY_METRICS.items():
-        member = label in labels[field] if isinstance(labels[field], list) else labels[field] == label
-        per_category[name] = {"correct": scored["correct"], field: labels[field]} if member else None
-    return {"acc": item, "acc_robust": item, "miss_rate": item, **per_category}
+    return {"id": doc["id"], "answer": doc["answer"], "response": response, **scored, **labels}
+
+
+def cii_process_results(doc, results):
+    """``acc``, ``acc_robust`` and ``miss_rate``: the columns of Tables 2 and 3 (prompt and few-shot variants)."""
+    item = _scored_item(doc, results)
+    return {"acc": item, "acc_robust": item, "miss_rate": item}
+
+
+def cii_table1_process_results(doc, results):
+    """Table 1's setting (``cii_none``, ``cii_test``, ``cii_textonly``): also its domain and emotion columns, each
+    logged as the doc's ``correct`` and labels."""
+    item = _scored_item(doc, results)
+    cell = {"correct": item["correct"], "domain": item["domain"], "emotion": item["emotion"]}
+    return {"acc": item, "acc_robust": item, "miss_rate": item, **dict.fromkeys(TABLE1_METRICS, cell)}
 
 
 # Accuracies and rates are fractions in [0, 1], hanyi's one unit for every benchmark (docs/reading-results.md,
-# "Units"); the report converts to the paper's percent.
+# "Units"); the report converts to the paper's percent. Every aggregation counts, so the order of the items (lmms-eval
+# hands them rank by rank) cannot change its value.
 # Decomposed (hanyi.metrics.resample): per doc 0/1, combined as accuracy_percent(...) / 100, bit for bit.
 @decomposed(percent_share, light=True)
 def cii_acc(items):
@@ -106,23 +117,23 @@ def cii_miss_rate(items):
     return [bool(it["miss"]) for it in items]
 
 
-def _aggregation(name):
-    if name in CATEGORY_METRICS:
-        field, label = CATEGORY_METRICS[name]
+def _column(name):
+    """The aggregation of Table 1 column ``name``: accuracy over the docs carrying its label (a fraction)."""
+    field, label = TABLE1_METRICS[name]
 
-        def agg(items):
-            return category_accuracy([it for it in items if it is not None], field, label) / 100
+    def agg(items):
+        return category_accuracy(items, field, label) / 100
 
-    elif name in CTC_METRICS or name == ctc.CTC_FAILURES:
-        return ctc.ctc_aggregation(name)
-    else:
-        raise AttributeError(name)
     agg.__name__ = agg.__qualname__ = f"cii_{name}"
     return agg
 
 
-def __getattr__(name):
-    """``utils.cii_acc_domain_life`` etc.: one aggregation per category metric (names in constants.py)."""
-    if name.startswith("cii_"):
-        return _aggregation(name[len("cii_") :])
-    raise AttributeError(name)
+cii_acc_domain_life = _column("acc_domain_life")
+cii_acc_domain_art = _column("acc_domain_art")
+cii_acc_domain_society = _column("acc_domain_society")
+cii_acc_domain_politics = _column("acc_domain_politics")
+cii_acc_domain_environment = _column("acc_domain_environment")
+cii_acc_domain_ctc = _column("acc_domain_ctc")
+cii_acc_emotion_positive = _column("acc_emotion_positive")
+cii_acc_emotion_negative = _column("acc_emotion_negative")
+cii_acc_emotion_neutral = _column("acc_emotion_neutral")

@@ -1,7 +1,5 @@
 """CVLUE task constants: prompt variants, answer conventions, lite sizes. Categories: hanyi.data.cvlue_categories."""
 
-from hanyi.data.cvlue_categories import CULTURE_GROUPS, FIELDS  # noqa: F401  (re-exported for the task glue)
-
 #: The answer whose probability ranks ITR pairs (spec §6.1 option 3: P("是" | image, question)).
 ITR_YES = "是"
 #: Forces the loglikelihood direction of every ranking task (``nll`` or ``logprob``; default ``auto`` = -|value|).

@@ -4,7 +4,7 @@ from hanyi import settings
 from hanyi.metrics import bbox, ranking, short_answer_zh
 from hanyi.tasks import _common
 from hanyi.tasks._common import prompt_kwargs, render, require_images, visuals
-from hanyi.tasks.cvlue.constants import CULTURE_GROUPS, FIELDS, ITR_YES, LITE_DOCS, LOGLIK_ENV, RECALL_KS
+from hanyi.tasks.cvlue.constants import ITR_YES, LITE_DOCS, LOGLIK_ENV, RECALL_KS
 
 
 def cvlue_doc_to_visual(doc):
@@ -56,19 +56,13 @@ def _tags(doc, value, **evidence):
     return {"v": float(value), "category": doc["category"], "culture_group": doc["culture_group"], **evidence}
 
 
-def _breakdown(base, item, macro=True):
-    """The per-culture-group (micro, optionally macro) and per-semantic-field keys of one headline metric."""
-    keys = [f"{base}_{g}" for g in CULTURE_GROUPS] + [f"{base}_field_{f}" for f in FIELDS]
-    return {k: item for k in keys + ([f"{base}_{g}_macro" for g in CULTURE_GROUPS] if macro else [])}
-
-
 def _loglik_kind():
     """``auto`` (-|value|, right for losses and log-probs alike) unless HANYI_CVLUE_LOGLIK forces nll/logprob."""
     return settings.value(LOGLIK_ENV, "auto")  # validated, lower case: NLL is nll
 
 
 def cvlue_vqa_process_results(doc, results):
-    raw = results[0] if results else None
+    raw = results[0] if results and isinstance(results[0], str) else None  # not text: no answer (always wrong)
     cleaned = short_answer_zh.clean_answer(raw)
     ev = {"question_id": doc["question_id"], "image_path": doc["image_path"], "pred": raw, "gold": doc["answer"]}
     correct = short_answer_zh.vqa_correct_official(raw, doc["answer"])
@@ -82,7 +76,7 @@ def cvlue_vqa_process_results(doc, results):
         "english_rate": _tags(doc, short_answer_zh.is_english_only(raw)),
         "empty_rate": _tags(doc, not cleaned),
     }
-    return out | _breakdown("accuracy", item)
+    return out
 
 
 def cvlue_vg_process_results(doc, results):
@@ -104,14 +98,16 @@ def _vg_results(doc, results, fmt):
     item = _tags(doc, iou, **ev, gold_bbox=list(doc["bbox"]), coord_format=fmt)
     out = {"miou": item, "acc_iou_0_5": _tags(doc, iou > 0.5), "parse_failure_rate": _tags(doc, box is None)}
     out["off_scale_rate"] = _tags(doc, box is not None and max(box) > bbox.COORD_FORMATS[fmt])  # wrong convention?
-    return out | _breakdown("miou", item)
+    return out
 
 
 def cvlue_vd_process_results(doc, results):
-    scores = [ranking.score_from_loglikelihood(r, _loglik_kind()) for r in results]
+    n = len(doc["answer_options"])
+    scores = [ranking.score_from_loglikelihood(r, _loglik_kind()) for r in list(results)[:n]]
+    scores += [None] * (n - len(scores))  # a candidate without a result is unscored, never an IndexError
     order = ranking.order_by_score(scores)
     gold = doc["gold_index"]
-    rank = len(scores) if gold < 0 or scores[gold] is None else ranking.rank_of(order, gold)
+    rank = n if not 0 <= gold < n or scores[gold] is None else ranking.rank_of(order, gold)
     ids = list(doc["answer_option_ids"])
     ev = {
         "image_id": doc["image_id"],
@@ -127,13 +123,11 @@ def cvlue_vd_process_results(doc, results):
         "mean_rank": _tags(doc, rank),
         "parse_failure_rate": _tags(doc, None in scores),
     }
-    return out | _breakdown("r1", out["r1"], macro=False)
+    return out
 
 
 def cvlue_itr_process_results(doc, results):
     score = ranking.score_from_loglikelihood(results[0] if results else None, _loglik_kind())
     keep = ("query", "image_path", "caption", "stage1_rank", "is_gold", "protocol", "category", "culture_group")
     item = {**{k: doc[k] for k in keep}, "score": score, "loglik": _loglik_kind()}
-    return {k: item for k in ("r1", "r5", "r10", "stage1_ceiling", "parse_failure_rate")} | _breakdown(
-        "r1", item, False
-    )
+    return dict.fromkeys(("r1", "r5", "r10", "stage1_ceiling", "parse_failure_rate"), item)

@@ -1,0 +1,24 @@
+"""CII-Bench breakdowns computed by ``hanyi report`` from the sample log (:mod:`hanyi.metrics.from_samples`).
+
+Every multiple-choice task logs, per doc, its ``acc`` item: ``correct`` plus the doc's ``domain``, ``emotion``,
+``difficulty``, ``image_types`` and ``rhetorics``. From these the report computes the 26 per-category accuracies
+under the names the tasks emitted before issue 26 (``acc_domain_life``, ``acc_type_meme``, ...), as fractions, with
+the official rule of ``eval_cii_sub.py`` (:func:`hanyi.metrics.cii_extract.category_accuracy`): a multi-label question
+counts under each of its labels; NaN for a label no doc carries. Table 1's domain and emotion columns are also emitted
+by ``cii_none``, ``cii_test`` and ``cii_textonly``; the report keeps their emitted values.
+"""
+
+from __future__ import annotations
+
+from hanyi.data.cii_categories import CATEGORY_METRICS
+from hanyi.metrics.cii_extract import category_accuracy
+from hanyi.metrics.from_samples import breakdown
+
+#: The multiple-choice tasks whose logged ``acc`` items carry the labels (not ``cii_circular``, not ``cii_ctc``).
+MC_TASKS = r"cii_(none|test|textonly|cot|domain|emotion|rhetoric|[123]shot)"
+
+
+@breakdown(MC_TASKS, "acc")
+def category_accuracies(items: list) -> dict:
+    """``{acc_<dimension>_<label>: accuracy}`` over the logged ``acc`` items (fractions, NaN for an absent label)."""
+    return {name: category_accuracy(items, field, label) / 100 for name, (field, label) in CATEGORY_METRICS.items()}
