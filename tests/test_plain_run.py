@@ -60,6 +60,8 @@ def test_a_plain_run_gives_the_numbers_of_before(tmp_path):
     (run,) = load_runs([str(tmp_path / "out")])
     moved = 0
     for task, values in expected.items():
+        if run.tasks[task].is_group:
+            continue  # a group's breakdowns are its members' (lmms-eval 0.7.3 copied a one-task group's keys)
         for key, value in values.items():
             metric, _, filt = key.partition(",")
             if key in found[task] or filt != "none":
