@@ -24,7 +24,7 @@ from dataclasses import dataclass
 log = logging.getLogger(__name__)
 
 #: The modules that register breakdowns (imported on first use).
-MODULES: tuple[str, ...] = ()
+MODULES: tuple[str, ...] = ("hanyi.metrics.vulca_breakdowns",)
 
 
 @dataclass(frozen=True)
