@@ -25,6 +25,14 @@ NLI_LOWER = (
 )
 EMBED_LOWER = ("sem_mean_pairwise_cosdist",)
 RUBRIC_LOWER = (critique_rubric.UNSCORED,)
+_NLI = tuple(m for m in critique_scoring.NLI_METRICS if m not in critique_scoring.EMITTED)
+#: Every name these breakdowns can give (the anchors' upkeep check reads it).
+METRICS = (
+    *_NLI,
+    *critique_embed.EMBED_METRICS,
+    *(name + "_custom_model" for name in (*_NLI, *critique_embed.EMBED_METRICS)),
+    *critique_rubric.RUBRIC_METRICS,
+)
 
 
 def _custom(names):
@@ -41,11 +49,7 @@ def nli_metrics(values):
     from hanyi.data.vulca_reference import load_reference
 
     reference = load_reference()
-    return {
-        metric: critique_scoring.metric_value(metric, values, reference)
-        for metric in critique_scoring.NLI_METRICS
-        if metric not in critique_scoring.EMITTED
-    }
+    return {metric: critique_scoring.metric_value(metric, values, reference) for metric in _NLI}
 
 
 @breakdown(TASKS, "vulca_nli" + CUSTOM, lower_is_better=_custom(NLI_LOWER))

@@ -13,7 +13,7 @@ import pytest
 
 from hanyi import TASKS_DIR, task_yaml
 from hanyi.data.vulca_reference import load_reference
-from hanyi.metrics import critique_embed, critique_rubric, critique_scoring, from_samples, resample
+from hanyi.metrics import critique_embed, critique_rubric, critique_scoring, from_samples, resample, vulca_breakdowns
 from hanyi.metrics.critique_profile import FEATURE_LABELS, QUALITY_LABELS, STANCE_LABELS
 from hanyi.metrics.zeroshot_nli import NLIConfig, extract_features, hf_logits_fn, register_logits_fn
 from hanyi.tasks.vulca import aggregate
@@ -225,7 +225,7 @@ def test_breakdowns_need_no_model_and_name_the_former_metrics(docs, fake_nli, mo
     monkeypatch.setattr(critique_scoring, "_CACHE", {})
     derived = from_samples.derive("vulca_persona_kb_su_shi", lines, emitted={"json_valid_rate"})
     names = {m + "_custom_model" for m in critique_scoring.NLI_METRICS if m not in critique_scoring.EMITTED}
-    assert set(derived) == names
+    assert set(derived) == names and names <= set(vulca_breakdowns.METRICS)
     assert derived["qual_logical_gaps_custom_model"][1] is False and derived["qual_clear_logic_custom_model"][1]
     assert derived["primary_profile_rate_lacks_specific_focus_custom_model"][1] is False
     rates = [v for k, (v, _) in derived.items() if k.startswith("primary_profile_rate_")]
@@ -285,3 +285,29 @@ def test_embedding_records_give_the_former_set_and_reference_metrics(monkeypatch
     assert {k: got[k] for k in critique_embed.SET_METRICS} == critique_embed.set_analysis(vectors)
     other = critique_embed.doc_record("x", config, {**reference, "embedder": "another"})
     assert other["sim_mean"] is None and set(critique_embed.metric_values([other])) == set(critique_embed.SET_METRICS)
+
+
+def test_hanyi_report_computes_the_breakdowns_and_the_interval_from_a_runs_sample_log(replay, fake_nli, tmp_path):
+    """A replay run saved as lmms-eval's CLI saves it: the report reads feat_*/profile_*/... from the sample log
+    (marked from_samples, no model: the scorer is unregistered first) and gives expert alignment its interval."""
+    from hanyi.report.decomposed import interval
+    from hanyi.report.lmms_output import save_like_cli
+    from hanyi.report.results import load_runs
+
+    texts = _texts(list(range(12)), seed=1)
+    docs = ("01", "04", "05", "08", "10", "12")
+    records = [{"task": "vulca_baseline", "key": {"doc_id": d}, "response": t} for d, t in zip(docs, texts)]
+    out = replay(records, ["vulca_baseline"])
+    for line in out["samples"]["vulca_baseline"]:
+        line.pop("hanyi_per_doc", None)  # a plain run (no start-up hook): the light aggregation reads the items
+    save_like_cli(out, str(tmp_path / "out"), model_args="path=replay")
+    register_logits_fn("fake-nli-per-doc", None)
+    run = load_runs([str(tmp_path / "out")])[0]
+    metrics = run.tasks["vulca_baseline"].metrics
+    expected = from_samples.derive("vulca_baseline", out["samples"]["vulca_baseline"])
+    assert expected and not any(name.split(",")[0] in expected for name in out["results"]["vulca_baseline"])
+    for name, (value, higher) in expected.items():
+        metric = metrics[name]
+        assert metric.from_samples and metric.value == value and metric.higher_is_better == higher, name
+    found = interval(run, "vulca_baseline", "expert_alignment_custom_model")
+    assert found.get("ci_low") is not None and found["n"] == 6 and "Clopper" in found["method"], found
