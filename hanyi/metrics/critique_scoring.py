@@ -42,8 +42,8 @@ def slug(label: str) -> str:
     return re.sub(r"[^a-z0-9]+", "_", label.lower()).strip("_")
 
 
-#: Every NLI-derived metric name, in results order: the task emits the first two of :data:`EMITTED`, the report
-#: computes the others from the sample log.
+#: Every NLI-derived metric name, in results order: the task emits those in :data:`EMITTED`, ``hanyi report`` computes
+#: the others from the sample log.
 NLI_METRICS = (
     *(f"profile_{k}" for k in PROFILE_KEYS),
     *(f"primary_profile_rate_{k}" for k in (*PROFILE_KEYS, LACKS_FOCUS)),
@@ -60,12 +60,11 @@ _FEAT = {f"feat_{slug(label)}": label for label in FEATURE_LABELS}
 _QUAL = {f"qual_{slug(label)}": label for label in QUALITY_LABELS}
 
 
-_CACHE: dict[tuple[NLIConfig, str], dict] = {}
-_LOCK = threading.Lock()
-
-
 #: The NLI metrics a VULCA task emits (paper Table 1's Expert Alignment and the chance level needed to read it).
 EMITTED = ("expert_alignment", "expert_alignment_chance")
+
+_CACHE: dict[tuple[NLIConfig, str], dict] = {}
+_LOCK = threading.Lock()
 
 
 def critique_features(texts: Sequence[str], config: NLIConfig, logits_fn=None) -> list[dict] | None:

@@ -49,7 +49,7 @@ def nli_metrics(values):
     from hanyi.data.vulca_reference import load_reference
 
     reference = load_reference()
-    return {metric: critique_scoring.metric_value(metric, values, reference) for metric in _NLI}
+    return {m: v for m, v in critique_scoring.metric_values(values, reference).items() if m in _NLI}
 
 
 @breakdown(TASKS, "vulca_nli" + CUSTOM, lower_is_better=_custom(NLI_LOWER))

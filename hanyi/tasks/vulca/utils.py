@@ -123,6 +123,6 @@ def _embed_record(response):
     reference = load_embed_reference()
     why = reference_mismatch(config, reference)
     if why:
-        warn_once(f"hanyi vulca: {', '.join(REFERENCE_METRICS)} not emitted: {why}.")
+        warn_once(f"hanyi vulca: {', '.join(REFERENCE_METRICS)} not computed: {why}.")
     suffix = "" if backbones.resolve("vulca_embedder").paper else CUSTOM  # not bge-large-zh-v1.5: its own keys
     return {"vulca_embed" + suffix: critique_embed.doc_record(response.strip(), config, reference)}
