@@ -152,7 +152,9 @@ def _breakdown_names(task: str) -> list[str]:
 
 def test_anchor_map_names_tasks_and_metrics_that_exist(task_manager):
     """Upkeep check: every map entry matches a registered task whose YAML reports that metric, or whose sample log
-    gives it (a breakdown computed by ``hanyi report``)."""
+    gives it (a breakdown computed by ``hanyi report``; VULCA's are listed in hanyi.metrics.vulca_breakdowns)."""
+    from hanyi.metrics import vulca_breakdowns
+
     tasks = {}
     for name in task_manager.all_tasks:
         if name.split("_")[0] not in BENCHES:
@@ -160,7 +162,8 @@ def test_anchor_map_names_tasks_and_metrics_that_exist(task_manager):
         cfg = task_manager._get_config(name) if hasattr(task_manager, "_get_config") else {}
         metrics = [m["metric"] for m in (cfg or {}).get("metric_list", [])]
         agg = [m["metric"] for m in (cfg or {}).get("aggregate_metric_list", []) or []]
-        tasks[name] = metrics + agg + _breakdown_names(name)
+        vulca = list(vulca_breakdowns.METRICS) if name.startswith("vulca_") else []
+        tasks[name] = metrics + agg + _breakdown_names(name) + vulca
     assert len(tasks) > 50 and sum(map(len, tasks.values())) > 300  # the check is not vacuous
     for bench in BENCHES:
         assert unmatched_map_entries(bench, tasks, ANCHORS_DIR) == [], bench

@@ -27,8 +27,6 @@ import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from hanyi.metrics.critique_json import critique_tag
-
 log = logging.getLogger(__name__)
 
 PAPER_EMBEDDER = "BAAI/bge-large-zh-v1.5"
@@ -156,19 +154,6 @@ def set_analysis(vectors: Sequence[Sequence[float]]) -> dict:
     return {"sem_diversity": diversity, "sem_coherence": coherence}
 
 
-@dataclass(frozen=True)
-class EmbedItem:
-    """One critique, as the item of one embedding metric (short ``str()`` for sample logs)."""
-
-    metric: str
-    doc: str
-    text: str
-    config: EmbedConfig
-
-    def __str__(self) -> str:
-        return critique_tag(self.doc, self.text)
-
-
 _LOAD_LOCK = threading.Lock()
 _CACHE: dict[tuple[EmbedConfig, str], list[float]] = {}
 
@@ -231,20 +216,36 @@ def reference_mismatch(config: EmbedConfig, reference: dict | None) -> str | Non
     return None
 
 
-def aggregate_embed_metric(items: Sequence[EmbedItem], reference: dict | None) -> float:
-    """Aggregation hook body: all items share one metric. NaN when the embedder or a matching reference is missing
-    (the warning says why)."""
-    if not items:
-        return math.nan
-    metric, config = items[0].metric, items[0].config
-    vectors = embed_texts([it.text for it in items], config)
+def doc_record(text: str, config: EmbedConfig, reference: dict | None) -> dict | None:
+    """What ``process_results`` logs for one critique: ``embedder`` (its id), ``vector`` (L2-normalised), and its mean
+    and max similarity to the human texts, ``sim_mean`` / ``sim_max`` (eq. 9; ``None`` when the reference is not this
+    embedder's); ``None`` when the embedder does not load (warned once)."""
+    vectors = embed_texts([text], config)
     if vectors is None:
-        return math.nan
-    if metric in SET_METRICS:
-        return set_analysis(vectors)[metric]
-    why = reference_mismatch(config, reference)
-    if why:
-        warn_once(f"hanyi vulca: {', '.join(REFERENCE_METRICS)} not computed: {why}.")
-        return math.nan
-    humans = decode_vectors(reference["vectors_b64"], reference["n"], reference["dim"])
-    return reference_similarities(vectors, humans)[metric]
+        return None
+    record = {"embedder": config.model_id, "sim_mean": None, "sim_max": None, "vector": vectors[0]}
+    if reference_mismatch(config, reference) is None:
+        humans = _humans(reference["vectors_b64"], reference["n"], reference["dim"])
+        sims = reference_similarities(vectors, humans)
+        record.update(sim_mean=sims["sem_sim_mean"], sim_max=sims["sem_sim_max"])
+    return record
+
+
+@functools.lru_cache(maxsize=4)
+def _humans(b64: str, n: int, dim: int) -> list[list[float]]:
+    return decode_vectors(b64, n, dim)
+
+
+def metric_values(records) -> dict[str, float]:
+    """Every sem_* metric over the logged :func:`doc_record` of each critique (in doc order): the set metrics
+    (:func:`set_analysis`) always, the reference metrics when every critique has its similarities. Means sum left to
+    right, as the per-critique aggregations did."""
+    out = set_analysis([r["vector"] for r in records])
+    if records and all(r["sim_mean"] is not None for r in records):
+        mean = sum(r["sim_mean"] for r in records) / len(records)
+        out.update(
+            sem_sim_mean=mean,
+            sem_sim_max=sum(r["sim_max"] for r in records) / len(records),
+            sem_mean_pairwise_cosdist=1.0 - mean,
+        )
+    return out

@@ -139,14 +139,3 @@ def split_critique(response: str) -> dict:
     result["json_error"] = f"missing keys: {', '.join(missing)}" if missing else None
     result["json_valid"] = not missing
     return result
-
-
-def critique_tag(doc: str, text: str) -> str:
-    """Short stand-in for a critique in sample logs, so metric items do not repeat the whole text.
-
-    >>> critique_tag("04", "Willows and a pavilion.")
-    'critique(doc=04, chars=23, sha1=4af84279aa)'
-    """
-    import hashlib
-
-    return f"critique(doc={doc}, chars={len(text)}, sha1={hashlib.sha1(text.encode('utf-8')).hexdigest()[:10]})"

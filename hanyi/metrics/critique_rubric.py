@@ -13,9 +13,6 @@ from __future__ import annotations
 import math
 import threading
 from collections.abc import Sequence
-from dataclasses import dataclass
-
-from hanyi.metrics.critique_json import critique_tag
 
 #: metric name -> (rubric name, top of the scale, description, level texts 1..top); texts verbatim from App. C.1.
 RUBRICS = {
@@ -63,19 +60,6 @@ RUBRICS = {
 #: Number of (critique, rubric) judgements that produced no score (unparseable answer or failed request).
 UNSCORED = "rubric_judge_unscored"
 RUBRIC_METRICS = (*RUBRICS, UNSCORED)
-
-
-@dataclass(frozen=True)
-class RubricItem:
-    """One critique, as the item of one rubric metric. ``str()`` is short, so sample logs do not repeat the text."""
-
-    metric: str
-    doc: str
-    title: str
-    critique: str
-
-    def __str__(self) -> str:
-        return critique_tag(self.doc, self.critique)
 
 
 _MEMO: dict[tuple, object] = {}
@@ -134,3 +118,26 @@ def rubric_value(summary: dict) -> float:
     (4.5, True)
     """
     return float(summary["mean"]) if summary["n_scored"] else math.nan
+
+
+def doc_levels(prompts: dict[str, str], config) -> dict[str, int | None]:
+    """What ``process_results`` logs for one critique: ``{rubric metric: the judge's level, or None when unscored}``
+    for ``prompts`` ``{rubric metric: rendered judge prompt}`` (one request each, memoised per prompt)."""
+    return {metric: judge_rubric_results(metric, [prompt], config)[0].value for metric, prompt in prompts.items()}
+
+
+def metric_values(levels) -> dict[str, float]:
+    """The rubric metrics over the logged :func:`doc_levels` of each critique: per rubric the mean level over the
+    scored critiques (NaN with none), and ``rubric_judge_unscored``, the judgements without a level.
+
+    >>> metric_values([{"rubric_cn_language_1_5": 4}, {"rubric_cn_language_1_5": None}])
+    {'rubric_cn_language_1_5': 4.0, 'rubric_judge_unscored': 1.0}
+    """
+    out = {}
+    for metric in RUBRICS:
+        if not all(metric in doc for doc in levels):
+            continue
+        scored = [doc[metric] for doc in levels if doc[metric] is not None]
+        out[metric] = math.fsum(scored) / len(scored) if scored else math.nan
+    out[UNSCORED] = float(sum(v is None for doc in levels for v in doc.values()))
+    return out

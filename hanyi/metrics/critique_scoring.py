@@ -1,9 +1,11 @@
-"""Set-level VULCA scoring: collect critiques per doc, run the zero-shot NLI once in batch, derive every metric.
+"""VULCA scoring: each critique's zero-shot NLI scores, and every NLI metric of a set of critiques from them.
 
-``process_results`` emits one :class:`CritiqueItem` per metric name; lmms-eval hands each metric's items to one
-aggregation, which calls :func:`aggregate_critique_metric`. The NLI pass runs on the first aggregation of a task
-(all its texts in one batched call) and is cached by (config, text), so the 40-odd metrics of a task cost one pass.
-Definitions: paper §3.2-§3.4, §4.4; rules in :mod:`hanyi.metrics.critique_profile`; see docs/vulca.md.
+``process_results`` scores its one critique (:func:`critique_features` on one text: its 38 (text, label) pairs are one
+batch; the model is loaded once per process) and logs the scores, plain numbers, in the sample log. The task emits
+only ``expert_alignment`` and its chance level (:func:`doc_matched`, :func:`chance`); every other NLI metric
+(:data:`NLI_METRICS`) is computed from the logged scores by :func:`metric_value`, which ``hanyi report`` runs
+(:mod:`hanyi.metrics.vulca_breakdowns`) with no model. Definitions: paper §3.2-§3.4, §4.4; rules in
+:mod:`hanyi.metrics.critique_profile`; see docs/vulca.md.
 """
 
 from __future__ import annotations
@@ -12,9 +14,7 @@ import math
 import re
 import threading
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 
-from hanyi.metrics.critique_json import critique_tag
 from hanyi.metrics.critique_profile import (
     FEATURE_LABELS,
     LACKS_FOCUS,
@@ -42,7 +42,8 @@ def slug(label: str) -> str:
     return re.sub(r"[^a-z0-9]+", "_", label.lower()).strip("_")
 
 
-#: Every NLI-derived metric name, in results order. Tasks list exactly these (a test checks the YAML).
+#: Every NLI-derived metric name, in results order: the task emits those in :data:`EMITTED`, ``hanyi report`` computes
+#: the others from the sample log.
 NLI_METRICS = (
     *(f"profile_{k}" for k in PROFILE_KEYS),
     *(f"primary_profile_rate_{k}" for k in (*PROFILE_KEYS, LACKS_FOCUS)),
@@ -59,25 +60,19 @@ _FEAT = {f"feat_{slug(label)}": label for label in FEATURE_LABELS}
 _QUAL = {f"qual_{slug(label)}": label for label in QUALITY_LABELS}
 
 
-@dataclass(frozen=True)
-class CritiqueItem:
-    """One critique, as the item of one metric. ``str()`` is short, so sample logs do not repeat the text."""
-
-    metric: str
-    doc: str
-    text: str
-    nli: NLIConfig
-
-    def __str__(self) -> str:
-        return critique_tag(self.doc, self.text)
-
+#: The NLI metrics a VULCA task emits (paper Table 1's Expert Alignment and the chance level needed to read it).
+EMITTED = ("expert_alignment", "expert_alignment_chance")
 
 _CACHE: dict[tuple[NLIConfig, str], dict] = {}
 _LOCK = threading.Lock()
 
 
 def critique_features(texts: Sequence[str], config: NLIConfig, logits_fn=None) -> list[dict] | None:
-    """Zero-shot scores of ``texts`` (cached by config and text); ``None`` when the NLI model is unavailable."""
+    """Zero-shot scores of ``texts`` (cached by config and text); ``None`` when the NLI model is unavailable.
+
+    Each score dict (:func:`hanyi.metrics.zeroshot_nli.extract_features`) is plain JSON: ``stance`` {label: p},
+    ``stance_top1`` [label, p], ``features`` and ``quality`` {label: p}.
+    """
     with _LOCK:
         todo = sorted({t for t in texts if (config, t) not in _CACHE})
         if todo:
@@ -110,6 +105,16 @@ def score_critique(feats: Mapping, centroids: Mapping[str, Sequence[float]]) -> 
     }
 
 
+def doc_matched(feats: Mapping, reference: Mapping) -> float:
+    """One critique's ``expert_alignment`` statistic: 1.0 when its best profile-centroid cosine is > 0.7, else 0.0."""
+    return float(score_critique(feats, reference["profile_centroids_47d"])["matched"])
+
+
+def chance(reference: Mapping, centered_variant: bool = False) -> float:
+    """``expert_alignment_chance`` (or the centered variant's): the share of uniform random critiques matched."""
+    return _chance(reference["profile_centroids_47d"], centered_variant)
+
+
 _CHANCE: dict[tuple, float] = {}
 
 
@@ -123,7 +128,8 @@ def _chance(centroids: Mapping[str, Sequence[float]], centered_variant: bool) ->
 
 
 def metric_value(metric: str, feats: Sequence[Mapping], reference: Mapping) -> float:
-    """The value of ``metric`` over a set of critiques' zero-shot scores ``feats``.
+    """The value of ``metric`` over a set of critiques' zero-shot scores ``feats`` (in doc order: the means sum left
+    to right, as lmms-eval's aggregation of the per-doc items did before the scores were logged).
 
     ``reference`` is the shipped human reference (``mean_features``, ``mean_quality``, ``profile_centroids_47d``).
     """
@@ -157,19 +163,13 @@ def metric_value(metric: str, feats: Sequence[Mapping], reference: Mapping) -> f
     raise KeyError(f"unknown VULCA metric {metric!r}")
 
 
-def aggregate_critique_metric(items: Sequence[CritiqueItem], reference: Mapping, logits_fn=None) -> float:
-    """Aggregation hook body: all items share one metric; NaN (with the NLI warning already logged) if no model.
+def metric_values(feats: Sequence[Mapping], reference: Mapping) -> dict[str, float]:
+    """Every NLI metric (:data:`NLI_METRICS`) over the critiques' zero-shot scores ``feats``.
 
-    >>> from hanyi.metrics.zeroshot_nli import NLIConfig
     >>> fake = lambda premises, hyps: [[2.0 if "Symbolism" in h else 0.0, 0.0] for h in hyps]
-    >>> items = [CritiqueItem("feat_symbolism", "01", "text", NLIConfig(model="fake"))]
-    >>> round(aggregate_critique_metric(items, {}, logits_fn=fake), 4)
+    >>> feats = critique_features(["text"], NLIConfig(model="fake"), logits_fn=fake)
+    >>> from hanyi.data.vulca_reference import load_reference
+    >>> round(metric_values(feats, load_reference())["feat_symbolism"], 4)
     0.8808
     """
-    if not items:
-        return math.nan
-    metrics = {it.metric for it in items}
-    if len(metrics) != 1:
-        raise ValueError(f"items of several metrics in one aggregation: {sorted(metrics)}")
-    feats = critique_features([it.text for it in items], items[0].nli, logits_fn)
-    return math.nan if feats is None else metric_value(items[0].metric, feats, reference)
+    return {m: metric_value(m, feats, reference) for m in NLI_METRICS}

@@ -28,6 +28,7 @@ MODULES: tuple[str, ...] = (
     "hanyi.metrics.punrebus_breakdowns",
     "hanyi.metrics.cii_breakdowns",
     "hanyi.metrics.cvlue_breakdowns",
+    "hanyi.metrics.vulca_breakdowns",
 )
 
 

@@ -1,8 +1,20 @@
-"""VULCA optional metrics: rubric judge (fake judge server) and embedding similarity, through the real evaluator."""
+"""VULCA optional metrics: rubric judge (fake judge server) and embedding similarity, through the real evaluator.
+
+Each critique is judged and embedded in process_results; the sample log keeps its levels and embedding, and the
+metrics are computed from it as ``hanyi report`` does (:func:`hanyi.metrics.from_samples.derive`)."""
 
 import pytest
 
+from hanyi.metrics import from_samples
 from hanyi.metrics.critique_rubric import RUBRIC_METRICS
+
+
+def _derived(out, task):
+    """The task's results plus what hanyi report computes from its sample log, by metric name."""
+    res = {k.split(",")[0]: v for k, v in out["results"][task].items()}
+    derived = from_samples.derive(task, out["samples"][task], emitted=res)
+    return {**res, **{k: v for k, (v, _) in derived.items()}}
+
 
 CRITIQUES = {
     "01": "Lanterns glow in the first month; the court watches.",
@@ -17,8 +29,8 @@ def _records(task):
 
 def test_without_a_judge_no_rubric_metric(replay, monkeypatch):
     monkeypatch.delenv("HANYI_VULCA_NLI_MODEL", raising=False)  # the default model: offline, unavailable
-    res = replay(_records("vulca_baseline"), ["vulca_baseline"], on_missing="empty")["results"]["vulca_baseline"]
-    assert not any(k.startswith("rubric_") for k in res) and "json_valid_rate,none" in res
+    res = _derived(replay(_records("vulca_baseline"), ["vulca_baseline"], on_missing="empty"), "vulca_baseline")
+    assert not any(k.startswith("rubric_") for k in res) and "json_valid_rate" in res
 
 
 def test_rubric_scores_through_the_evaluator(replay, monkeypatch, tmp_path, fake_judge):
@@ -40,19 +52,20 @@ def test_rubric_scores_through_the_evaluator(replay, monkeypatch, tmp_path, fake
         monkeypatch.setenv("HANYI_JUDGE_MODEL", "fake-judge")
         monkeypatch.setenv("HANYI_JUDGE_CACHE_DIR", str(tmp_path / "judge-cache"))
         out = replay(_records("vulca_baseline"), ["vulca_baseline"], on_missing="empty")
-    res = out["results"]["vulca_baseline"]
+    res = _derived(out, "vulca_baseline")
+    assert not any(k.startswith("rubric_") for k in out["results"]["vulca_baseline"])  # from the sample log only
     docs = len(out["samples"]["vulca_baseline"])  # 6 sample docs, 3 answered, 3 empty answers
     # one request per (doc, rubric), sent once for the four rubric metrics
     assert len(seen) == 3 * docs
     # empty answers are judged too (the judge says level 5 for them here): (3 + 5 * 4) / 5 scored docs
-    assert res["rubric_painting_elements_1_5,none"] == pytest.approx((3 + 5 * (docs - 2)) / (docs - 1))
-    assert res["rubric_cn_painting_understanding_1_7,none"] == pytest.approx((5 + 7 * (docs - 2)) / (docs - 1))
-    assert res["rubric_judge_unscored,none"] == 3.0  # "Boats." on each of the three rubrics
+    assert res["rubric_painting_elements_1_5"] == pytest.approx((3 + 5 * (docs - 2)) / (docs - 1))
+    assert res["rubric_cn_painting_understanding_1_7"] == pytest.approx((5 + 7 * (docs - 2)) / (docs - 1))
+    assert res["rubric_judge_unscored"] == 3.0  # "Boats." on each of the three rubrics
     lantern = next(p for p in seen if "Lanterns" in p and "Chinese Language Usage" in p)
     assert 'the painting "清_清院_十二月令图_一月_正月"' in lantern
     assert "Level 5: Expert-level language usage with precise terminology" in lantern
     assert lantern.rstrip().endswith('in the form "Score: N".')
-    assert set(RUBRIC_METRICS) <= {k.split(",")[0] for k in res}
+    assert set(RUBRIC_METRICS) <= set(res)
 
 
 def _embed_run(replay, monkeypatch, model):
@@ -62,7 +75,9 @@ def _embed_run(replay, monkeypatch, model):
     else:
         monkeypatch.setenv("HANYI_VULCA_EMBED_MODEL", model)
     records = _records("vulca_baseline_kb")
-    return replay(records, ["vulca_baseline_kb"], on_missing="empty")["results"]["vulca_baseline_kb"]
+    out = replay(records, ["vulca_baseline_kb"], on_missing="empty")
+    assert not any(k.startswith("sem_") for k in out["results"]["vulca_baseline_kb"])  # from the sample log only
+    return _derived(out, "vulca_baseline_kb")
 
 
 def test_embedding_metrics_with_the_shipped_reference_embedder(replay, monkeypatch):
@@ -81,10 +96,10 @@ def test_embedding_metrics_with_the_shipped_reference_embedder(replay, monkeypat
     # MiniLM is not the paper's bge-large-zh-v1.5: every sem_* metric under its own key, never the paper's (issue 27)
     assert not [k for k in res if k.startswith("sem_") and "_custom_model" not in k]
     res = {k.replace("_custom_model", ""): v for k, v in res.items()}
-    assert res["sem_sim_mean,none"] == pytest.approx(sum(sum(r) / len(r) for r in sims) / 6, abs=1e-5)
-    assert res["sem_sim_max,none"] == pytest.approx(sum(max(r) for r in sims) / 6, abs=1e-5)
-    assert res["sem_mean_pairwise_cosdist,none"] == pytest.approx(1 - res["sem_sim_mean,none"])
-    assert 0 < res["sem_diversity,none"] < 1 and 0 < res["sem_coherence,none"] <= 1
+    assert res["sem_sim_mean"] == pytest.approx(sum(sum(r) / len(r) for r in sims) / 6, abs=1e-5)
+    assert res["sem_sim_max"] == pytest.approx(sum(max(r) for r in sims) / 6, abs=1e-5)
+    assert res["sem_mean_pairwise_cosdist"] == pytest.approx(1 - res["sem_sim_mean"])
+    assert 0 < res["sem_diversity"] < 1 and 0 < res["sem_coherence"] <= 1
 
 
 def test_embedder_other_than_the_reference_disables_reference_metrics(replay, monkeypatch, caplog):
@@ -93,11 +108,11 @@ def test_embedder_other_than_the_reference_disables_reference_metrics(replay, mo
     monkeypatch.setenv("HANYI_VULCA_EMBED_MODEL", "all-MiniLM-L6-v2")
     local = EmbedConfig.from_env().path  # the same weights under a local path: its id is the folder name
     res = _embed_run(replay, monkeypatch, local)
-    assert "sem_diversity_custom_model,none" in res and "sem_coherence_custom_model,none" in res
+    assert "sem_diversity_custom_model" in res and "sem_coherence_custom_model" in res
     assert not any(k.startswith(("sem_sim", "sem_mean_pairwise")) for k in res)
     assert "differs from the shipped human reference" in caplog.text
 
 
 def test_embedder_unavailable_emits_no_sem_metric(replay, monkeypatch):
     res = _embed_run(replay, monkeypatch, None)  # the paper's default, BAAI/bge-large-zh-v1.5: not downloadable offline
-    assert not any(k.startswith("sem_") for k in res) and "json_valid_rate,none" in res
+    assert not any(k.startswith("sem_") for k in res) and "json_valid_rate" in res

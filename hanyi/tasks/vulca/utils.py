@@ -1,21 +1,15 @@
-"""VULCA glue: prompts from templates/, per-critique items for hanyi.metrics.critique_*; the aggregations the YAMLs
-name are in aggregate.py. See docs/vulca.md."""
+"""VULCA glue: prompts from templates/; each critique scored here (hanyi.metrics.critique_*) into plain numbers that
+the sample log keeps; the aggregations the YAMLs name are in aggregate.py. See docs/vulca.md."""
 
 from hanyi import backbones, settings
 from hanyi.data.images import ImageUnavailableError, to_pil
 from hanyi.data.vulca_embed_reference import load_embed_reference
-from hanyi.metrics.critique_embed import (
-    EMBED_METRICS,
-    REFERENCE_METRICS,
-    EmbedConfig,
-    EmbedItem,
-    load_embedder,
-    reference_mismatch,
-    warn_once,
-)
+from hanyi.data.vulca_reference import load_reference
+from hanyi.metrics import critique_embed, critique_rubric
+from hanyi.metrics.critique_embed import REFERENCE_METRICS, EmbedConfig, load_embedder, reference_mismatch, warn_once
 from hanyi.metrics.critique_json import split_critique
-from hanyi.metrics.critique_rubric import RUBRIC_METRICS, RubricItem
-from hanyi.metrics.critique_scoring import NLI_METRICS, CritiqueItem
+from hanyi.metrics.critique_rubric import RUBRICS, rubric_template_vars
+from hanyi.metrics.critique_scoring import chance, critique_features, doc_matched
 from hanyi.metrics.zeroshot_nli import NLIConfig, try_logits_fn
 from hanyi.tasks import _common
 from hanyi.tasks._common import doc_label, prompt_kwargs, render, require_images, visuals
@@ -64,7 +58,12 @@ def vulca_doc_to_messages(doc, lmms_eval_specific_kwargs=None):
 
 
 def vulca_process_results(doc, results):
-    response = results[0] if results and isinstance(results[0], str) else ""
+    """One critique's per-doc result, plain JSON: the emitted metrics' values (``json_valid_rate``,
+    ``empty_response_rate``, ``expert_alignment`` and its chance level) and, for ``hanyi report``'s breakdowns, the
+    critique's zero-shot scores (``vulca_nli``), embedding (``vulca_embed``) and judge levels (``vulca_rubric``). An
+    unusable answer (None, not text, empty) is scored as the empty text, as the released code would; nothing raises.
+    """
+    response = _text(results[0] if isinstance(results, (list, tuple)) and results else None)
     split = split_critique(response)
     out = {
         "json_valid_rate": float(split["json_valid"]),
@@ -75,39 +74,55 @@ def vulca_process_results(doc, results):
             "json_error": split["json_error"],
         },
     }
-    out.update(_rubric_items(doc, response))
-    out.update(_embed_items(doc, response))
+    out.update(_rubric_levels(doc, response))
+    out.update(_embed_record(response))
     nli = NLIConfig.from_env()
     if try_logits_fn(nli) is None:  # warned once; NLI metrics are not emitted
         return out
     commentary = settings.value("HANYI_VULCA_SCORE_TEXT") == "commentary"  # validated, lower case
     text = split["commentary"] if commentary else response.strip()
+    feats = critique_features([text], nli)[0]  # one doc's 38 (text, label) pairs: one batch
+    reference = load_reference()
     suffix = "" if backbones.resolve("vulca_nli").paper else CUSTOM
-    out.update({m + suffix: CritiqueItem(m, str(doc["doc_id"]), text, nli) for m in NLI_METRICS})
+    out["expert_alignment" + suffix] = doc_matched(feats, reference)
+    out["expert_alignment_chance" + suffix] = chance(reference)
+    out["vulca_nli" + suffix] = feats
     return out
 
 
-def _rubric_items(doc, response):
-    """Optional rubric-judge items (judged in batch at aggregation); none, after one warning, without a judge."""
+def _text(response) -> str:
+    """The answer as valid text: a non-string is no answer; a lone surrogate (half a UTF-16 pair) becomes U+FFFD, as
+    the task's response filter does, so the NLI tokenizer and the JSON log accept it."""
+    if not isinstance(response, str):
+        return ""
+    return response.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
+
+
+def _rubric_levels(doc, response):
+    """Optional judge levels of the three rubrics (one request per rubric); none, after one warning, without a judge."""
     from hanyi.metrics.judge import JudgeConfig, warn_judge_disabled
 
-    if JudgeConfig.from_env() is None:
-        warn_judge_disabled(list(RUBRIC_METRICS))
+    config = JudgeConfig.from_env()
+    if config is None:
+        warn_judge_disabled([*RUBRICS, critique_rubric.UNSCORED])
         return {}
     title = doc.get("title_zh") or str(doc["doc_id"])
-    return {m: RubricItem(m, str(doc["doc_id"]), title, response.strip()) for m in RUBRIC_METRICS}
+    prompts = {
+        m: render("vulca", "rubric_judge.jinja", title=title, critique=response.strip(), **rubric_template_vars(m))
+        for m in RUBRICS
+    }
+    return {"vulca_rubric": critique_rubric.doc_levels(prompts, config)}
 
 
-def _embed_items(doc, response):
-    """Optional sem_* items: none when the embedder does not load; no human-reference metrics when the configured
-    embedder differs from the shipped reference's (one warning each)."""
+def _embed_record(response):
+    """Optional embedding of the critique; none when the embedder does not load; no similarity to the human texts
+    when the configured embedder differs from the shipped reference's (one warning each)."""
     config = EmbedConfig.from_env()
     if load_embedder(config) is None:
         return {}
-    metrics = EMBED_METRICS
-    why = reference_mismatch(config, load_embed_reference())
+    reference = load_embed_reference()
+    why = reference_mismatch(config, reference)
     if why:
-        warn_once(f"hanyi vulca: {', '.join(REFERENCE_METRICS)} not emitted: {why}.")
-        metrics = [m for m in EMBED_METRICS if m not in REFERENCE_METRICS]
+        warn_once(f"hanyi vulca: {', '.join(REFERENCE_METRICS)} not computed: {why}.")
     suffix = "" if backbones.resolve("vulca_embedder").paper else CUSTOM  # not bge-large-zh-v1.5: its own keys
-    return {m + suffix: EmbedItem(m, str(doc["doc_id"]), response.strip(), config) for m in metrics}
+    return {"vulca_embed" + suffix: critique_embed.doc_record(response.strip(), config, reference)}
