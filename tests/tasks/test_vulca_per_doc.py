@@ -179,6 +179,7 @@ def test_every_function_target_is_a_name_defined_in_its_file():
                 tree = ast.parse(fh.read())
             defined = {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.ClassDef))}
             defined |= {t.id for n in tree.body if isinstance(n, ast.Assign) for t in n.targets if hasattr(t, "id")}
+            defined |= {a.asname or a.name for n in tree.body if isinstance(n, ast.ImportFrom) for a in n.names}
             assert name in defined, f"{path}: !function {ref} is not defined in {module}.py"
             assert "__getattr__" not in defined and "globals()" not in ast.unparse(tree), module
 
@@ -315,3 +316,60 @@ def test_hanyi_report_computes_the_breakdowns_and_the_interval_from_a_runs_sampl
         assert metric.from_samples and metric.value == value and metric.higher_is_better == higher, name
     found = interval(run, "vulca_baseline", "expert_alignment_custom_model")
     assert found.get("ci_low") is not None and found["n"] == 6 and "Clopper" in found["method"], found
+
+
+BLOCK_TASKS = """
+import importlib.abc, json, sys
+
+class Block(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path=None, target=None):
+        if name == "hanyi.tasks" or name.startswith("hanyi.tasks."):
+            raise ImportError(f"blocked: {name}")
+
+sys.meta_path.insert(0, Block())
+from hanyi.metrics import resample
+from hanyi.report.build import interval_of
+from hanyi.report.results import load_runs
+
+names = json.loads(sys.argv[2])
+found = {n: resample.is_decomposed(resample.by_name(n)) for n in names}
+run = load_runs([sys.argv[1]])[0]
+out = {m: interval_of(run, "vulca_baseline", m) for m in json.loads(sys.argv[3])}
+assert not any(m.startswith("hanyi.tasks") for m in sys.modules)
+print(json.dumps({"found": found, "intervals": out}))
+"""
+
+
+def test_report_intervals_need_no_task_code(replay, fake_nli, tmp_path):
+    """With ``hanyi.tasks`` unimportable (a subprocess whose meta path refuses it), every aggregation the VULCA YAMLs
+    name is found decomposed by its name (``resample.by_name``) and the report gives the same intervals as with the
+    task code importable."""
+    import subprocess
+
+    from hanyi.report.build import interval_of
+    from hanyi.report.lmms_output import save_like_cli
+    from hanyi.report.results import load_runs
+
+    names = sorted({fn.__name__ for _, _, fn in _task_aggregations() if not isinstance(fn, str)})
+    assert names == ["vulca_chance", "vulca_expert_alignment"]
+    texts = _texts(list(range(12)), seed=3)
+    records = [
+        {"task": "vulca_baseline", "key": {"doc_id": d}, "response": t}
+        for d, t in zip(("01", "04", "05", "08", "10", "12"), texts)
+    ]
+    out = replay(records, ["vulca_baseline"])
+    for line in out["samples"]["vulca_baseline"]:
+        line.pop("hanyi_per_doc", None)  # a plain run
+    save_like_cli(out, str(tmp_path / "out"), model_args="path=replay")
+    metrics = ["expert_alignment_custom_model", "expert_alignment_chance_custom_model", "json_valid_rate"]
+    run = load_runs([str(tmp_path / "out")])[0]
+    here = {m: interval_of(run, "vulca_baseline", m) for m in metrics}
+    assert all(here[m].get("ci_low") is not None for m in metrics), here
+    proc = subprocess.run(
+        [sys.executable, "-c", BLOCK_TASKS, str(tmp_path / "out"), json.dumps(names), json.dumps(metrics)],
+        capture_output=True, text=True, env={k: v for k, v in os.environ.items() if k != "HANYI_NO_AUTOHOOK"},
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    got = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert got["found"] == {n: True for n in names}
+    assert got["intervals"] == json.loads(json.dumps(here))
