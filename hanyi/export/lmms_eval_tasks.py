@@ -1,18 +1,21 @@
-"""Write hanyi's benchmarks as self-contained lmms-eval task folders (``hanyi export lmms-eval``).
+"""Write hanyi's benchmarks as plain lmms-eval task folders (``hanyi export lmms-eval``).
 
 Everything is derived from the source tree at export time; nothing here lists a metric or a module:
 
-* ``<out>/<bench>/`` is a copy of ``hanyi/tasks/<bench>/`` (YAMLs, ``templates/``, resources, the glue ``.py``
-  files), with ``dataset_path: !function hanyi.data.sources.<bench>`` replaced by a plain string.
-* ``<out>/<bench>/_<bench>_lib/`` holds every ``hanyi`` module the glue needs, found by following its imports
-  (``import`` and ``from`` statements anywhere in the module, relative ones included, and the packages they sit in)
-  and copied with ``hanyi`` rewritten to ``_<bench>_lib``. The metric code therefore has one source,
-  ``hanyi/metrics``; the copies are regenerated, never edited (``--check`` catches drift).
-* Each glue module gets a few generated lines that load ``_<bench>_lib`` by path (lmms-eval loads ``utils.py`` by
-  file, with no package around it), so the folder works from ``--include_path`` and from ``lmms_eval/tasks/``.
-* Two generated overrides keep paths right: the library's ``TASKS_DIR`` is the directory the benchmark folder sits
-  in (templates and reference files are read from the folder), and ``resolve()`` of the vendored
-  ``data/sources.py``, if needed, returns the exported ``dataset_path`` instead of reading ``HANYI_*`` variables.
+* ``<out>/<bench>/`` holds the benchmark's YAMLs, ``templates/`` and resources, and the ``.py`` files of
+  ``hanyi/tasks/<bench>/`` that its YAMLs reach (``!function`` targets and what they import from the folder), with
+  ``dataset_path: !function hanyi.data.sources.<bench>`` replaced by a plain string.
+* ``<out>/_task_utils/hanyi_common/`` holds, once for all folders, the shared code those files use, imported as
+  ``lmms_eval.tasks._task_utils.hanyi_common.<module>`` (upstream's own shared-helper folder is
+  ``lmms_eval/tasks/_task_utils/``). Only the top-level statements the folders reach are copied
+  (:mod:`hanyi.export.closure`), so report, CLI, data preparation and the like stay behind; the metric code keeps one
+  source, ``hanyi/metrics``, and the copies are regenerated, never edited (``--check`` catches drift).
+* ``hanyi.tasks.<bench>`` imports become ``lmms_eval.tasks.<bench>``: copy ``<out>/*`` into ``lmms_eval/tasks/``.
+* Two generated definitions keep paths right: ``TASKS_DIR`` is the directory the folders sit in (templates and
+  reference files are read from the folder), and ``resolve()`` of ``data/sources.py`` returns the exported
+  ``dataset_path`` instead of reading ``HANYI_*`` variables.
+* Every ``.py`` file is formatted as upstream's pre-commit formats it (black, line length 240; isort, profile black;
+  ``lmms_eval`` first party), so ``--check`` and upstream's pre-commit agree.
 """
 
 from __future__ import annotations
@@ -24,129 +27,146 @@ import os
 import re
 import shutil
 import tempfile
+import textwrap
 
 import hanyi
 from hanyi import BENCHMARKS, TASKS_DIR
+from hanyi.export import closure
 
 PACKAGE_DIR = os.path.dirname(os.path.abspath(hanyi.__file__))
 ROOT = "hanyi"
+#: Where the shared code goes, relative to ``<out>`` (= ``lmms_eval/tasks/``), and the package it is imported as.
+LIB_DIR = os.path.join("_task_utils", "hanyi_common")
+LIB_PACKAGE = "lmms_eval.tasks._task_utils.hanyi_common"
 _SKIP_DIRS = {"__pycache__"}
 _SKIP_FILES = {"README.md"}
-_IMPORT_RE = re.compile(r"^(\s*)(from|import)(\s+)hanyi(?=[\s.]|$)", re.M)
+_IMPORT_RE = re.compile(r"^(\s*)(from|import)(\s+)(hanyi(?:\.\w+)*)", re.M)
 _SOURCE_RE = re.compile(r"!function\s+hanyi\.data\.sources\.(\w+)")
 _FUNCTION_RE = re.compile(r"!function\s+(hanyi\.[\w.]+)")
+_TARGET_RE = re.compile(r"!function\s+([A-Za-z_][\w.]*)")
 GENERATED = "written by `hanyi export lmms-eval`"
+LIB_MARKER = f"# {GENERATED}: shared code of the hanyi task folders; re-export instead of editing"
+#: upstream's pre-commit (``.pre-commit-config.yaml`` of EvolvingLMMs-Lab/lmms-eval): black 25.1.0 with
+#: ``--line-length=240``, isort 6.0.1 with ``--profile black`` run from the repository root (``lmms_eval`` first party).
+BLACK_LINE_LENGTH = 240
+ISORT_SETTINGS = {"profile": "black", "known_first_party": ["lmms_eval"]}
 
 
 class ExportError(RuntimeError):
     """The source tree cannot be exported as it is; the message names the file."""
 
 
-def lib_name(bench: str) -> str:
-    """The vendored library's package name: unique per benchmark, so folders never share module state."""
-    return f"_{bench}_lib"
+def module_path(name: str) -> str | None:
+    """The source file of module ``hanyi.x.y`` (``x/y.py`` or ``x/y/__init__.py``), or None."""
+    return closure.module_path(PACKAGE_DIR, name)
+
+
+def exported_module(name: str) -> str:
+    """The module an exported file imports for ``hanyi`` module ``name``."""
+    parts = name.split(".")
+    if len(parts) > 2 and parts[1] == "tasks" and parts[2] in BENCHMARKS:
+        return "lmms_eval." + name.removeprefix(ROOT + ".")
+    return LIB_PACKAGE + name.removeprefix(ROOT)
 
 
 # --------------------------------------------------------------------------------------------------------------
-# Which hanyi modules a folder needs
-
-
-def module_path(name: str) -> str | None:
-    """The source file of module ``hanyi.x.y`` (``x/y.py`` or ``x/y/__init__.py``), or None."""
-    parts = name.split(".")[1:]
-    base = os.path.join(PACKAGE_DIR, *parts)
-    for path in (base + ".py", os.path.join(base, "__init__.py")):
-        if os.path.isfile(path):
-            return path
-    return None
-
-
-def _is_package(path: str) -> bool:
-    return os.path.basename(path) == "__init__.py"
-
-
-def imported_modules(path: str, name: str) -> set[str]:
-    """Every ``hanyi`` module that ``path`` (module ``name``) imports, at any depth of its code."""
-    with open(path, encoding="utf-8") as f:
-        tree = ast.parse(f.read(), filename=path)
-    package = name if _is_package(path) else name.rpartition(".")[0]
-    found: set[str] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            found.update(a.name for a in node.names if a.name == ROOT or a.name.startswith(ROOT + "."))
-        elif isinstance(node, ast.ImportFrom):
-            if node.level:
-                base = package.split(".")
-                base = base[: len(base) - node.level + 1]
-                module = ".".join(base + ([node.module] if node.module else []))
-            else:
-                module = node.module or ""
-            if module != ROOT and not module.startswith(ROOT + "."):
-                continue
-            found.add(module)
-            found.update(f"{module}.{a.name}" for a in node.names if module_path(f"{module}.{a.name}"))
-    return found
-
-
-def _with_parents(name: str) -> list[str]:
-    parts = name.split(".")
-    return [".".join(parts[: i + 1]) for i in range(len(parts))]
+# Which files a folder needs
 
 
 def folder_modules(bench: str) -> list[str]:
-    """The glue modules of ``hanyi/tasks/<bench>/`` (they stay in the folder), as ``hanyi.tasks.<bench>.<name>``."""
+    """The ``.py`` files of ``hanyi/tasks/<bench>/`` that the folder's YAMLs reach, as ``hanyi.tasks.<bench>.<x>``:
+    the modules of ``!function`` targets and the folder modules they import, at any depth."""
     folder = os.path.join(TASKS_DIR, bench)
-    names = []
-    for root, dirs, files in os.walk(folder):
-        dirs[:] = sorted(d for d in dirs if d not in _SKIP_DIRS)
-        rel = os.path.relpath(root, folder)
-        for f in sorted(files):
-            if f.endswith(".py"):
-                stem = [] if f == "__init__.py" else [f[:-3]]
-                parts = [] if rel == "." else rel.split(os.sep)
-                names.append(".".join([ROOT, "tasks", bench, *parts, *stem]))
-    return names
+    own = f"{ROOT}.tasks.{bench}"
+    todo = []
+    for name in sorted(os.listdir(folder)):
+        if name.endswith(".yaml") or name.endswith("_yaml"):
+            with open(os.path.join(folder, name), encoding="utf-8") as fh:
+                for target in _TARGET_RE.findall(fh.read()):
+                    if not target.startswith(ROOT + ".") and "." in target:
+                        todo.append(f"{own}.{target.rsplit('.', 1)[0]}")
+    seen: set[str] = set()
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        path = module_path(name)
+        if path is None:
+            raise ExportError(f"{bench}: a YAML or module names {name}, which has no source file in the folder")
+        seen.add(name)
+        module = closure.parse_module(PACKAGE_DIR, name, path)
+        for node in ast.walk(module.tree):
+            if isinstance(node, ast.ImportFrom):
+                base = closure.absolute(node, name, False)
+                mods = [base, *(f"{base}.{a.name}" for a in node.names)]
+            elif isinstance(node, ast.Import):
+                mods = [a.name for a in node.names]
+            else:
+                continue
+            for mod in mods:
+                if mod.startswith(own + ".") and module_path(mod):
+                    todo.append(mod)
+                elif (
+                    mod.startswith(f"{ROOT}.tasks.") and mod.split(".")[2] in BENCHMARKS and mod.split(".")[2] != bench
+                ):
+                    raise ExportError(f"{bench}: {name} imports {mod}, another benchmark's folder")
+    return sorted(seen)
+
+
+def overrides(dataset_paths: dict) -> dict:
+    """Generated definitions that replace a name's statements in the shared code (paths inside the export)."""
+    return {
+        ROOT: {
+            "TASKS_DIR": f"# {GENERATED}: the directory the benchmark folders sit in (lmms_eval/tasks/)\n"
+            "TASKS_DIR = _os.path.dirname(_os.path.dirname(_os.path.dirname(_os.path.abspath(__file__))))"
+        },
+        f"{ROOT}.data.sources": {
+            "resolve": f"# {GENERATED}: each folder's dataset_path, fixed at export time\n"
+            f"EXPORTED_DATASET_PATHS = {json.dumps(dataset_paths, ensure_ascii=False)}\n\n\n"
+            "def resolve(benchmark: str) -> str:\n"
+            '    """The ``dataset_path`` this folder was exported with (``hanyi export --data-root``)."""\n'
+            "    if benchmark not in EXPORTED_DATASET_PATHS:\n"
+            "        raise DataNotFoundError(f'{benchmark} is not part of this export')\n"
+            "    return EXPORTED_DATASET_PATHS[benchmark]"
+        },
+    }
+
+
+def shared_closure(benchmarks, dataset_paths: dict) -> closure.Closure:
+    """The statements of ``hanyi`` that the exported folders reach (:class:`hanyi.export.closure.Closure`)."""
+    found = closure.Closure(PACKAGE_DIR, overrides(dataset_paths), folders=[f"{ROOT}.tasks.{b}" for b in BENCHMARKS])
+    for bench in benchmarks:
+        for name in folder_modules(bench):
+            found.add_module_uses(closure.parse_module(PACKAGE_DIR, name, module_path(name)))
+    try:
+        found.run()
+    except LookupError as exc:
+        raise ExportError(str(exc)) from None
+    return found
 
 
 def needed_modules(bench: str) -> list[str]:
     """The ``hanyi`` modules outside ``hanyi/tasks/<bench>/`` that the folder's code reaches, sorted."""
-    own = f"{ROOT}.tasks.{bench}"
-    todo = list(folder_modules(bench))
-    seen: set[str] = set()
-    while todo:
-        name = todo.pop()
-        for mod in _with_parents(name):
-            if mod in seen:
-                continue
-            seen.add(mod)
-            path = module_path(mod)
-            if path is None:
-                if mod == own:  # a folder without __init__.py (a namespace package)
-                    continue
-                raise ExportError(f"{bench}: cannot find the source of {mod} (imported by {name})")
-            todo.extend(imported_modules(path, mod))
-    outside = sorted(m for m in seen if m != own and not m.startswith(own + "."))
-    for mod in outside:
-        if mod.startswith(f"{ROOT}.tasks.") and mod.split(".")[2] in BENCHMARKS:
-            raise ExportError(f"{bench}: its glue imports {mod}, another benchmark's folder; export cannot split it")
-    return outside
+    return sorted(shared_closure([bench], {}).kept)
 
 
 # --------------------------------------------------------------------------------------------------------------
-# Rewriting
+# Rewriting and formatting
 
 
-def rewrite_imports(source: str, lib: str, filename: str) -> str:
-    """``from hanyi... import`` / ``import hanyi...`` -> the vendored library; refuses other uses of the name."""
-    out = _IMPORT_RE.sub(lambda m: f"{m.group(1)}{m.group(2)}{m.group(3)}{lib}", source)
+def rewrite_imports(source: str, filename: str) -> str:
+    """``from hanyi... import`` / ``import hanyi... as x`` -> the exported modules; refuses other uses of the name."""
+
+    def sub(m):
+        if m.group(2) == "import":
+            line = source[m.start() :].split("\n", 1)[0]
+            if " as " not in line:
+                raise ExportError(f"{filename}: `{line.strip()}` binds the name 'hanyi'; use `from ... import`")
+        return f"{m.group(1)}{m.group(2)}{m.group(3)}{exported_module(m.group(4))}"
+
+    out = _IMPORT_RE.sub(sub, source)
     for node in ast.walk(ast.parse(out, filename=filename)):
-        bad = (isinstance(node, ast.Name) and node.id == ROOT) or (
-            isinstance(node, (ast.Import, ast.ImportFrom))
-            and any(
-                n == ROOT or n.startswith(ROOT + ".")
-                for n in ([a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""])
-            )
-        )
+        bad = isinstance(node, ast.Name) and node.id == ROOT
         if isinstance(node, ast.Call) and getattr(node.func, "attr", getattr(node.func, "id", "")) == "import_module":
             first = node.args[0] if node.args else None
             text = ast.unparse(first) if first is not None else ""
@@ -156,69 +176,59 @@ def rewrite_imports(source: str, lib: str, filename: str) -> str:
     return out
 
 
-def bootstrap(lib: str) -> str:
-    return (
-        f"# --- {GENERATED}: load this folder's vendored library {lib}/ by path, once per process ---\n"
-        "import importlib.util as _export_ilu  # noqa: E402\n"
-        "import os as _export_os  # noqa: E402\n"
-        "import sys as _export_sys  # noqa: E402\n"
-        "\n"
-        f'if "{lib}" not in _export_sys.modules:\n'
-        f'    _export_dir = _export_os.path.join(_export_os.path.dirname(_export_os.path.abspath(__file__)), "{lib}")\n'
-        "    _export_spec = _export_ilu.spec_from_file_location(\n"
-        f'        "{lib}", _export_os.path.join(_export_dir, "__init__.py"), submodule_search_locations=[_export_dir]\n'
-        "    )\n"
-        f'    _export_sys.modules["{lib}"] = _export_ilu.module_from_spec(_export_spec)\n'
-        f'    _export_spec.loader.exec_module(_export_sys.modules["{lib}"])\n'
-        "# --- end of generated lines ---\n"
-    )
-
-
-def with_bootstrap(source: str, lib: str) -> str:
-    """Insert :func:`bootstrap` after the docstring and ``__future__`` imports, if the module uses ``lib``."""
-    if not re.search(rf"^\s*(from|import)\s+{lib}\b", source, re.M):
-        return source
+def short_docstrings(source: str, width: int = BLACK_LINE_LENGTH) -> str:
+    """Each docstring cut to its first paragraph (the summary), re-wrapped at upstream's line length; the rest
+    (examples, derivations, history) stays in hanyi's source and docs, so the exported code stays small. A summary
+    with a doctest, a list or a literal block keeps its lines."""
     tree = ast.parse(source)
-    line = None
-    for i, node in enumerate(tree.body):
-        docstring = i == 0 and isinstance(node, ast.Expr) and isinstance(getattr(node, "value", None), ast.Constant)
-        future = isinstance(node, ast.ImportFrom) and node.module == "__future__"
-        if not (docstring or future):
-            line = node.lineno - 1
-            break
-    lines = source.splitlines(keepends=True)
-    if line is None:
-        line = len(lines)
-    return "".join(lines[:line]) + bootstrap(lib) + "\n" + "".join(lines[line:])
+    lines = source.splitlines()
+    edits = []
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if not isinstance(node, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) or not body:
+            continue
+        doc = body[0]
+        if not (isinstance(doc, ast.Expr) and isinstance(doc.value, ast.Constant) and isinstance(doc.value.value, str)):
+            continue
+        first, last = doc.lineno - 1, doc.end_lineno - 1
+        opening = lines[first]
+        indent = opening[: len(opening) - len(opening.lstrip())]
+        prefix = opening.lstrip()[: len(opening.lstrip()) - len(opening.lstrip().lstrip("rRuU"))]
+        quote = opening.lstrip()[len(prefix) : len(prefix) + 3]
+        if quote not in ('"""', "'''") or doc.col_offset != len(indent):
+            continue
+        blank = next((i for i in range(first + 1, last) if not lines[i].strip()), None)
+        end = blank if blank is not None else last + 1
+        parts = [opening.strip()[len(prefix) + 3 :]] + [line.strip() for line in lines[first + 1 : end]]
+        if any(p.startswith((">>>", "* ", "- ", "|", "..")) or p.endswith("::") for p in parts):
+            if blank is not None:
+                edits.append((first, last, lines[first : blank - 1] + [lines[blank - 1].rstrip() + quote]))
+            continue
+        text = " ".join(p for p in parts if p)
+        text = text[: -len(quote)].rstrip() if text.endswith(quote) else text
+        wrapped = textwrap.wrap(prefix + quote + text + quote, width=width - len(indent), break_long_words=False,
+                                break_on_hyphens=False)  # fmt: skip
+        edits.append((first, last, [indent + w for w in wrapped]))
+    for first, last, new in sorted(edits, reverse=True):
+        lines[first : last + 1] = new
+    return "\n".join(lines) + "\n"
 
 
-def lib_overrides(module: str, lib: str, dataset_paths: dict) -> str:
-    """Generated lines appended to a vendored module so that paths point into the exported folder."""
-    if module == ROOT:
-        return (
-            f"\n\n# --- {GENERATED}: the task folders are the directory this benchmark folder sits in ---\n"
-            "import os as _export_os  # noqa: E402\n\n"
-            "TASKS_DIR = _export_os.path.dirname(_export_os.path.dirname(_export_os.path.dirname("
-            "_export_os.path.abspath(__file__))))\n"
-        )
-    if module == f"{ROOT}.tasks":
-        return (
-            f"\n\n# --- {GENERATED}: {lib}.tasks.<bench> is the exported benchmark folder itself ---\n"
-            "import os as _export_os  # noqa: E402\n\n"
-            "__path__.append(_export_os.path.dirname(_export_os.path.dirname(_export_os.path.dirname("
-            "_export_os.path.dirname(_export_os.path.abspath(__file__))))))\n"
-        )
-    if module == f"{ROOT}.data.sources":
-        return (
-            f"\n\n# --- {GENERATED}: the folder's dataset_path, fixed at export time ---\n"
-            f"EXPORTED_DATASET_PATHS = {json.dumps(dataset_paths, ensure_ascii=False)}\n\n\n"
-            "def resolve(benchmark: str) -> str:  # noqa: F811\n"
-            '    """The ``dataset_path`` this folder was exported with (``hanyi export --data-root``)."""\n'
-            "    if benchmark not in EXPORTED_DATASET_PATHS:\n"
-            "        raise DataNotFoundError(f'{benchmark} is not part of this exported folder')\n"
-            "    return EXPORTED_DATASET_PATHS[benchmark]\n"
-        )
-    return ""
+def formatted(source: str, filename: str) -> str:
+    """``source`` as upstream's pre-commit leaves it: black (line length 240) and isort (profile black)."""
+    try:
+        import black
+        import isort
+    except ImportError:
+        raise ExportError("formatting the export needs black and isort: pip install 'hanyi[test]'") from None
+    try:
+        # hanyi's own formatter wraps at 120 and leaves trailing commas that would keep black from joining lines at
+        # 240: join first (black, magic trailing commas off), then isort, then black as upstream runs it.
+        text = black.format_str(source, mode=black.Mode(line_length=BLACK_LINE_LENGTH, magic_trailing_comma=False))
+        text = isort.code(text, **ISORT_SETTINGS)
+        return black.format_str(text, mode=black.Mode(line_length=BLACK_LINE_LENGTH))
+    except Exception as exc:  # noqa: BLE001  (a parse error names the file)
+        raise ExportError(f"{filename}: cannot be formatted: {exc}") from None
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -297,6 +307,10 @@ def preflight(out: str, benchmarks, force: bool = False) -> None:
         if os.path.exists(dst) and (not os.path.isdir(dst) or not _is_export(dst)):
             raise ExportError(f"{dst} exists and was not written by hanyi export; refusing to replace it (nothing "
                               "was written)")  # fmt: skip
+    lib = os.path.join(out, LIB_DIR)
+    if os.path.islink(lib) or (os.path.exists(lib) and not _is_generated_lib(lib)):
+        raise ExportError(f"{lib} exists and was not written by hanyi export; refusing to replace it (nothing was "
+                          "written)")  # fmt: skip
     pr = os.path.join(out, "PULL_REQUEST.md")
     if os.path.islink(pr):
         raise ExportError(f"{pr} is a symbolic link; refusing to write through it (nothing was written)")
@@ -305,8 +319,16 @@ def preflight(out: str, benchmarks, force: bool = False) -> None:
                           "was written)")  # fmt: skip
 
 
+def _is_generated_lib(folder: str) -> bool:
+    try:
+        with open(os.path.join(folder, "__init__.py"), encoding="utf-8") as f:
+            return f.readline().strip() == LIB_MARKER
+    except OSError:
+        return False
+
+
 def export_benchmark(out: str, bench: str, data_root: str) -> dict:
-    lib = lib_name(bench)
+    """Write ``<out>/<bench>/``: YAMLs, resources, the folder modules its YAMLs reach (formatted), the README."""
     src = os.path.join(TASKS_DIR, bench)
     dst = os.path.join(out, bench)
     if os.path.exists(dst):
@@ -314,17 +336,19 @@ def export_benchmark(out: str, bench: str, data_root: str) -> dict:
             raise ExportError(f"{dst} exists and was not written by hanyi export; refusing to replace it")
         shutil.rmtree(dst)
     path_value = dataset_path(bench, data_root, dst)
+    modules = {os.path.relpath(module_path(m), src) for m in folder_modules(bench)}
     for root, dirs, files in os.walk(src):
         dirs[:] = sorted(d for d in dirs if d not in _SKIP_DIRS)
         rel = os.path.relpath(root, src)
         os.makedirs(os.path.join(dst, rel), exist_ok=True)
         for f in sorted(files):
-            if (rel == "." and f in _SKIP_FILES) or f.endswith(".pyc"):
+            relf = os.path.normpath(os.path.join(rel, f))
+            if (rel == "." and f in _SKIP_FILES) or f.endswith(".pyc") or (f.endswith(".py") and relf not in modules):
                 continue
             s, d = os.path.join(root, f), os.path.join(dst, rel, f)
             if f.endswith(".py"):
                 with open(s, encoding="utf-8") as fh:
-                    text = with_bootstrap(rewrite_imports(fh.read(), lib, s), lib)
+                    text = formatted(short_docstrings(rewrite_imports(fh.read(), s)), s)
             elif f.endswith(".yaml") or f.endswith("_yaml"):
                 with open(s, encoding="utf-8") as fh:
                     text = rewrite_yaml(fh.read(), bench, path_value, s)
@@ -333,39 +357,44 @@ def export_benchmark(out: str, bench: str, data_root: str) -> dict:
                 continue
             with open(d, "w", encoding="utf-8") as fh:
                 fh.write(text)
-    vendored = needed_modules(bench)
-    if ROOT not in vendored:
-        vendored.insert(0, ROOT)
-    for mod in vendored:
-        s = module_path(mod)
-        rel = os.path.relpath(s, PACKAGE_DIR)
-        d = os.path.join(dst, lib, rel)
-        os.makedirs(os.path.dirname(d), exist_ok=True)
-        with open(s, encoding="utf-8") as fh:
-            text = rewrite_imports(fh.read(), lib, s) + lib_overrides(mod, lib, {bench: path_value})
-        with open(d, "w", encoding="utf-8") as fh:
-            fh.write(text)
     if data_root == "sample":
         shutil.copytree(os.path.join(PACKAGE_DIR, "data", "sample", bench), os.path.join(dst, "sample"))
-    from hanyi.export import readme
+    return {"folder": dst, "dataset_path": path_value}
 
-    with open(os.path.join(dst, "README.md"), "w", encoding="utf-8") as fh:
-        fh.write(MARKER + "\n" + readme.folder_readme(bench, dst, path_value, vendored))
-    return {"folder": dst, "dataset_path": path_value, "vendored": [m.replace(ROOT, lib, 1) for m in vendored]}
+
+def export_shared(out: str, benchmarks, dataset_paths: dict) -> list[str]:
+    """Write ``<out>/_task_utils/hanyi_common/``: the statements of ``hanyi`` the folders reach; the module names."""
+    found = shared_closure(benchmarks, dataset_paths)
+    dst = os.path.join(out, LIB_DIR)
+    if os.path.exists(dst):
+        shutil.rmtree(dst)
+    for mod in sorted(found.kept):
+        s = module_path(mod)
+        d = os.path.join(dst, os.path.relpath(s, PACKAGE_DIR))
+        os.makedirs(os.path.dirname(d), exist_ok=True)
+        text = formatted(short_docstrings(rewrite_imports(found.source_of(mod), s)), s)
+        if mod == ROOT:
+            text = LIB_MARKER + "\n" + text
+        with open(d, "w", encoding="utf-8") as fh:
+            fh.write(text)
+    return [exported_module(m) for m in sorted(found.kept)]
 
 
 def export(out: str, benchmarks=BENCHMARKS, data_root: str = "hub", force: bool = False) -> dict:
-    """Write ``<out>/<bench>/`` for each benchmark and ``<out>/PULL_REQUEST.md``; returns what was written.
-
-    Every path is checked first (:func:`preflight`), so a refusal leaves ``out`` as it was."""
+    """Write ``<out>/<bench>/`` for each benchmark, ``<out>/_task_utils/hanyi_common/`` and ``<out>/PULL_REQUEST.md``;
+    returns what was written. Every path is checked first (:func:`preflight`), so a refusal leaves ``out`` as it was."""
     from hanyi.export import readme
 
     preflight(out, benchmarks, force)
     os.makedirs(out, exist_ok=True)
     written = {bench: export_benchmark(out, bench, data_root) for bench in benchmarks}
+    shared = export_shared(out, benchmarks, {b: w["dataset_path"] for b, w in written.items()})
+    for bench, entry in written.items():
+        with open(os.path.join(entry["folder"], "README.md"), "w", encoding="utf-8") as fh:
+            fh.write(MARKER + "\n" + readme.folder_readme(bench, entry["folder"], entry["dataset_path"]))
     with open(os.path.join(out, "PULL_REQUEST.md"), "w", encoding="utf-8") as fh:
-        fh.write(PR_MARKER + "\n" + readme.pull_request(out, list(benchmarks), data_root))
-    return written
+        fh.write(PR_MARKER + "\n" + readme.pull_request(out, list(benchmarks), data_root, shared))
+    return {**written, "shared": {"folder": os.path.join(out, LIB_DIR), "modules": shared}}
 
 
 def _tree(root: str) -> set[str]:
@@ -381,7 +410,7 @@ def check_export(out: str, benchmarks=BENCHMARKS, data_root: str = "hub") -> lis
     drift = []
     with tempfile.TemporaryDirectory(prefix="hanyi-export-check-") as tmp:
         export(tmp, benchmarks, data_root)
-        for bench in [*benchmarks, None]:
+        for bench in [*benchmarks, LIB_DIR, None]:
             a, b = (os.path.join(tmp, bench), os.path.join(out, bench)) if bench else (tmp, out)
             if bench is None:
                 names_a, names_b = {"PULL_REQUEST.md"}, {"PULL_REQUEST.md"} & set(os.listdir(out))
