@@ -213,7 +213,9 @@ def _snapshot(root) -> dict:
             for p in sorted(root.rglob("*"))}  # fmt: skip
 
 
-@pytest.mark.parametrize("case", ["out_is_a_file", "foreign_cii_after_others", "symlinked_export", "users_pr"])
+@pytest.mark.parametrize(
+    "case", ["out_is_a_file", "foreign_cii_after_others", "symlinked_export", "users_pr", "earlier_folder_left_out"]
+)
 def test_export_checks_everything_before_writing_anything(tmp_path, capsys, case):
     """Issue 29 item 12: each of these gave a traceback, some after other folders had already been replaced."""
     from hanyi.export import main as export_main
@@ -231,6 +233,8 @@ def test_export_checks_everything_before_writing_anything(tmp_path, capsys, case
         elsewhere = tmp_path / "elsewhere"
         lt.export(str(elsewhere), ["cii"], data_root="sample")
         (out / "cii").symlink_to(elsewhere / "cii", target_is_directory=True)
+    elif case == "earlier_folder_left_out":  # the shared code would no longer serve vulca/
+        lt.export(str(out), ["vulca"], data_root="sample")
     else:
         (out / "PULL_REQUEST.md").write_text("# my own pull request text\n")
     before = _snapshot(tmp_path)

@@ -294,7 +294,9 @@ def preflight(out: str, benchmarks, force: bool = False) -> None:
     """Check every path the export would write before anything is written; raises :class:`ExportError` (one line).
 
     Refused: ``out`` that is a file (or a symlink); a ``<out>/<bench>`` that is a symlink, not a folder, or a folder
-    no earlier export wrote; a ``PULL_REQUEST.md`` that is a symlink, or that hanyi did not write (unless ``force``).
+    no earlier export wrote; an earlier exported ``<out>/<other bench>`` left out of ``benchmarks`` (the shared code
+    would no longer serve it); a ``_task_utils/hanyi_common`` hanyi did not write; a ``PULL_REQUEST.md`` that is a
+    symlink, or that hanyi did not write (unless ``force``).
     """
     if os.path.islink(out) or (os.path.exists(out) and not os.path.isdir(out)):
         kind = "a symbolic link" if os.path.islink(out) else "a file"
@@ -307,6 +309,11 @@ def preflight(out: str, benchmarks, force: bool = False) -> None:
         if os.path.exists(dst) and (not os.path.isdir(dst) or not _is_export(dst)):
             raise ExportError(f"{dst} exists and was not written by hanyi export; refusing to replace it (nothing "
                               "was written)")  # fmt: skip
+    others = [b for b in BENCHMARKS if b not in benchmarks and _is_export(os.path.join(out, b))]
+    if others:
+        raise ExportError(f"{out} holds earlier exported folders ({', '.join(others)}) that share "
+                          f"{LIB_DIR}/ with these; export them together (--benchmarks ... {' '.join(others)}) or "
+                          "remove them (nothing was written)")  # fmt: skip
     lib = os.path.join(out, LIB_DIR)
     if os.path.islink(lib) or (os.path.exists(lib) and not _is_generated_lib(lib)):
         raise ExportError(f"{lib} exists and was not written by hanyi export; refusing to replace it (nothing was "
