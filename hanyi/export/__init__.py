@@ -1,7 +1,8 @@
 """``hanyi export``: hanyi's tasks as self-contained folders for other harnesses (see ``docs/upstream.md``).
 
 * ``hanyi export lmms-eval --out DIR [--benchmarks ...] [--data-root sample|<dir>|hub]`` writes one folder per
-  benchmark, ready to copy into ``lmms_eval/tasks/`` (:mod:`hanyi.export.lmms_eval_tasks`).
+  benchmark and the code they share (``_task_utils/hanyi_common/``), ready to copy into ``lmms_eval/tasks/``
+  (:mod:`hanyi.export.lmms_eval_tasks`); it needs black and isort (hanyi's ``test`` extra) to format as upstream.
 * ``hanyi export lmms-eval --check DIR`` says whether an existing export still matches the source tree.
 
 Nothing here is imported by the tasks; the exported folders import nothing from hanyi.
@@ -35,7 +36,11 @@ def main(argv=None, prog: str = "hanyi export") -> int:
     p.add_argument("--force", action="store_true", help="replace a PULL_REQUEST.md in --out that hanyi did not write")
     args = parser.parse_args(sys.argv[1:] if argv is None else argv)
     if args.check:
-        drift = lt.check_export(args.out, args.benchmarks, args.data_root)
+        try:
+            drift = lt.check_export(args.out, args.benchmarks, args.data_root)
+        except lt.ExportError as exc:
+            print(f"hanyi export: {exc}", file=sys.stderr)
+            return 2
         for line in drift:
             print(line)
         print("export matches the source" if not drift else f"{len(drift)} difference(s): re-run hanyi export")

@@ -214,13 +214,20 @@ def short_docstrings(source: str, width: int = BLACK_LINE_LENGTH) -> str:
     return "\n".join(lines) + "\n"
 
 
-def formatted(source: str, filename: str) -> str:
-    """``source`` as upstream's pre-commit leaves it: black (line length 240) and isort (profile black)."""
+def formatters():
+    """``(black, isort)``, or :class:`ExportError` saying how to install them."""
     try:
         import black
         import isort
     except ImportError:
-        raise ExportError("formatting the export needs black and isort: pip install 'hanyi[test]'") from None
+        raise ExportError("formatting the export needs black and isort: pip install 'hanyi[test]' (nothing was "
+                          "written)") from None  # fmt: skip
+    return black, isort
+
+
+def formatted(source: str, filename: str) -> str:
+    """``source`` as upstream's pre-commit leaves it: black (line length 240) and isort (profile black)."""
+    black, isort = formatters()
     try:
         # hanyi's own formatter wraps at 120 and leaves trailing commas that would keep black from joining lines at
         # 240: join first (black, magic trailing commas off), then isort, then black as upstream runs it.
@@ -393,6 +400,7 @@ def export(out: str, benchmarks=BENCHMARKS, data_root: str = "hub", force: bool 
     from hanyi.export import readme
 
     preflight(out, benchmarks, force)
+    formatters()
     os.makedirs(out, exist_ok=True)
     written = {bench: export_benchmark(out, bench, data_root) for bench in benchmarks}
     shared = export_shared(out, benchmarks, {b: w["dataset_path"] for b, w in written.items()})
