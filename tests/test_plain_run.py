@@ -35,7 +35,7 @@ def _same(a, b) -> bool:
 
 #: Numbers now scored per doc in ``process_results`` with an encoder whose bits depend on the batch's shape (Pun Rebus
 #: elements 1.4: Sentence-BERT encodes one doc's strings per call, no longer the corpus in one batch): equal up to that
-#: float noise (docs/punrebus.md, "Order-independent aggregations"), relative tolerance.
+#: float noise (docs/punrebus.md, Changelog, elements 1.4), relative tolerance.
 NEAR = {("punrebus_elements", "element_sim,none"): 1e-6}
 
 
