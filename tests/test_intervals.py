@@ -172,28 +172,22 @@ def test_cvlue_itr_decompositions_are_bit_identical(monkeypatch):
     assert len(cvlue.cvlue_itr_parse_failure_rate.per_doc(pairs)) == len({p["query"] for p in pairs})
 
 
-def test_element_sim_decomposition_is_bit_identical_and_scores_once(monkeypatch):
+def test_element_sim_averages_the_logged_per_doc_scores_and_encodes_nothing(monkeypatch):
+    """S_Sim is scored per doc in ``process_results`` (Pun Rebus elements 1.4): the aggregation is the former mean
+    over the parsed docs of those scores, with no Sentence-BERT call, and light (the report recomputes it)."""
     from hanyi.metrics import elements as el
     from hanyi.tasks.punrebus import aggregate as pun
 
-    calls = []
-
-    def fake_scores(pairs, model=None):
-        calls.append(len(pairs))
-        return [len(g) / (len(g) + len(p) + 1.3) for g, p in pairs]
-
-    monkeypatch.setattr(el, "element_sim_scores", fake_scores)
+    monkeypatch.setattr(el, "element_sim_scores", lambda *a, **k: pytest.fail("the aggregation encoded"))
     r = random.Random(9)
-    items = [
-        {"gold": ["a"] * r.randint(1, 4), "pred": ["b"] * r.randint(0, 3), "parsed": r.random() < 0.7}
-        for _ in range(60)
-    ]
-    parsed = [(it["gold"], it["pred"]) for it in items if it["parsed"]]
-    old = el.mean_or_zero(fake_scores(parsed))
-    calls.clear()
-    assert pun.punrebus_element_sim(items) == old and calls == [len(parsed)]
+    items = []
+    for _ in range(60):
+        parsed = r.random() < 0.7
+        items.append({"gold": ["a"], "pred": ["b"], "parsed": parsed, "instance_score": r.random() if parsed else None})
+    old = el.mean_or_zero([it["instance_score"] for it in items if it["parsed"]])
+    assert pun.punrebus_element_sim(items) == old and pun.punrebus_element_sim.light
     stats = pun.punrebus_element_sim.memo.take(items)
-    assert stats is not None and int(np.isfinite(stats).sum()) == len(parsed)
+    assert stats is not None and int(np.isfinite(stats).sum()) == sum(it["parsed"] for it in items)
     assert pun.punrebus_element_sim([]) == 0.0
 
 
@@ -343,8 +337,8 @@ def test_report_uses_logged_per_doc_stats_of_element_sim(tmp_path):
     assert ci["n"] == len(scored) and ci["method"].startswith("bootstrap over units")
     assert ci["ci_low"] == pytest.approx(np.percentile(reps, 2.5), abs=1e-9)
     assert ci["ci_high"] == pytest.approx(np.percentile(reps, 97.5), abs=1e-9)
-    other = by[("punrebus_elements", "element_sim_custom_model")]  # no statistics logged, value not reproduced
-    assert other["ci_low"] is None and "per-doc statistics" in other["why"]
+    other = by[("punrebus_elements", "element_sim_custom_model")]  # no statistics logged, items without scores
+    assert other["ci_low"] is None and "do not fit" in other["why"]
 
 
 def test_report_recomputes_light_aggregations_from_logged_items(tmp_path):

@@ -33,6 +33,12 @@ def _same(a, b) -> bool:
     return (isinstance(a, float) and isinstance(b, float) and math.isnan(a) and math.isnan(b)) or a == b
 
 
+#: Numbers now scored per doc in ``process_results`` with an encoder whose bits depend on the batch's shape (Pun Rebus
+#: elements 1.4: Sentence-BERT encodes one doc's strings per call, no longer the corpus in one batch): equal up to that
+#: float noise (docs/punrebus.md, Changelog, elements 1.4), relative tolerance.
+NEAR = {("punrebus_elements", "element_sim,none"): 1e-6}
+
+
 def test_a_plain_run_gives_the_numbers_of_before(tmp_path):
     with open(os.path.join(FIXTURE, "expected.json"), encoding="utf-8") as f:
         expected = json.load(f)
@@ -50,7 +56,10 @@ def test_a_plain_run_gives_the_numbers_of_before(tmp_path):
         new_keys = set(values) - set(expected[task])
         assert not new_keys, f"{task}: keys that hanyi 0.3.0 did not emit: {sorted(new_keys)}"
         for key, value in values.items():
-            assert _same(value, expected[task][key]), (task, key, value, expected[task][key])
+            if (task, key) in NEAR:
+                assert math.isclose(value, expected[task][key], rel_tol=NEAR[task, key]), (task, key, value)
+            else:
+                assert _same(value, expected[task][key]), (task, key, value, expected[task][key])
             compared += 1
     assert compared >= 100
 

@@ -289,7 +289,7 @@ def test_non_binary_scores_get_a_seeded_bootstrap_interval_and_odd_aggregates_no
     ci = by_metric["element_abs"]
     assert ci["method"].startswith("bootstrap") and ci["n"] == 6
     assert ci["ci_low"] < mean < ci["ci_high"] and ci == report(tmp_path, d)["sections"][0]["intervals"][0]
-    # element_sim re-encodes with SBERT at aggregation: without the per-doc statistics the run logs, no interval
+    # element_sim: its per-doc scores are not in this log (no element_sim items, no statistics), so no interval
     assert by_metric["element_sim"]["ci_low"] is None and "per-doc statistics" in by_metric["element_sim"]["why"]
 
 

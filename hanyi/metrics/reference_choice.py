@@ -9,9 +9,9 @@ The comparison is strict, so ties (also an empty prediction, or identical refere
 BERTScore variant; we use F1 of ``bert-score`` with ``bert-base-multilingual-cased`` layer 9 (what its ``lang=de/fr/ko``
 setting selects), no idf, no baseline rescaling (a monotone map that cannot change the decision).
 
-Scoring is batched: :func:`pair_scores` makes one scorer call for all ``2 N`` (candidate, reference) pairs, and
-:func:`load_bertscorer` loads a model once per process. When the weights cannot be loaded, callers fall back to
-sentence chrF (:func:`chrf_scores`) and must report it under a different metric name.
+Scoring is batched: :func:`pair_scores` makes one scorer call for all ``2 N`` (candidate, reference) pairs (UNPIE:
+one doc's answers), and :func:`load_bertscorer` loads a model once per process. When the weights cannot be loaded,
+callers fall back to sentence chrF (:func:`chrf_scores`) and must report it under a different metric name.
 """
 
 from __future__ import annotations
@@ -44,40 +44,6 @@ def closer_to_target(target_score: float | None, distractor_score: float | None)
     return target_score is not None and distractor_score is not None and target_score > distractor_score
 
 
-class _SiblingScores:
-    """Scores of a sibling metric's pairs, computed in the same scorer call as the metric that ran first.
-
-    A task that reports one decision under two answer extractions (UNPIE's paper key and its ``_robust`` key) scores
-    mostly the same pairs twice. The first aggregation scores the union of both extractions' pairs in **one** call and
-    keeps the sibling's scores here; the sibling's aggregation, which lmms-eval runs right after it, takes them back
-    when every pair it needs is there (same scorer configuration), and scores nothing. Both keys' numbers are then a function
-    of that task's items alone, bit for bit, whichever tasks share the run. One slot: any later call replaces it.
-    """
-
-    def __init__(self):
-        self.scorer, self.scores = None, {}
-
-    def keep(self, scorer, scores: dict) -> None:
-        self.scorer, self.scores = _scorer_key(scorer), scores
-
-    def take(self, scorer, pairs: list) -> dict | None:
-        if self.scorer is None or self.scorer != _scorer_key(scorer) or not pairs:
-            return None
-        if any(p not in self.scores for p in pairs):
-            return None
-        found = {p: self.scores[p] for p in pairs}
-        self.scorer, self.scores = None, {}
-        return found
-
-
-SIBLINGS = _SiblingScores()
-
-
-def _scorer_key(scorer):
-    """What identifies a scorer: its ``key`` (a BERTScore scorer: model, layers, batch size), else the object."""
-    return getattr(scorer, "key", scorer)
-
-
 def _pairs(predictions, targets, distractors) -> tuple[list[int], list[tuple[str, str]]]:
     """Indices of the non-empty predictions, and their (candidate, reference) pairs: all targets, then distractors."""
     keep = [i for i, p in enumerate(predictions) if isinstance(p, str) and p.strip()]
@@ -90,7 +56,6 @@ def pair_scores(
     targets: Sequence[str],
     distractors: Sequence[str],
     scorer: PairScorer,
-    sibling_predictions: Sequence[str] | None = None,
 ) -> tuple[list[float | None], list[float | None]]:
     """Score every prediction against its target and its distractor in **one** ``scorer`` call.
 
@@ -101,10 +66,6 @@ def pair_scores(
     bits, whatever the order of the docs.
     Empty predictions are not sent to the scorer and get ``None`` (a decision of "wrong").
 
-    ``sibling_predictions`` (the same docs under the sibling metric's extraction) joins the sibling's pairs to the
-    same call and keeps their scores for it (:class:`_SiblingScores`); a call whose pairs were all kept that way by
-    the previous call makes no scorer call.
-
     >>> overlap = lambda cands, refs: [len(set(c.split()) & set(r.split())) for c, r in zip(cands, refs)]
     >>> pair_scores(["a b", ""], ["a b c", "x"], ["a", "y"], overlap)
     ([2, None], [1, None])
@@ -112,16 +73,8 @@ def pair_scores(
     if not (len(predictions) == len(targets) == len(distractors)):
         raise ValueError("predictions, targets and distractors must have the same length")
     keep, pairs = _pairs(predictions, targets, distractors)
-    unique = list(dict.fromkeys(pairs))
-    scored = SIBLINGS.take(scorer, unique)
-    if scored is None:
-        sibling = []
-        if sibling_predictions is not None:
-            sibling = list(dict.fromkeys(_pairs(sibling_predictions, targets, distractors)[1]))
-        sent = sorted(set(unique + sibling))  # one batch whatever the order of the docs (2 processes == 1)
-        scored = dict(zip(sent, scorer([c for c, _ in sent], [r for _, r in sent]))) if sent else {}
-        if sibling_predictions is not None:
-            SIBLINGS.keep(scorer, {p: scored[p] for p in sibling})
+    sent = sorted(set(pairs))  # the same batch whatever the order of the predictions
+    scored = dict(zip(sent, scorer([c for c, _ in sent], [r for _, r in sent]))) if sent else {}
     scores = [scored[pair] for pair in pairs]
     t_scores: list[float | None] = [None] * len(predictions)
     d_scores: list[float | None] = [None] * len(predictions)
@@ -135,7 +88,6 @@ def decide(
     targets: Sequence[str],
     distractors: Sequence[str],
     scorer: PairScorer,
-    sibling_predictions: Sequence[str] | None = None,
 ) -> list[dict]:
     """One dict per prediction: ``target_score``, ``distractor_score`` and ``correct`` (:func:`closer_to_target`).
 
@@ -143,7 +95,7 @@ def decide(
     >>> [d["correct"] for d in decide(["x", "y", "z"], ["x", "q", "z"], ["q", "y", "z"], same)]
     [True, False, False]
     """
-    t_scores, d_scores = pair_scores(predictions, targets, distractors, scorer, sibling_predictions)
+    t_scores, d_scores = pair_scores(predictions, targets, distractors, scorer)
     return [
         {"target_score": t, "distractor_score": d, "correct": closer_to_target(t, d)}
         for t, d in zip(t_scores, d_scores)
@@ -198,7 +150,6 @@ def bertscore_f1_scorer(
         _, _, f1 = scorer.score(list(candidates), list(references), batch_size=batch_size)
         return [float(x) for x in f1.tolist()]
 
-    score.key = ("bertscore", model, int(num_layers), batch_size)  # one per configuration (rebuilt per call)
     return score
 
 

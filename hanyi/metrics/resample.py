@@ -134,7 +134,11 @@ def as_array(stats: Sequence):
 #: here, without importing any task code (:mod:`hanyi.report.aggregations`).
 BY_NAME: dict[str, Callable] = {}
 #: The modules that define the aggregations hanyi's task YAMLs name, imported by :func:`by_name`.
-AGGREGATION_MODULES: tuple[str, ...] = ("hanyi.metrics.vulca_aggregations",)
+AGGREGATION_MODULES: tuple[str, ...] = (
+    "hanyi.metrics.punrebus_aggregations",
+    "hanyi.metrics.unpie_aggregations",
+    "hanyi.metrics.vulca_aggregations",
+)
 
 
 def by_name(name: str):

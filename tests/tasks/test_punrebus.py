@@ -85,14 +85,18 @@ def test_paper_matching_prompt_has_clean_options(docs):
 
 def test_five_shot_messages_interleave_exemplars_then_query(docs):
     doc = docs[0]["sanduo_1.jpg"]
-    (message,) = fewshot.punrebus_5shot_doc_to_messages(doc, {"prompt": "matching", "prompt_variant": "paper"})
+    (message,) = fewshot.punrebus_5shot_doc_to_messages(
+        doc, {"prompt": "matching", "prompt_variant": "paper", "image_token": "<image>"}
+    )
     kinds = [part["type"] for part in message["content"]]
     assert kinds == ["image", "text"] * 6
     answers = [p["text"] for p in message["content"][1:10:2]]
     assert answers == ["G. Peace and Protection from Evil, Societal Harmony", "B. Happiness, Joy, Good Luck",
                        "C. Prestige, Promotion, and Good Exam Results", "E. Wealth or Prosperity",
                        "F. Moral Integrity, Eremitism"]  # fmt: skip
-    (elements_message,) = fewshot.punrebus_5shot_doc_to_messages(doc, {"prompt": "elements", "prompt_variant": "paper"})
+    (elements_message,) = fewshot.punrebus_5shot_doc_to_messages(
+        doc, {"prompt": "elements", "prompt_variant": "paper", "image_token": "<image>"}
+    )
     assert elements_message["content"][1]["text"] == "Quail, Chrysanthemum"
     assert len(fewshot.punrebus_5shot_doc_to_visual(doc)) == 6
 
@@ -121,7 +125,9 @@ def test_a_model_copying_the_five_shot_elements_format_is_scored_in_full(docs):
 def test_five_shot_text_fallback_has_one_image_placeholder_per_image_before_its_answer(docs, prompt):
     # review defect 7: the text form for models without chat messages listed "Answer:" lines and no images
     doc = docs[0]["sanduo_1.jpg"]
-    text = fewshot.punrebus_5shot_doc_to_text(doc, {"prompt": prompt, "prompt_variant": "paper"})
+    text = fewshot.punrebus_5shot_doc_to_text(
+        doc, {"prompt": prompt, "prompt_variant": "paper", "image_token": "<image>"}
+    )
     assert text.count("<image>") == len(fewshot.punrebus_5shot_doc_to_visual(doc)) == 6
     chunks = text.split("<image>\n")[1:]
     assert chunks[0].startswith("Quail" if prompt == "elements" else "G. Peace")

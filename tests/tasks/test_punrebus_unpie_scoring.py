@@ -157,8 +157,10 @@ def test_every_aggregation_gives_the_same_value_whatever_the_order_of_its_items(
     assert checked >= 3
 
 
-def test_sbert_element_similarity_is_one_batch_whatever_the_order(task_docs, monkeypatch):
-    """A batch-sensitive fake embedder (each vector depends on its place in the batch): the same value in any order."""
+def test_element_similarity_is_a_function_of_its_doc_and_the_aggregation_needs_no_model(task_docs, monkeypatch):
+    """A batch-sensitive fake embedder (each vector depends on its place in the call): S_Sim is computed per doc in
+    ``process_results``, so a doc scores the same alone or after others, and the aggregation only averages the logged
+    scores (no model), in any order."""
     import torch
 
     from hanyi.metrics import elements as el
@@ -174,10 +176,16 @@ def test_sbert_element_similarity_is_one_batch_whatever_the_order(task_docs, mon
     monkeypatch.setattr(el, "load_sbert", lambda *a, **k: Fake())
     rng = random.Random(1)
     docs = task_docs["punrebus_elements"] * 4
-    items = []
-    for doc in docs:
-        out = utils.punrebus_elements_process_results(doc, [_answers(doc, rng)])
-        items.append(next(v for k, v in out.items() if k.startswith("element_abs")))
+    answers = [_answers(doc, rng) for doc in docs]
+
+    def sim_items(order):
+        out = {i: utils.punrebus_elements_process_results(docs[i], [answers[i]]) for i in order}
+        return [next(v for k, v in out[i].items() if k.startswith("element_sim")) for i in range(len(docs))]
+
+    items = sim_items(range(len(docs)))
+    assert any(it["parsed"] and it["instance_score"] > 0 for it in items)
+    assert sim_items(random.Random(0).sample(range(len(docs)), len(docs))) == items
+    monkeypatch.setattr(el, "load_sbert", lambda *a, **k: pytest.fail("the aggregation encoded"))
     expected = aggregate.punrebus_element_sim(items)
     for seed in range(5):
         shuffled = list(items)
@@ -185,32 +193,42 @@ def test_sbert_element_similarity_is_one_batch_whatever_the_order(task_docs, mon
         assert aggregate.punrebus_element_sim(shuffled) == expected
 
 
-def test_bertscore_disambiguation_is_one_batch_whatever_the_order(task_docs, monkeypatch):
-    """A batch-sensitive fake BERTScore (each score depends on its place in the call): the same value in any order,
-    for the paper key and its ``_robust`` sibling scored in the same call."""
-    from hanyi.metrics import reference_choice as rc
+def test_disambiguation_decisions_are_made_per_doc_and_the_aggregation_scores_nothing(task_docs, monkeypatch):
+    """A batch-sensitive fake BERTScore (each score depends on its place in the call): each doc's paper and
+    ``_robust`` decisions are made in ``process_results`` in one call on its own pairs, so they do not depend on the
+    other docs; the aggregations combine the logged decisions, in any order, and call no scorer."""
     from hanyi.tasks.unpie import scoring, utils
 
+    calls = []
+
     def scorer(cands, refs):  # coarse scores, ties broken by the place in the call
+        calls.append(len(cands))
         return [len(set(c.split()) & set(r.split())) + 0.001 * i for i, (c, r) in enumerate(zip(cands, refs))]
 
     monkeypatch.setattr(scoring, "bertscore_scorer", lambda: scorer)
-    monkeypatch.setattr(rc, "SIBLINGS", rc._SiblingScores())
+    monkeypatch.setattr(utils.backbones, "metric_key", lambda backbone, key: key)  # the paper's key: BERTScore
     rng = random.Random(2)
     docs = task_docs["unpie_disambiguation_de_homo"] * 5
-    outs = [utils.unpie_disambiguation_process_results(doc, [_answers(doc, rng)]) for doc in docs]
-    key = next(k for k in outs[0] if k.startswith("disamb_acc_") and not k.endswith("_robust"))
-    paper, robust = [o[key] for o in outs], [o[f"{key}_robust"] for o in outs]
-    expected = (
-        utils.unpie_disamb_acc_bertscore(copy.deepcopy(paper)),
-        utils.unpie_disamb_acc_bertscore(copy.deepcopy(robust)),
-    )
+    answers = [_answers(doc, rng) for doc in docs]
+
+    def outs(order):
+        got = {i: utils.unpie_disambiguation_process_results(docs[i], [answers[i]]) for i in order}
+        return [got[i] for i in range(len(docs))]
+
+    first = outs(range(len(docs)))
+    assert 0 < len(calls) <= len(docs) and max(calls) <= 4  # at most one call per doc, on its own (up to 4) pairs
+    assert outs(random.Random(1).sample(range(len(docs)), len(docs))) == first
+    paper = [o["disamb_acc_bertscore"] for o in first]
+    robust = [o["disamb_acc_bertscore_robust"] for o in first]
+    monkeypatch.setattr(scoring, "bertscore_scorer", lambda: pytest.fail("the aggregation scored"))
+    expected = (utils.unpie_disamb_acc_bertscore(paper), utils.unpie_disamb_acc_bertscore(robust))
+    assert all(0.0 <= v <= 1.0 for v in expected)
     for seed in range(5):
-        order = list(range(len(outs)))
+        order = list(range(len(docs)))
         random.Random(seed).shuffle(order)
         got = (
-            utils.unpie_disamb_acc_bertscore(copy.deepcopy([paper[i] for i in order])),
-            utils.unpie_disamb_acc_bertscore(copy.deepcopy([robust[i] for i in order])),
+            utils.unpie_disamb_acc_bertscore([paper[i] for i in order]),
+            utils.unpie_disamb_acc_bertscore([robust[i] for i in order]),
         )
         assert got == expected
 

@@ -49,8 +49,9 @@ def test_groups_hold_only_generate_until_tasks_with_version(tasks, task_manager)
             assert task.OUTPUT_TYPE == "generate_until"
             # 0.2 robust keys (all); 0.3 meteor_exact_stem / disamb_acc_bertscore_custom_model fallback keys;
             # disambiguation 0.4: paper and _robust keys in one call; issue 27: caption_missing, exact_match_robust,
-            # reconstruction 0.5: correct_custom_judge; issue 26: 0.6 order-independent METEOR mean and BERTScore batch
-            expected = {"grounding": 0.3, "reconstruction": 0.6, "disambiguation": 0.6}
+            # reconstruction 0.5: correct_custom_judge; issue 26: 0.6 order-independent METEOR mean and BERTScore batch,
+            # 0.7 each doc scored in process_results (logged), the aggregations combine the logged numbers
+            expected = {"grounding": 0.3, "reconstruction": 0.7, "disambiguation": 0.7}
             kind = next(k for k in expected if k in task.config.task)
             assert task.config.metadata["version"] == expected[kind]
             assert task.config.generation_kwargs["max_new_tokens"] == 200
@@ -115,15 +116,17 @@ def test_vlm_prompts_match_the_paper_with_the_image_slot_removed(tasks):
         "word or phrase that\nmakes it a pun, without any explanation.\n[answer]:"
     )
     doc = list(tasks["unpie_reconstruction_ko_homo"].test_docs())[0]
-    text = utils.unpie_doc_to_text(doc, {"template": "reconstruction_image.jinja", "image_slot": "<image>"})
+    text = utils.unpie_doc_to_text(
+        doc, {"mode": "vlm", "template": "reconstruction_image.jinja", "image_slot": "<image>"}
+    )
     assert '[Korean]: "그와 그의 파트너는' in text and "\n\n[Image Description]: <image>\n" in text
-    kw = {"template": "grounding_image.jinja", "image_slot": "<image>"}
+    kw = {"mode": "vlm", "template": "grounding_image.jinja", "image_slot": "<image>"}
     assert 'given the image as context "<image>".\n' in utils.unpie_doc_to_text(doc, kw)
 
 
 def test_sm_prompt_pastes_the_caption_inside_quotes_and_a_missing_caption_is_counted_not_raised(tasks):
     doc = list(tasks["unpie_disambiguation_sm_de_homo"].test_docs())[1]
-    kw = {"mode": "sm", "template": "disambiguation.jinja"}
+    kw = {"mode": "sm", "template": "disambiguation.jinja", "image_slot": ""}
     assert 'image as context "a photo of share of the profits from a business".' in utils.unpie_doc_to_text(doc, kw)
     assert utils.unpie_doc_to_visual(doc, kw) == []
     no_caption = {**doc, "caption": ""}  # issue 27 item 8: was a KeyError while requests were built (task aborted)

@@ -1,5 +1,7 @@
 """UNPIE aggregations split into per-doc statistics + a combine (issue 15 item 3): equal, bit for bit, to the former
-aggregations; per_doc once per items list (no second BERTScore/judge pass); a finite bootstrap interval."""
+aggregations; per_doc once per items list (no second judge pass); a finite bootstrap interval. Since 0.7 each doc is
+scored in ``process_results`` (``utils._overlap_item``, ``scoring.decisions``) and the aggregations combine the logged
+numbers (issue 26 item 4): the items here are built that way."""
 
 import math
 import os
@@ -78,6 +80,11 @@ def _former_judge_correct(items, prompts, judge_many):
     return sum(v is True for v in kept) / len(kept) if kept else math.nan
 
 
+def _overlap(prediction, reference):
+    """A reconstruction item as ``process_results`` logs it (BLEU statistics, sentence METEOR)."""
+    return utils._overlap_item({"prediction": prediction}, reference)
+
+
 def _sentence(rng, n_max=12):
     return " ".join(rng.choice(WORDS) for _ in range(rng.randint(0, n_max)))
 
@@ -94,22 +101,21 @@ corpora = st.lists(
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(corpora)
 def test_bleu4_from_sentence_statistics_equals_sacrebleu_corpus_bleu(pairs):
-    items = [{"prediction": h, "reference": r} for h, r in pairs]
+    items = [_overlap(h, r) for h, r in pairs]
     expected = sacrebleu.corpus_bleu([h for h, _ in pairs], [[r for _, r in pairs]]).score if pairs else 0.0
     assert utils.unpie_bleu4(items) == expected == mt_overlap.corpus_bleu4([h for h, _ in pairs], [r for _, r in pairs])
 
 
 def test_bleu4_edge_cases_and_interval(sample_docs):
     assert utils.unpie_bleu4([]) == 0.0 and utils.unpie_bleu4.per_doc([]) == []
-    empty = [{"prediction": "", "reference": "He and his partner made knives."}] * 3
+    empty = [_overlap("", "He and his partner made knives.")] * 3
     assert utils.unpie_bleu4(empty) == sacrebleu.corpus_bleu(["", "", ""], [[empty[0]["reference"]] * 3]).score == 0.0
     rng = random.Random(7)
     items = []
     for d in sample_docs["reconstruction"]:
         words = d["target"].split()
         keep = [w for w in words if rng.random() < 0.7]
-        items.append({"prediction": rng.choice([" ".join(keep), d["target"], "", " ".join(words[::-1])]),
-                      "reference": d["target"]})  # fmt: skip
+        items.append(_overlap(rng.choice([" ".join(keep), d["target"], "", " ".join(words[::-1])]), d["target"]))
     hyps, refs = [it["prediction"] for it in items], [it["reference"] for it in items]
     assert utils.unpie_bleu4(items) == sacrebleu.corpus_bleu(hyps, [refs]).score
     stats = utils.unpie_bleu4.per_doc(items)
@@ -125,46 +131,44 @@ def test_bleu4_edge_cases_and_interval(sample_docs):
 @pytest.mark.parametrize("matcher", ["exact+stem", "exact+stem+wordnet"])
 def test_meteor_per_sentence_mean_equals_the_former_aggregation(sample_docs, matcher):
     rng = random.Random(3)
-    items = [
-        {"prediction": rng.choice([d["target"], _sentence(rng), "", d["target"].lower()[: rng.randint(1, 30)]]),
-         "reference": d["target"], "meteor_matcher": matcher}
-        for d in sample_docs["reconstruction"]
-    ]  # fmt: skip
+    items = []
+    for d in sample_docs["reconstruction"]:
+        pred = rng.choice([d["target"], _sentence(rng), "", d["target"].lower()[: rng.randint(1, 30)]])
+        score = mt_overlap.sentence_meteor(pred, d["target"], matcher == "exact+stem+wordnet")  # as process_results
+        items.append({"prediction": pred, "reference": d["target"], "meteor_matcher": matcher, "meteor_score": score})
     assert utils.unpie_meteor(items) == _former_meteor(items)
     assert utils.unpie_meteor([]) == _former_meteor([]) == 0.0
     _interval(utils.unpie_meteor, items)
-    with pytest.raises(RuntimeError, match="different matchers"):
+    with pytest.raises(ValueError, match="different matchers"):
         utils.unpie_meteor.per_doc([*items[:2], {**items[2], "meteor_matcher": "other"}])
 
 
-def _disamb_items(docs, seed):
+def _disamb_items(docs, seed, name="disamb_acc_chrf"):
+    """Items as ``process_results`` logs them: each doc's decision made on its own pairs (``scoring.decisions``)."""
     rng = random.Random(seed)
-    return [
-        {"prediction": rng.choice([d["target"], d["distractor"], "", d["target"][: len(d["target"]) // 2]]),
-         "target": d["target"], "distractor": d["distractor"], "image_ok": d["image_status"] == data.IMAGE_OK}
-        for d in docs
-    ]  # fmt: skip
+    items = []
+    for d in docs:
+        pred = rng.choice([d["target"], d["distractor"], "", d["target"][: len(d["target"]) // 2]])
+        item = {"prediction": pred, "target": d["target"], "distractor": d["distractor"],
+                "image_ok": d["image_status"] == data.IMAGE_OK}  # fmt: skip
+        if item["image_ok"]:
+            item.update(scoring.decisions([pred], d["target"], d["distractor"], name)[0])
+        items.append(item)
+    return items
 
 
-def test_disambiguation_accuracy_per_doc_equals_former_and_scores_once(sample_docs, monkeypatch):
-    calls, chrf = [], rc.chrf_scores
-
-    def counting(cands, refs):
-        calls.append(len(cands))
-        return chrf(cands, refs)
-
-    monkeypatch.setattr(rc, "chrf_scores", counting)
+def test_disambiguation_accuracy_per_doc_equals_former_and_scores_nothing(sample_docs, monkeypatch):
+    chrf = rc.chrf_scores
     items = _disamb_items(sample_docs["disambiguation"], 11)
     unresolved = sum(not it["image_ok"] for it in items)
     assert unresolved >= 1 and len(items) - unresolved >= 20  # the sample has an unresolved image per language
-    former = _former_disambiguation_accuracy([dict(it) for it in items], chrf)
-    calls.clear()
+    former = _former_disambiguation_accuracy([dict(it) for it in items], chrf)  # one batch: chrF is per pair
+    monkeypatch.setattr(rc, "chrf_scores", lambda *a: pytest.fail("the aggregation scored"))
     agg = utils.unpie_disamb_acc_chrf
     assert agg(items) == former
     stats = agg.per_doc(items)
-    assert len(calls) == 1  # the aggregation and the interval hook share one scoring pass
     assert [math.isnan(s) for s in stats] == [not it["image_ok"] for it in items]
-    expected = [float(it["correct"]) for it in items if it["image_ok"]]  # decide() wrote each doc's decision
+    expected = [float(it["correct"]) for it in items if it["image_ok"]]  # each doc's logged decision
     assert [s for s in stats if not math.isnan(s)] == expected
     assert former == sum(expected) / len(expected)
     assert agg.combine is resample.rate
@@ -174,14 +178,14 @@ def test_disambiguation_accuracy_per_doc_equals_former_and_scores_once(sample_do
 
 def test_bertscore_aggregations_keep_their_name_and_decision(sample_docs, monkeypatch):
     monkeypatch.setattr(scoring, "bertscore_scorer", lambda: rc.chrf_scores)  # any pair scorer: the plumbing
-    items = _disamb_items(sample_docs["disambiguation"], 5)
     for agg, name in ((utils.unpie_disamb_acc_bertscore, "disamb_acc_bertscore"),
                       (utils.unpie_disamb_acc_bertscore_custom_model, "disamb_acc_bertscore_custom_model")):  # fmt: skip
-        assert agg.__name__ == f"unpie_{name}"
+        items = _disamb_items(sample_docs["disambiguation"], 5, name)
+        assert agg.__name__ == f"unpie_{name}" and resample.by_name(agg.__name__) is agg
         assert agg(items) == _former_disambiguation_accuracy([dict(it) for it in items], rc.chrf_scores)
     monkeypatch.setattr(scoring, "bertscore_scorer", lambda: None)
     with pytest.raises(RuntimeError, match="unavailable"):
-        utils.unpie_disamb_acc_bertscore([dict(it) for it in items])
+        _disamb_items(sample_docs["disambiguation"], 5, "disamb_acc_bertscore")
 
 
 def test_grounding_exact_match_rate():
@@ -220,6 +224,7 @@ def test_judge_correct_per_doc_equals_former_and_calls_the_judge_once(sample_doc
     items = [{"prediction": f"{marks[i % len(marks)]} answer" if marks[i % len(marks)] else "  ",
               "reference": d["target"]} for i, d in enumerate(sample_docs["reconstruction"])]  # fmt: skip
     prompts = [it["prediction"] for it in items]  # the markers survive rendering; the former path on raw strings
+    items = [{**it, "judge_prompt": p} for it, p in zip(items, prompts)]  # rendered by process_results
     former = _former_judge_correct([dict(it) for it in items], prompts, _FakeJudge().judge_many)
     value = utils.unpie_correct(items)
     stats = utils.unpie_correct.per_doc(items)

@@ -21,4 +21,3 @@ FIVE_SHOT_STORIES = ("anjutu", "fuzaiyanqian", "bidingshengguan", "dafugui", "ga
 
 #: Judge metric of punrebus_expression (not in the paper; emitted only when a judge is configured).
 JUDGE_METRIC = "judge_score"
-JUDGE_SCALE = (1, 10)

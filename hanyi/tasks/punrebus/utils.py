@@ -102,6 +102,9 @@ def punrebus_elements_process_results(doc, results):
         "element_parse_rate": float(pred is not None),
     }
     sim_key = backbones.metric_key("sbert", "element_sim")  # element_sim_custom_model for another embedder
-    if sim_key is not None:
-        out[sim_key] = item
+    if sim_key is not None:  # S_Sim of this doc alone (the model loaded once per process): any order, any rank
+        out[sim_key] = {
+            **item,
+            "instance_score": el.element_sim_scores([(gold, pred)])[0] if pred is not None else None,
+        }
     return out

@@ -5,7 +5,16 @@ import re
 from hanyi import backbones
 from hanyi.data import unpie as data
 from hanyi.metrics import free_text, mt_overlap
-from hanyi.metrics.resample import decomposed, rate
+from hanyi.metrics.unpie_aggregations import (  # noqa: F401  (named by the YAMLs as utils.*)
+    unpie_bleu4,
+    unpie_correct,
+    unpie_disamb_acc_bertscore,
+    unpie_disamb_acc_bertscore_custom_model,
+    unpie_disamb_acc_chrf,
+    unpie_mean_correct,
+    unpie_meteor,
+    unpie_sum,
+)
 from hanyi.tasks import _common
 from hanyi.tasks._common import prompt_kwargs, render, visuals
 from hanyi.tasks.unpie import scoring
@@ -50,6 +59,20 @@ def _evidence(doc, response, prediction):
     return {**{k: doc[k] for k in keys if k in doc}, "response": response, "prediction": prediction}
 
 
+def _overlap_item(item, reference):
+    """A reconstruction item with this doc's BLEU-4 sufficient statistics and sentence METEOR (0-1) of its
+    ``prediction`` against ``reference``, so the aggregations only sum logged numbers."""
+    matcher = mt_overlap.meteor_matcher()
+    pred = item["prediction"]
+    return {
+        **item,
+        "reference": reference,
+        "meteor_matcher": matcher,
+        "bleu_stats": list(mt_overlap.bleu_sentence_stats(pred, reference)),
+        "meteor_score": mt_overlap.sentence_meteor(pred, reference, matcher == "exact+stem+wordnet"),
+    }
+
+
 def unpie_grounding_process_results(doc, results):
     if _caption_count(doc).get("caption_missing"):
         return _caption_count(doc)
@@ -75,8 +98,9 @@ def unpie_disambiguation_process_results(doc, results):
     item["image_ok"] = "caption" in doc or doc["image_status"] == data.IMAGE_OK  # a caption task needs no image
     name = backbones.metric_key("bertscore", "disamb_acc_bertscore")  # _chrf without it, _custom_model for others
     robust = free_text.extract_after_preamble(response, (dict(LANGUAGE_NAMES)[doc["lang"]],))
-    paper = {**item, "sibling_prediction": robust}  # both extractions' pairs are scored in one call
-    out = {name: paper, f"{name}_robust": {**item, "prediction": robust, "sibling_prediction": pred}}
+    # both extractions decided here, in one scorer call on this doc's pairs (an unresolved image: not scored)
+    found = scoring.decisions([pred, robust], doc["target"], doc["distractor"], name) if item["image_ok"] else [{}] * 2
+    out = {name: {**item, **found[0]}, f"{name}_robust": {**item, "prediction": robust, **found[1]}}
     out["answer_rate"] = float(bool(pred))
     return out | (_caption_count(doc) or {"image_unresolved": float(not item["image_ok"])})
 
@@ -86,13 +110,16 @@ def unpie_reconstruction_process_results(doc, results):
         return _caption_count(doc)
     response = _response(results)
     pred = free_text.extract_labelled_answer(response, ANSWER_LABELS["reconstruction"])
-    item = {**_evidence(doc, response, pred), "reference": doc["target"], "meteor_matcher": mt_overlap.meteor_matcher()}
+    item = _overlap_item(_evidence(doc, response, pred), doc["target"])
     out = {
         "pun_word_recovered": float(free_text.word_recovered(pred, doc["pun_phrase"])),
         "bleu4": item,
         backbones.metric_key("wordnet", "meteor"): item,  # meteor_exact_stem without WordNet
     }
-    robust = {**item, "prediction": free_text.extract_after_preamble(response, ANSWER_LABELS["reconstruction"])}
+    robust = _overlap_item(
+        {**item, "prediction": free_text.extract_after_preamble(response, ANSWER_LABELS["reconstruction"])},
+        doc["target"],
+    )
     out.update({"bleu4_robust": robust, backbones.metric_key("wordnet", "meteor") + "_robust": robust})
     out["answer_rate"] = float(bool(pred))
     out["pun_word_recovered_robust"] = float(free_text.word_recovered(robust["prediction"], doc["pun_phrase"]))
@@ -102,31 +129,6 @@ def unpie_reconstruction_process_results(doc, results):
     if judge is None:
         warn_judge_disabled([JUDGE_METRIC])
     else:  # our prompt, any judge model: never the paper's "correct" (its GPT-4 prompt is unpublished)
-        out[JUDGE_METRIC] = {**item, "judge_model": judge.model}
+        prompt = render("unpie", "judge_same_pun.jinja", pun_sentence=doc["target"], prediction=pred)
+        out[JUDGE_METRIC] = {**item, "judge_model": judge.model, "judge_prompt": prompt}
     return out | _caption_count(doc)
-
-
-# Aggregations split into per-doc statistics + a combine (hanyi.metrics.resample), so each gets an interval.
-unpie_disamb_acc_bertscore = scoring.bertscore_aggregation("disamb_acc_bertscore")
-unpie_disamb_acc_bertscore_custom_model = scoring.bertscore_aggregation("disamb_acc_bertscore_custom_model")
-unpie_disamb_acc_chrf = scoring.chrf_aggregation("disamb_acc_chrf")
-unpie_bleu4 = scoring.bleu4_decomposed
-unpie_meteor = scoring.meteor_decomposed
-
-
-@decomposed(rate)
-def unpie_mean_correct(items):
-    return [float(bool(it["correct"])) for it in items]
-
-
-def unpie_sum(items):
-    return float(sum(items))
-
-
-@decomposed(rate)
-def unpie_correct(items):
-    prompts = [
-        render("unpie", "judge_same_pun.jinja", pun_sentence=it["reference"], prediction=it["prediction"])
-        for it in items
-    ]
-    return scoring.judge_correct_per_doc(items, prompts)

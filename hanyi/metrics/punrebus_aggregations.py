@@ -1,0 +1,104 @@
+"""Pun Rebus Art aggregations: every aggregation function the Pun Rebus task YAMLs name, imported by name into
+``hanyi/tasks/punrebus/aggregate.py`` and ``circular.py`` (Zhang et al., "Pun Rebus Art", §4.2; docs/punrebus.md).
+
+Each one reads numbers that ``process_results`` logged per doc, so it is cheap, needs no backbone and gives the same
+value whatever the order of its items. The decomposed ones (:mod:`hanyi.metrics.resample`) are registered under
+their lmms-eval name, so ``hanyi report`` recomputes their intervals from a plain run's sample log. Nothing here
+imports ``hanyi.tasks``.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from hanyi.metrics.circular import circular_scores
+from hanyi.metrics.resample import decomposed, fsum_mean_of_finite, share_of_finite, sum_mean
+
+log = logging.getLogger("hanyi.punrebus")
+
+#: The expression judge's score range (not in the paper: its expression scores are human ratings, 1-10).
+JUDGE_SCALE = (1, 10)
+
+_NAN = float("nan")
+
+
+@decomposed(fsum_mean_of_finite, light=True)
+def punrebus_mean_over_parsed(items):
+    """Mean instance score over the parsed answers: S̄_Abs (paper eq. 1, averaged over the parsed images as the
+    official scorer does) for ``element_abs*``. Per doc its logged ``instance_score``, NaN when unparsed (left out);
+    the sum is :func:`math.fsum`, so the order of the docs does not matter."""
+    return [it["instance_score"] if it["parsed"] else _NAN for it in items]
+
+
+@decomposed(fsum_mean_of_finite, light=True)
+def punrebus_element_sim(items):
+    """S̄_Sim (paper eq. 2): mean over the parsed answers of the doc's S_Sim, which ``process_results`` computed with
+    the Sentence-BERT model (logged as ``instance_score``); NaN when unparsed (left out)."""
+    return [it["instance_score"] if it["parsed"] else _NAN for it in items]
+
+
+@decomposed(share_of_finite, light=True)
+def punrebus_accuracy_over_parsed(items):
+    """Symbolic-matching accuracy (§4.2) with the official scorer's denominator: the correct share of the parsed
+    answers (an answer is correct when its letter is one of the artwork's categories)."""
+    return [float(bool(it["correct"])) if it["parsed"] else _NAN for it in items]
+
+
+@decomposed(sum_mean, light=True)
+def punrebus_accuracy_over_all(items):
+    """Accuracy over every doc, unparsed answers wrong (the ``_robust`` keys and the text-only task, §4.2/A.4)."""
+    return [float(bool(it["correct"])) for it in items]
+
+
+def punrebus_judge_score(items):
+    """Mean LLM-judge score (1-10) of the expression answers (ours, not the paper's: it rated them by hand). Each item
+    holds the judge ``prompt`` ``process_results`` rendered; the judge is asked here, in one batch."""
+    from hanyi.metrics.judge import JudgeConfig, get_judge_client, parse_integer_score, summarize_judgements
+
+    client = get_judge_client(JudgeConfig.from_env(None))
+    results = client.judge_many([it["prompt"] for it in items], lambda t: parse_integer_score(t, *JUDGE_SCALE))
+    summary = summarize_judgements(results)
+    log.info("hanyi punrebus judge: %s", summary)
+    return summary["mean"]
+
+
+# ---- circular evaluation (ours, not in the paper; docs/punrebus.md, "Circular evaluation") -------------------------
+def _circular(items, key: str, warn: bool = False) -> float:
+    scores = circular_scores(items)
+    if scores["n_incomplete"] and warn:
+        log.warning(
+            "hanyi circular: %d question(s) lack some rotations (--limit?) and are left out; %d scored",
+            scores["n_incomplete"],
+            scores["n_questions"],
+        )
+    return scores[key]
+
+
+def punrebus_circular_acc(items):
+    """Share of the questions answered right under every rotation of the options."""
+    return _circular(items, "circular_acc", warn=True)
+
+
+def punrebus_rotation_acc(items):
+    """Share of the (question, rotation) answers that are right."""
+    return _circular(items, "rotation_acc")
+
+
+def punrebus_consistency_rate(items):
+    """Share of the questions whose answers map back to one category under every rotation."""
+    return _circular(items, "consistency_rate")
+
+
+def punrebus_circular_acc_robust(items):
+    """:func:`punrebus_circular_acc` on the robust parser's answers."""
+    return _circular(items, "circular_acc")
+
+
+def punrebus_rotation_acc_robust(items):
+    """:func:`punrebus_rotation_acc` on the robust parser's answers."""
+    return _circular(items, "rotation_acc")
+
+
+def punrebus_consistency_rate_robust(items):
+    """:func:`punrebus_consistency_rate` on the robust parser's answers."""
+    return _circular(items, "consistency_rate")

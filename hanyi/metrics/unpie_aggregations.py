@@ -1,0 +1,106 @@
+"""UNPIE aggregations: every aggregation function the UNPIE task YAMLs name, imported by name into
+``hanyi/tasks/unpie/utils.py`` (Chung et al., "Can visual language models resolve textual ambiguity with visual
+cues? Let visual puns tell you!", EMNLP 2024, §3-4; docs/unpie.md).
+
+``process_results`` scores each doc (its BERTScore/chrF decision, sentence METEOR, BLEU-4 sufficient statistics) and
+logs the numbers in the per-doc item; each aggregation here combines those numbers. So they are cheap, need no
+backbone, give the same value whatever the order of their items (2 processes == 1), and ``hanyi report`` recomputes
+their intervals from a plain run's sample log (``light=True``, :mod:`hanyi.metrics.resample`). Only the judge's
+``unpie_correct`` asks a service at aggregation time. Nothing here imports ``hanyi.tasks``.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+
+from hanyi.metrics import mt_overlap
+from hanyi.metrics.resample import decomposed, rate
+
+log = logging.getLogger("hanyi.unpie")
+
+
+def _decisions(items: list[dict]) -> list[float]:
+    """Per doc 1.0/0.0 for its logged closer-reference decision, NaN when its image did not resolve (left out)."""
+    return [float(bool(it["correct"])) if it["image_ok"] else math.nan for it in items]
+
+
+@decomposed(rate, light=True)
+def unpie_disamb_acc_bertscore(items: list[dict]) -> list[float]:
+    """Pun disambiguation accuracy (§3 Task 2, Table 5): the share of translations whose BERTScore-F1 to the gold
+    translation of the depicted meaning is strictly higher than to the other meaning's,
+
+        correct_{i,j} = 1[BERTScore(ȳ^{i,j}, y^{i,j}) > BERTScore(ȳ^{i,j}, y^{i,1-j})],
+
+    over the docs whose image resolved. The decision is made per doc in ``process_results`` (mBERT layer 9)."""
+    return _decisions(items)
+
+
+@decomposed(rate, light=True)
+def unpie_disamb_acc_bertscore_custom_model(items: list[dict]) -> list[float]:
+    """:func:`unpie_disamb_acc_bertscore` with another BERTScore model or layer (``HANYI_UNPIE_BERTSCORE_*``)."""
+    return _decisions(items)
+
+
+@decomposed(rate, light=True)
+def unpie_disamb_acc_chrf(items: list[dict]) -> list[float]:
+    """:func:`unpie_disamb_acc_bertscore`'s decision with sentence chrF (ours: when BERTScore weights are missing)."""
+    return _decisions(items)
+
+
+@decomposed(mt_overlap.bleu4_from_stats, light=True)
+def unpie_bleu4(items: list[dict]) -> list[tuple[int, ...]]:
+    """Corpus BLEU-4 ×100 (§3 Task 3, Table 6; Papineni et al. 2002) from each sentence's logged sufficient statistics
+    (``bleu_stats``: lengths, n-gram matches and totals), re-summed by the combine, so a bootstrap over docs is
+    Koehn's (2004) bootstrap over sentences."""
+    return [tuple(it["bleu_stats"]) for it in items]
+
+
+@decomposed(mt_overlap.meteor_from_scores, light=True)
+def unpie_meteor(items: list[dict]) -> list[float]:
+    """Mean sentence METEOR ×100 (§3 Task 3, Table 6; Banerjee and Lavie 2005) of the logged ``meteor_score`` values;
+    ``meteor`` with WordNet synonyms, ``meteor_exact_stem`` without, never mixed (the items name their matcher)."""
+    matchers = {it["meteor_matcher"] for it in items}
+    if len(matchers) > 1:
+        raise ValueError(f"unpie meteor: items scored with different matchers {sorted(matchers)}")
+    return [it["meteor_score"] for it in items]
+
+
+@decomposed(rate, light=True)
+def unpie_mean_correct(items: list[dict]) -> list[float]:
+    """Pun grounding exact-match accuracy (§3 Task 1, Table 4): the share of docs whose answer is the pun phrase."""
+    return [float(bool(it["correct"])) for it in items]
+
+
+def unpie_sum(items: list[float]) -> float:
+    """A count (``image_unresolved``, ``caption_missing``): the sum of the per-doc 0/1 values."""
+    return float(sum(items))
+
+
+@decomposed(rate)
+def unpie_correct(items: list[dict]) -> list[float]:
+    """Reconstruction ``correct_custom_judge`` (ours; the paper's Table 6 "Correct" is GPT-4 with an unpublished
+    prompt): per doc 1.0 for a "Yes, the same pun" verdict, 0.0 for "No", an unparseable verdict or an empty
+    prediction (not sent), NaN for a failed request (left out) or when no judge is configured. The prompts were
+    rendered by ``process_results`` (``judge_prompt``); the judge is asked here, in one batch."""
+    return judge_correct_per_doc(items, [it["judge_prompt"] for it in items])
+
+
+def judge_correct_per_doc(items: list[dict], prompts: list[str], judge_many=None) -> list[float]:
+    """:func:`unpie_correct`'s statistics: one batched judge call; each asked item gets ``judge_raw`` and
+    ``judge_verdict``."""
+    from hanyi.metrics.judge import JudgeConfig, get_judge_client, parse_yes_no, summarize_judgements
+
+    if judge_many is None:
+        config = JudgeConfig.from_env()
+        if config is None:
+            return [math.nan] * len(items)
+        judge_many = get_judge_client(config).judge_many
+    asked = [i for i, it in enumerate(items) if it["prediction"].strip()]
+    results = judge_many([prompts[i] for i in asked], parse=parse_yes_no)
+    out = [0.0] * len(items)
+    for i, res in zip(asked, results):
+        out[i] = math.nan if res.request_failed else float(res.value is True)
+        items[i]["judge_raw"], items[i]["judge_verdict"] = res.raw, res.value
+    log.info("unpie correct: %s, %d empty answers counted 0", summarize_judgements(results), len(items) - len(asked))
+    return out
