@@ -3,7 +3,7 @@
 Settings that are only read after generation (the judge, BERTScore, the VULCA NLI model, the CVLUE log-likelihood
 kind) used to fail in ``process_results`` or aggregation, where lmms-eval swallows the error and exits 0 with nothing
 written: hours of generation lost to a typo. :func:`validate` runs from ``hanyi.data.sources`` every time a task YAML
-is loaded (``dataset_path: !function hanyi.data.sources.<benchmark>``), so a bad value stops the run before the model
+is loaded (``dataset_path: !function dataset.path``, :func:`hanyi.data.sources.dataset_path`), so a bad value stops the run before the model
 is asked anything, with exit status 1. It raises :class:`SettingsError` naming every bad value on one line (logged
 first). Unknown ``HANYI_*`` names are warned about once (a typo is otherwise silently ignored).
 """

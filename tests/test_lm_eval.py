@@ -322,6 +322,9 @@ def test_real_answer_sheet_same_accuracy_in_both_harnesses(tmp_path, monkeypatch
         counts = build_dataset(f.read(), [("anjutu_1.png", png.getvalue)], str(tmp_path / "punrebus"))
     assert counts["textonly_docs"] == 375
     monkeypatch.setenv("HANYI_PUNREBUS_DATA", str(tmp_path / "punrebus"))
+    # lm-eval keeps a task folder's modules per process (keyed by path, reloaded when the file changes): forget the
+    # dataset.py it executed under the sample data, so the path follows the variable just set (lmms-eval re-executes it)
+    monkeypatch.delitem(sys.modules, os.path.join(hanyi.LM_EVAL_TASKS_DIR, "punrebus", "dataset"), raising=False)
     records = _records(lm_task_manager, ("punrebus_textonly",))
     assert len(records) == 375
     lm, lmms = lm_replay(records, ["punrebus_textonly"]), replay(records, ["punrebus_textonly"])

@@ -139,6 +139,7 @@ print(json.dumps({"before": before, "after": after}))
 
 
 def _snapshots(tmp_path, hook: str) -> tuple[dict, dict]:
+    tmp_path.mkdir(parents=True, exist_ok=True)
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "HANYI_DATA_ROOT": "sample"}
     env.pop("HANYI_NO_AUTOHOOK", None)
     if hook == "off":

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from hanyi.data import sources
@@ -60,13 +62,32 @@ def test_per_benchmark_override_path_or_hub_id(env, tmp_path):
         sources.resolve("punrebus")
 
 
-def test_module_attribute_is_resolved_on_every_access(env, tmp_path):
+def test_each_task_folders_dataset_file_resolves_when_it_is_executed(env, tmp_path):
+    """``dataset_path: !function dataset.path``: the harness executes ``dataset.py`` afresh for each tag, so the path
+    follows the environment when a task is built; ``hanyi.data.sources`` has no module ``__getattr__`` (issue 26)."""
+    import importlib.util
+
+    import hanyi
+
+    def execute(folder):
+        spec = importlib.util.spec_from_file_location("dataset", os.path.join(folder, "dataset.py"))
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)  # what lmms-eval's and lm-eval's import_function do
+        return module.path
+
+    folder = os.path.join(hanyi.TASKS_DIR, "punrebus")
     env.setenv("HANYI_DATA_ROOT", "sample")
-    first = sources.punrebus
+    first = execute(folder)
     env.setenv("HANYI_PUNREBUS_DATA", _prepare(tmp_path / "p"))
-    assert sources.punrebus != first
-    with pytest.raises(AttributeError):
-        sources.not_a_benchmark  # noqa: B018
+    assert execute(folder) == str(tmp_path / "p") != first
+    assert not hasattr(sources, "__getattr__")
+    for root in (hanyi.TASKS_DIR, hanyi.LM_EVAL_TASKS_DIR):
+        for bench in os.listdir(root):
+            yaml_file = os.path.join(root, bench, "_default_template_yaml")
+            if os.path.isfile(yaml_file):
+                with open(yaml_file, encoding="utf-8") as f:
+                    assert "dataset_path: !function dataset.path" in f.read(), yaml_file
+                assert os.path.isfile(os.path.join(root, bench, "dataset.py"))
 
 
 def test_describe_never_raises(env):

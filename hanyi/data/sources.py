@@ -1,8 +1,8 @@
 """Where each benchmark's data comes from, resolved every time a task YAML is loaded.
 
-Task YAMLs say ``dataset_path: !function hanyi.data.sources.<benchmark>``. lmms-eval's ``!function`` tag is a plain
-``getattr`` on this module, and the module-level :func:`__getattr__` below turns that into a call of
-:func:`resolve`, so the choice follows the environment at the moment the task is built:
+Task YAMLs say ``dataset_path: !function dataset.path``: the ``dataset.py`` beside them binds ``path`` to
+:func:`dataset_path` of its benchmark, executed afresh by lmms-eval for every ``!function`` tag, so the choice
+follows the environment at the moment the task is built:
 
 1. ``HANYI_<BENCHMARK>_DATA`` (e.g. ``HANYI_CII_DATA``): a prepared directory or a hub id, for that benchmark only.
 2. ``HANYI_DATA_ROOT=sample``: the small synthetic sample bundled in the package (the demo and the tests).
@@ -206,20 +206,21 @@ def describe(benchmark: str) -> str:
         return f"missing (run: {SOURCES[benchmark].how_to_get})"
 
 
-def __getattr__(name: str) -> str:
-    """``hanyi.data.sources.<benchmark>`` -> :func:`resolve` (used by ``dataset_path: !function ...``).
+def dataset_path(benchmark: str) -> str:
+    """The ``dataset_path`` of ``benchmark``'s tasks, checked: every ``HANYI_*`` setting is validated first
+    (:func:`hanyi.settings.validate`), since this runs when each task loads, before any model call, and a missing
+    dataset is logged on its own line before it is raised (lmms-eval re-raises it as "Failed to import function",
+    with ours only in the chained traceback).
 
-    lmms-eval re-raises any error here as "Failed to import function '<benchmark>'", with ours only in the chained
-    traceback, so the message is also logged on its own line first. Every ``HANYI_*`` setting is validated here too
-    (:func:`hanyi.settings.validate`), since this runs when each task loads, before any model call.
+    Each task folder has a ``dataset.py`` whose one statement is ``path = dataset_path("<benchmark>")``, and the YAMLs
+    say ``dataset_path: !function dataset.path``. lmms-eval and lm-eval execute that file afresh for every ``!function``
+    tag they read, so the path follows the environment each time a task is built.
     """
-    if name in SOURCES:
-        from hanyi import settings
+    from hanyi import settings
 
-        settings.validate()  # every HANYI_* value, before any model call (logged on one line, then raised)
-        try:
-            return resolve(name)
-        except DataNotFoundError as exc:
-            log.error("hanyi: %s", exc)
-            raise
-    raise AttributeError(name)
+    settings.validate()  # every HANYI_* value, before any model call (logged on one line, then raised)
+    try:
+        return resolve(benchmark)
+    except DataNotFoundError as exc:
+        log.error("hanyi: %s", exc)
+        raise
