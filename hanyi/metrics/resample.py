@@ -134,7 +134,7 @@ def as_array(stats: Sequence):
 #: here, without importing any task code (:mod:`hanyi.report.aggregations`).
 BY_NAME: dict[str, Callable] = {}
 #: The modules that define the aggregations hanyi's task YAMLs name, imported by :func:`by_name`.
-AGGREGATION_MODULES: tuple[str, ...] = ()
+AGGREGATION_MODULES: tuple[str, ...] = ("hanyi.metrics.cii_aggregations", "hanyi.metrics.cvlue_aggregations")
 
 
 def by_name(name: str):
