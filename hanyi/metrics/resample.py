@@ -136,6 +136,8 @@ BY_NAME: dict[str, Callable] = {}
 #: The modules that define the aggregations hanyi's task YAMLs name, imported by :func:`by_name`.
 AGGREGATION_MODULES: tuple[str, ...] = (
     "hanyi.metrics.punrebus_aggregations",
+    "hanyi.metrics.cvlue_aggregations",
+    "hanyi.metrics.cii_aggregations",
     "hanyi.metrics.unpie_aggregations",
     "hanyi.metrics.vulca_aggregations",
 )

@@ -70,22 +70,31 @@ class _FakeClient:
         return out
 
 
-def test_judge_batch_scores_official_outputs_once(official):
-    from hanyi.tasks.cii.ctc import judge_batch
+def test_official_judge_outputs_judged_one_by_one_give_table4_through_the_aggregations(official):
+    from hanyi.metrics import cii_aggregations as agg
+    from hanyi.tasks.cii.ctc import judge_one
 
-    items = [{"judge_user": f"prompt {r[0]}", "difficulty": r[2], "emotion": r[3]} for r in official]
-    answers = {it["judge_user"]: r[1] for it, r in zip(items, official)}
-    client = _FakeClient(answers)
-    first = judge_batch(items, "SYSTEM", client=client)
-    again = judge_batch(items, "SYSTEM", client=client)
-    assert first is again and len(client.calls) == 1 and client.calls[0][1] == "SYSTEM"
-    assert round(ctc_mean(first["scores"]), 2) == 2.71 and first["failures"] == 0
+    users = [f"prompt {r[0]}" for r in official]
+    client = _FakeClient(dict(zip(users, (r[1] for r in official))))
+    items = [
+        {"difficulty": r[2], "emotion": r[3], **judge_one(u, "SYSTEM", client=client)} for u, r in zip(users, official)
+    ]
+    assert len(client.calls) == 130 and {c[1] for c in client.calls} == {"SYSTEM"}
+    assert round(agg.cii_ctc_score(items), 2) == 2.71 and agg.cii_ctc_judge_failures(items) == 0.0
+    assert agg.cii_ctc_score(items) == ctc_mean(ctc_scores(parse_ctc_score(r[1]) for r in official))
+    assert round(agg.cii_ctc_score_difficulty_hard(items), 2) == 2.35
+    assert round(agg.cii_ctc_score_emotion_neutral(items), 2) == 2.82
 
 
-def test_judge_batch_failures_are_zero_and_counted():
-    from hanyi.tasks.cii.ctc import judge_batch
+def test_judge_failures_are_zero_and_counted_and_a_failed_request_makes_every_score_nan():
+    import math
 
-    items = [{"judge_user": u} for u in ("u-ok", "u-unparsed", "u-down")]
+    from hanyi.metrics import cii_aggregations as agg
+    from hanyi.tasks.cii.ctc import judge_one
+
     client = _FakeClient({"u-ok": "[4]", "u-unparsed": "[ratings]", "u-down": None})
-    judged = judge_batch(items, "S", client=client)
-    assert judged["scores"] == [4, 0, 0] and judged["failures"] == 2
+    judged = [{"difficulty": "简单", "emotion": "积极", **judge_one(u, "S", client=client)} for u in client.answers]
+    assert [j["score"] for j in judged] == [4, 0, 0] and agg.cii_ctc_judge_failures(judged) == 2.0
+    assert [j["judge_request_failed"] for j in judged] == [False, False, True]
+    assert agg.cii_ctc_score(judged[:2]) == 2.0
+    assert math.isnan(agg.cii_ctc_score(judged)) and math.isnan(agg.cii_ctc_score_emotion_positive(judged))

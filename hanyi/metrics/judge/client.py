@@ -150,7 +150,9 @@ class JudgeClient:
         workers = min(self.config.concurrency, len(pending))
         with (
             ThreadPoolExecutor(max_workers=workers, thread_name_prefix="hanyi-judge") as pool,
-            tqdm(total=len(pending), desc=f"hanyi judge ({self.config.model})", unit="request") as bar,
+            tqdm(
+                total=len(pending), desc=f"hanyi judge ({self.config.model})", unit="request", disable=len(pending) < 2
+            ) as bar,
         ):
             futures = {
                 pool.submit(self._request_and_store, key, fingerprints[idx[0]], cancel): key

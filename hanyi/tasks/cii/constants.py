@@ -18,10 +18,3 @@ FEWSHOT_IDS = ("dev-33", "dev-34", "dev-35")
 
 #: The CTC judge task keeps questions of this domain, one per distinct image (deduplicated by ``explanation``).
 CTC_DOMAIN = "中华传统文化"
-
-#: CTC judge metric name -> (field, label); ``ctc_score`` is the overall mean (Table 4).
-CTC_METRICS = {
-    "ctc_score": (None, None),
-    **{f"ctc_score_difficulty_{k}": ("difficulty", v) for k, v in DIFFICULTIES},
-    **{f"ctc_score_emotion_{k}": ("emotion", v) for k, v in EMOTIONS},
-}

@@ -3,8 +3,21 @@
 import logging
 
 from hanyi.data.cii import hint_text, label_zh, parse_multilabel
-from hanyi.metrics.cii_extract import category_accuracy, score_response
-from hanyi.metrics.resample import decomposed, percent_share
+from hanyi.metrics.cii_aggregations import (  # noqa: F401  (the aggregations the task YAMLs name)
+    cii_acc,
+    cii_acc_domain_art,
+    cii_acc_domain_ctc,
+    cii_acc_domain_environment,
+    cii_acc_domain_life,
+    cii_acc_domain_politics,
+    cii_acc_domain_society,
+    cii_acc_emotion_negative,
+    cii_acc_emotion_neutral,
+    cii_acc_emotion_positive,
+    cii_acc_robust,
+    cii_miss_rate,
+)
+from hanyi.metrics.cii_extract import score_response
 from hanyi.tasks import _common
 from hanyi.tasks._common import prompt_kwargs, render
 from hanyi.tasks.cii import fewshot
@@ -96,44 +109,3 @@ def cii_table1_process_results(doc, results):
     item = _scored_item(doc, results)
     cell = {"correct": item["correct"], "domain": item["domain"], "emotion": item["emotion"]}
     return {"acc": item, "acc_robust": item, "miss_rate": item, **dict.fromkeys(TABLE1_METRICS, cell)}
-
-
-# Accuracies and rates are fractions in [0, 1], hanyi's one unit for every benchmark (docs/reading-results.md,
-# "Units"); the report converts to the paper's percent. Every aggregation counts, so the order of the items (lmms-eval
-# hands them rank by rank) cannot change its value.
-# Decomposed (hanyi.metrics.resample): per doc 0/1, combined as accuracy_percent(...) / 100, bit for bit.
-@decomposed(percent_share, light=True)
-def cii_acc(items):
-    return [bool(it["correct"]) for it in items]
-
-
-@decomposed(percent_share, light=True)
-def cii_acc_robust(items):
-    return [bool(it["correct_robust"]) for it in items]
-
-
-@decomposed(percent_share, light=True)
-def cii_miss_rate(items):
-    return [bool(it["miss"]) for it in items]
-
-
-def _column(name):
-    """The aggregation of Table 1 column ``name``: accuracy over the docs carrying its label (a fraction)."""
-    field, label = TABLE1_METRICS[name]
-
-    def agg(items):
-        return category_accuracy(items, field, label) / 100
-
-    agg.__name__ = agg.__qualname__ = f"cii_{name}"
-    return agg
-
-
-cii_acc_domain_life = _column("acc_domain_life")
-cii_acc_domain_art = _column("acc_domain_art")
-cii_acc_domain_society = _column("acc_domain_society")
-cii_acc_domain_politics = _column("acc_domain_politics")
-cii_acc_domain_environment = _column("acc_domain_environment")
-cii_acc_domain_ctc = _column("acc_domain_ctc")
-cii_acc_emotion_positive = _column("acc_emotion_positive")
-cii_acc_emotion_negative = _column("acc_emotion_negative")
-cii_acc_emotion_neutral = _column("acc_emotion_neutral")

@@ -1,55 +1,11 @@
-"""CVLUE aggregation hooks named in the task YAMLs: means and ITR re-ranking.
+"""The aggregations the CVLUE task YAMLs name (``!function aggregate.cvlue_mean`` ...), defined in
+:mod:`hanyi.metrics.cvlue_aggregations` so that ``hanyi report`` finds them without this package."""
 
-An item is one doc's record from ``utils`` (``v`` plus ``category``/``culture_group``), or for ITR one (query,
-candidate) pair; ITR aggregations first re-rank each query's shortlist and score it per query
-(:func:`hanyi.metrics.ranking.itr_queries`). Every aggregation returns the same value whatever the order of
-its items (lmms-eval hands them rank by rank): sums of floats are exactly rounded (:func:`math.fsum`), ITR queries are
-taken in sorted order, counts are integers. The culture-group and semantic-field breakdowns are computed by
-``hanyi report`` from the sample log (``hanyi.metrics.cvlue_breakdowns``).
-"""
-
-from hanyi.metrics import ranking
-from hanyi.metrics.ranking import itr_queries
-from hanyi.metrics.resample import decomposed, fsum_mean_of_finite, sum_mean
-
-
-@decomposed(fsum_mean_of_finite, light=True)
-def cvlue_mean(items):
-    """Mean of the items' ``v`` (an exactly rounded sum); per doc: its ``v`` (hanyi.metrics.resample, for the 95 %
-    interval). Every ``v`` is finite (a 0/1 hit, an IoU, a reciprocal rank or a rank)."""
-    return [i["v"] for i in items]
-
-
-def _recall_at(k):
-    @decomposed(sum_mean, light=True)
-    def per_query(items):
-        return [ranking.hit_at(q["rank"], k) for q in itr_queries(items)]
-
-    per_query.__name__ = per_query.__qualname__ = f"cvlue_itr_r{k}"
-    per_query.__doc__ = f"R@{k} over ITR queries; per unit: the query's hit (hanyi.metrics.ranking.hit_at)."
-    return per_query
-
-
-cvlue_itr_r1 = _recall_at(1)
-cvlue_itr_r5 = _recall_at(5)
-cvlue_itr_r10 = _recall_at(10)
-
-
-@decomposed(sum_mean, light=True)
-def cvlue_itr_stage1_ceiling(items):
-    """Share of ITR queries whose gold is in the stage-1 shortlist; per unit: the query's 0/1."""
-    return [q["in_shortlist"] for q in itr_queries(items)]
-
-
-def _ratio_of_sums(stats):
-    """``combine`` for (numerator, denominator) rows: their sums' ratio, 0.0 for none (exact for integer counts)."""
-    return float(stats[:, 0].sum()) / float(stats[:, 1].sum()) if len(stats) else 0.0
-
-
-@decomposed(_ratio_of_sums, light=True)
-def cvlue_itr_parse_failure_rate(items):
-    """Share of (query, candidate) pairs whose score did not parse; per unit (a query): (failures, pairs)."""
-    queries = {}
-    for it in items:
-        queries.setdefault(it["query"], []).append(it["score"] is None)
-    return [(sum(v), len(v)) for _, v in sorted(queries.items())]
+from hanyi.metrics.cvlue_aggregations import (  # noqa: F401  (named by the task YAMLs)
+    cvlue_itr_parse_failure_rate,
+    cvlue_itr_r1,
+    cvlue_itr_r5,
+    cvlue_itr_r10,
+    cvlue_itr_stage1_ceiling,
+    cvlue_mean,
+)
