@@ -34,8 +34,7 @@ def install_eval_extras() -> None:
     """The run-time extras of ``hanyi eval`` (never of a plain ``lmms-eval`` run): in-run standard errors and per-doc
     statistics of decomposed aggregations (:mod:`hanyi.host.run_intervals`), and the headline-only printed table
     (:mod:`hanyi.host.printed_table`)."""
-    from hanyi.host import multiprocess, printed_table, run_intervals
+    from hanyi.host import printed_table, run_intervals
 
-    multiprocess.install()
     run_intervals.install()
     printed_table.install()

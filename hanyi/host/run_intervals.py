@@ -22,8 +22,8 @@ every metric (issue 20).
 
 The statistics come from the aggregation's own call (its memo), so no backbone work (SBERT, BERTScore ...) is done
 twice. Nothing here may break a run: any exception logs one warning naming task and metric and leaves ``N/A``.
-Installed with the discovery hook (:mod:`hanyi.host.discovery`), after the doc-order patch of :mod:`hanyi.host.multiprocess`
-(so items and sample-log lines are both in doc order). ``docs/upstream/0006-stderr-from-decomposed-aggregations.patch``
+Installed by ``hanyi eval`` only (:func:`hanyi.host.install_eval_extras`): a run-time extra, never part of a plain
+lmms-eval run; ``hanyi report`` computes the same intervals from the sample log. ``docs/upstream/0006-stderr-from-decomposed-aggregations.patch``
 proposes the same to lmms-eval's ``stderr_for_metric``.
 """
 
@@ -156,15 +156,44 @@ def _after_aggregation(task_output, args, kwargs) -> None:
         log.warning("hanyi: task %s: no standard errors (%r)", getattr(task_output, "task_name", "?"), exc)
 
 
-def patch_task_output(task_output_cls=None) -> bool:
-    """Wrap ``TaskOutput.calculate_aggregate_metric`` (outside the doc-order patch). Idempotent; True if patched."""
-    from hanyi.host.multiprocess import wrap_aggregation
+def wrap_aggregation(task_output_cls, marker: str, after=None, arguments=None) -> bool:
+    """Wrap ``task_output_cls.calculate_aggregate_metric`` once per ``marker``: ``arguments(self, args, kwargs) ->
+    (args, kwargs)`` gives what lmms-eval's method is called with, and ``after(self, args, kwargs)`` runs after
+    lmms-eval has aggregated, with the arguments the wrapper was given; both for hanyi's tasks only
+    (:func:`hanyi.host.is_hanyi_task`). True if it patched."""
+    import functools
 
+    from hanyi import host
+
+    if task_output_cls is None:
+        from lmms_eval.evaluator_utils import TaskOutput as task_output_cls
+    original = task_output_cls.calculate_aggregate_metric
+    if getattr(original, marker, False):
+        return False
+
+    @functools.wraps(original)
+    def calculate_aggregate_metric(self, *args, **kwargs):
+        ours = host.is_hanyi_task(getattr(self, "task", None))
+        call_args, call_kwargs = arguments(self, args, kwargs) if ours and arguments is not None else (args, kwargs)
+        result = original(self, *call_args, **call_kwargs)
+        if ours and after is not None:
+            after(self, args, kwargs)
+        return result
+
+    setattr(calculate_aggregate_metric, marker, True)
+    task_output_cls.calculate_aggregate_metric = calculate_aggregate_metric
+    return True
+
+
+def patch_task_output(task_output_cls=None) -> bool:
+    """Wrap ``TaskOutput.calculate_aggregate_metric``. Idempotent; True if patched."""
     return wrap_aggregation(task_output_cls, _MARKER, after=_after_aggregation, arguments=_own_stderrs)
 
 
 def install() -> bool:
     """:func:`patch_task_output` on lmms-eval's class; never raises (a failure is logged, the run goes on)."""
-    from hanyi.host.multiprocess import safe_install
-
-    return safe_install(patch_task_output, "in-run standard errors")
+    try:
+        return patch_task_output()
+    except Exception as exc:  # never break lmms-eval because of us
+        log.warning("hanyi: could not install in-run standard errors (%r)", exc)
+        return False
