@@ -20,6 +20,7 @@ import pytest
 
 from hanyi import BENCHMARKS, TASKS_DIR
 from hanyi.export import lmms_eval_tasks as lt
+from hanyi.export import settings_map
 
 from .conftest import DEMO_GROUPS
 
@@ -85,6 +86,26 @@ def test_export_writes_five_folders_without_hanyi(exported):
         assert f"`{n}-" in pr, n
 
 
+def test_export_reads_no_hanyi_variable(exported):
+    """Issue 26 item 6: no ``HANYI_`` name anywhere in the exported code, YAMLs or READMEs; every ``os.environ`` read
+    goes through the generated ``task_settings.environ``; each hanyi setting the code reads has a source."""
+    from hanyi.settings import CHECKS
+
+    for root, _, files in os.walk(exported):
+        for f in files:
+            if f.endswith((".py", ".yaml", "_yaml", ".md", ".jinja")):
+                with open(os.path.join(root, f), encoding="utf-8") as fh:
+                    text = fh.read()
+                assert "HANYI_" not in text, os.path.join(root, f)
+                if f.endswith(".py") and f != settings_map.MODULE + ".py":  # the one place that reads os.environ
+                    assert "os.environ" not in text and "os.getenv" not in text, os.path.join(root, f)
+    assert set(CHECKS) <= set(settings_map.SETTINGS), set(CHECKS) - set(settings_map.SETTINGS)
+    with pytest.raises(lt.ExportError, match="HANYI_NEW_THING has no source"):
+        lt.exported_text('X = "HANYI_NEW_THING"\n', "new.py")
+    with pytest.raises(lt.ExportError, match="writes os.environ"):
+        lt.exported_text('import os\nos.environ["A"] = "1"\n', "new.py")
+
+
 def test_exported_metric_keys_and_tasks_match_the_source(exported):
     """Same task names, same metric_list (keys, aggregations, directions) as hanyi's YAMLs."""
     from hanyi.export.readme import _index
@@ -113,9 +134,21 @@ def _definitions(source: str) -> dict:
     return out
 
 
+def _sources(source: str) -> dict:
+    """``{name: source text}`` of the top-level functions and classes of ``source``, decorators included."""
+    lines = source.splitlines()
+    out = {}
+    for node in ast.parse(source).body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
+            out[node.name] = "\n".join(lines[first - 1 : node.end_lineno]) + "\n"
+    return out
+
+
 def test_shared_code_is_its_source_with_imports_renamed(exported):
     """Drift check by content: each function and class of the shared library is its hanyi source's (imports
-    renamed, docstrings shortened, formatting aside); the generated definitions are the only others."""
+    renamed, settings read from their upstream sources, docstrings shortened, formatting aside); the generated
+    definitions are the only others."""
     lib = os.path.join(exported, lt.LIB_DIR)
     checked = 0
     for root, _, files in os.walk(lib):
@@ -123,15 +156,19 @@ def test_shared_code_is_its_source_with_imports_renamed(exported):
             if not f.endswith(".py"):
                 continue
             path = os.path.join(root, f)
+            if os.path.relpath(path, lib) == settings_map.MODULE + ".py":
+                continue  # generated: where the settings are read (test_mapped_settings_reach_the_exported_code)
             source_path = os.path.join(lt.PACKAGE_DIR, os.path.relpath(path, lib))
             with open(path, encoding="utf-8") as fh:
                 ours = _definitions(fh.read())
             with open(source_path, encoding="utf-8") as fh:
-                theirs = _definitions(lt.rewrite_imports(fh.read(), source_path))
+                theirs = _sources(fh.read())
             for name, dump in ours.items():
                 if name == "resolve" and f == "sources.py":
                     continue  # generated: the exported dataset_path
-                assert dump == theirs.get(name), f"{path}: {name}"
+                assert name in theirs, f"{path}: {name}"
+                expected = _definitions(settings_map.rename(lt.rewrite_source(theirs[name], source_path), path))
+                assert dump == expected[name], f"{path}: {name}"
                 checked += 1
     assert checked > 100
 
@@ -334,6 +371,70 @@ def test_exported_glue_loads_with_hanyi_blocked(exported, tmp_path):
     assert proc.stdout.strip() == exported
 
 
+_SETTINGS_PROBE = """
+import json, os, sys
+import lmms_eval.tasks
+lmms_eval.tasks.__path__.append(sys.argv[1])  # as if the export were copied into lmms_eval/tasks/
+from lmms_eval.tasks._task_utils.hanyi_common import settings
+from lmms_eval.tasks._task_utils.hanyi_common.metrics import reference_choice
+from lmms_eval.tasks._task_utils.hanyi_common.metrics.judge.config import JudgeConfig
+from lmms_eval.tasks._task_utils.hanyi_common.metrics.zeroshot_nli import NLIConfig
+judge = JudgeConfig.from_env()
+try:
+    settings.value("cvlue_loglik")
+    loglik = "accepted"
+except SystemExit as exc:
+    loglik = str(exc)
+print(json.dumps({
+    "judge": judge and [judge.base_url, judge.model, judge.api_key_env],
+    "nli": [NLIConfig.from_env().model, NLIConfig.from_env().batch_size],
+    "bertscore": list(reference_choice.bertscore_settings()),
+    "loglik": loglik,
+}))
+"""
+
+
+def test_mapped_settings_reach_the_exported_code(exported, tmp_path):
+    """Set the upstream way, a setting reaches the exported code with hanyi blocked: the judge from upstream's
+    ``OPENAI_API_URL`` / ``MODEL_VERSION`` (``HANYI_JUDGE_*`` ignored), scorer models from ``metadata:`` of the
+    folder's ``_default_template_yaml`` (hanyi's defaults when absent), validated as in hanyi."""
+    import shutil
+
+    out = str(tmp_path / "export")
+    shutil.copytree(exported, out, ignore=shutil.ignore_patterns("sample"))
+
+    def probe(**env_extra) -> dict:
+        env = _shadow_env(str(tmp_path))
+        env = {k: v for k, v in env.items() if k not in ("OPENAI_API_URL", "MODEL_VERSION")} | env_extra
+        proc = subprocess.run(
+            [sys.executable, "-c", _SETTINGS_PROBE, out], cwd=str(tmp_path), env=env, capture_output=True, text=True,
+            timeout=300,
+        )  # fmt: skip
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        return json.loads(proc.stdout.strip().splitlines()[-1])
+
+    before = probe(HANYI_JUDGE_BASE_URL="http://127.0.0.1:9/v1", HANYI_JUDGE_MODEL="m", HANYI_VULCA_NLI_MODEL="x")
+    assert before["judge"] is None  # hanyi's variables do not reach the export
+    assert before["nli"] == ["MoritzLaurer/mDeBERTa-v3-base-mnli-xnli", 32]  # hanyi's defaults
+    assert before["loglik"] == "accepted"
+    for bench, extra in (
+        ("vulca", "  vulca_nli_model: my/nli\n  vulca_nli_batch_size: 4\n"),
+        ("unpie", "  unpie_bertscore_model: my/bert\n  unpie_bertscore_layers: 7\n"),
+        ("cvlue", "  cvlue_loglik: sideways\n"),
+    ):
+        path = os.path.join(out, bench, "_default_template_yaml")
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+        assert "\nmetadata:\n" in text, bench
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(text.replace("\nmetadata:\n", "\nmetadata:\n" + extra, 1))
+    after = probe(OPENAI_API_URL="http://127.0.0.1:9/v1", MODEL_VERSION="judge-model")
+    assert after["judge"] == ["http://127.0.0.1:9/v1", "judge-model", "OPENAI_API_KEY"]
+    assert after["nli"] == ["my/nli", 4]
+    assert after["bertscore"][:2] == ["my/bert", 7]
+    assert "cvlue_loglik='sideways'" in after["loglik"] and "expected one of auto, nll, logprob" in after["loglik"]
+
+
 _EXPORT_RUN = """
 import json, sys
 import lmms_eval.tasks
@@ -392,3 +493,4 @@ def test_pull_request_lists_only_lmms_eval_patches_and_the_readme_names_real_var
     text = folder_readme("cii", str(tmp_path), "sample")
     names = set(re.findall(r"HANYI_[A-Z_]+", text))
     assert names and names <= set(CHECKS), names - set(CHECKS)
+    assert names <= set(settings_map.SETTINGS)  # the export renames each (test_export_reads_no_hanyi_variable)

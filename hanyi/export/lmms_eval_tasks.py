@@ -14,6 +14,8 @@ Everything is derived from the source tree at export time; nothing here lists a 
 * Two generated definitions keep paths right: ``TASKS_DIR`` is the directory the folders sit in (templates and
   reference files are read from the folder), and ``resolve()`` of ``data/sources.py`` returns the exported
   ``dataset_path`` instead of reading ``HANYI_*`` variables.
+* No ``HANYI_*`` variable is read: each setting comes from upstream's env variable or the folder's YAML ``metadata``
+  (:mod:`hanyi.export.settings_map`, one table; ``os.environ`` reads go through the generated ``task_settings``).
 * Every ``.py`` file is formatted as upstream's pre-commit formats it (black, line length 240; isort, profile black;
   ``lmms_eval`` first party), so ``--check`` and upstream's pre-commit agree.
 """
@@ -31,7 +33,7 @@ import textwrap
 
 import hanyi
 from hanyi import BENCHMARKS, TASKS_DIR
-from hanyi.export import closure
+from hanyi.export import closure, settings_map
 
 PACKAGE_DIR = os.path.dirname(os.path.abspath(hanyi.__file__))
 ROOT = "hanyi"
@@ -176,6 +178,24 @@ def rewrite_imports(source: str, filename: str) -> str:
     return out
 
 
+def rewrite_source(source: str, filename: str) -> str:
+    """The code of a ``.py`` file as exported: imports renamed (:func:`rewrite_imports`) and settings read where
+    upstream reads them (:func:`hanyi.export.settings_map.rewrite`); docstrings and format aside."""
+    try:
+        return settings_map.rewrite(rewrite_imports(source, filename), filename, LIB_PACKAGE)
+    except settings_map.SettingsRewriteError as exc:
+        raise ExportError(str(exc)) from None
+
+
+def exported_text(source: str, filename: str) -> str:
+    """A ``.py`` file as written: :func:`rewrite_source`, docstrings cut, ``HANYI_*`` names renamed, formatted."""
+    try:
+        text = settings_map.rename(short_docstrings(rewrite_source(source, filename)), filename)
+    except settings_map.SettingsRewriteError as exc:
+        raise ExportError(str(exc)) from None
+    return formatted(text, filename)
+
+
 def short_docstrings(source: str, width: int = BLACK_LINE_LENGTH) -> str:
     """Each docstring cut to its first paragraph (the summary), re-wrapped at upstream's line length; the rest
     (examples, derivations, history) stays in hanyi's source and docs, so the exported code stays small. A summary
@@ -261,13 +281,16 @@ def rewrite_yaml(text: str, bench: str, path_value: str, filename: str) -> str:
     def source(m):
         if m.group(1) != bench:
             raise ExportError(f"{filename}: dataset_path names another benchmark ({m.group(1)})")
-        return json.dumps(path_value, ensure_ascii=False) + "  # fixed by hanyi export; HANYI_* variables do not apply"
+        return json.dumps(path_value, ensure_ascii=False) + "  # fixed by hanyi export"
 
     out = _SOURCE_RE.sub(source, text)
     other = _FUNCTION_RE.search(out)
     if other:
         raise ExportError(f"{filename}: '!function {other.group(1)}' points into hanyi; move it into the folder glue")
-    return out
+    try:
+        return settings_map.rename(out, filename)
+    except settings_map.SettingsRewriteError as exc:
+        raise ExportError(str(exc)) from None
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -362,7 +385,7 @@ def export_benchmark(out: str, bench: str, data_root: str) -> dict:
             s, d = os.path.join(root, f), os.path.join(dst, rel, f)
             if f.endswith(".py"):
                 with open(s, encoding="utf-8") as fh:
-                    text = formatted(short_docstrings(rewrite_imports(fh.read(), s)), s)
+                    text = exported_text(fh.read(), s)
             elif f.endswith(".yaml") or f.endswith("_yaml"):
                 with open(s, encoding="utf-8") as fh:
                     text = rewrite_yaml(fh.read(), bench, path_value, s)
@@ -386,12 +409,14 @@ def export_shared(out: str, benchmarks, dataset_paths: dict) -> list[str]:
         s = module_path(mod)
         d = os.path.join(dst, os.path.relpath(s, PACKAGE_DIR))
         os.makedirs(os.path.dirname(d), exist_ok=True)
-        text = formatted(short_docstrings(rewrite_imports(found.source_of(mod), s)), s)
+        text = exported_text(found.source_of(mod), s)
         if mod == ROOT:
             text = LIB_MARKER + "\n" + text
         with open(d, "w", encoding="utf-8") as fh:
             fh.write(text)
-    return [exported_module(m) for m in sorted(found.kept)]
+    with open(os.path.join(dst, settings_map.MODULE + ".py"), "w", encoding="utf-8") as fh:
+        fh.write(formatted(settings_map.generated_module(), settings_map.MODULE))
+    return [exported_module(m) for m in sorted(found.kept)] + [f"{LIB_PACKAGE}.{settings_map.MODULE}"]
 
 
 def export(out: str, benchmarks=BENCHMARKS, data_root: str = "hub", force: bool = False) -> dict:
@@ -406,7 +431,8 @@ def export(out: str, benchmarks=BENCHMARKS, data_root: str = "hub", force: bool 
     shared = export_shared(out, benchmarks, {b: w["dataset_path"] for b, w in written.items()})
     for bench, entry in written.items():
         with open(os.path.join(entry["folder"], "README.md"), "w", encoding="utf-8") as fh:
-            fh.write(MARKER + "\n" + readme.folder_readme(bench, entry["folder"], entry["dataset_path"]))
+            text = readme.folder_readme(bench, entry["folder"], entry["dataset_path"])
+            fh.write(MARKER + "\n" + settings_map.rename(text, f"{bench}/README.md"))
     with open(os.path.join(out, "PULL_REQUEST.md"), "w", encoding="utf-8") as fh:
         fh.write(PR_MARKER + "\n" + readme.pull_request(out, list(benchmarks), data_root, shared))
     return {**written, "shared": {"folder": os.path.join(out, LIB_DIR), "modules": shared}}

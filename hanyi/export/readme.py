@@ -12,6 +12,7 @@ import os
 import re
 
 from hanyi import TASKS_DIR
+from hanyi.export import settings_map
 
 REPO_ROOT = os.path.dirname(os.path.dirname(TASKS_DIR))
 DOCS_DIR = os.path.join(REPO_ROOT, "docs")
@@ -155,8 +156,8 @@ def folder_readme(bench: str, folder: str, dataset_path: str) -> str:
         "at the directory it writes (a hub-format dataset: `README.md` with `configs:` and parquet files)."
         if src
         else "",
-        "- Judge metrics read `HANYI_JUDGE_BASE_URL`, `HANYI_JUDGE_MODEL` and the key from `OPENAI_API_KEY` (or the "
-        "variable named by `HANYI_JUDGE_API_KEY_ENV`) when the task runs; without them the judge keys are not emitted and one warning says so. Nothing is fetched at import.",
+        "",
+        *settings_map.readme_section(bench),
         "",
         "## Code in this folder",
         "",
