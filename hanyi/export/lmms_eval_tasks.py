@@ -4,7 +4,7 @@ Everything is derived from the source tree at export time; nothing here lists a 
 
 * ``<out>/<bench>/`` holds the benchmark's YAMLs, ``templates/`` and resources, and the ``.py`` files of
   ``hanyi/tasks/<bench>/`` that its YAMLs reach (``!function`` targets and what they import from the folder), with
-  ``dataset_path: !function hanyi.data.sources.<bench>`` replaced by a plain string.
+  ``dataset_path: !function dataset.path`` replaced by a plain string (the folder's ``dataset.py`` stays behind).
 * ``<out>/_task_utils/hanyi_common/`` holds, once for all folders, the shared code those files use, imported as
   ``lmms_eval.tasks._task_utils.hanyi_common.<module>`` (upstream's own shared-helper folder is
   ``lmms_eval/tasks/_task_utils/``). Only the top-level statements the folders reach are copied
@@ -43,7 +43,9 @@ LIB_PACKAGE = "lmms_eval.tasks._task_utils.hanyi_common"
 _SKIP_DIRS = {"__pycache__"}
 _SKIP_FILES = {"README.md"}
 _IMPORT_RE = re.compile(r"^(\s*)(from|import)(\s+)(hanyi(?:\.\w+)*)", re.M)
-_SOURCE_RE = re.compile(r"!function\s+hanyi\.data\.sources\.(\w+)")
+#: ``dataset_path``'s tag: the folder's ``dataset.py`` (``dataset.path``), or the older ``hanyi.data.sources.<bench>``;
+#: the rest of the line (a comment about hanyi) goes with it.
+_SOURCE_RE = re.compile(r"!function\s+(?:hanyi\.data\.sources\.(\w+)|dataset\.path\b)[^\n]*")
 _FUNCTION_RE = re.compile(r"!function\s+(hanyi\.[\w.]+)")
 _TARGET_RE = re.compile(r"!function\s+([A-Za-z_][\w.]*)")
 GENERATED = "written by `hanyi export lmms-eval`"
@@ -84,7 +86,7 @@ def folder_modules(bench: str) -> list[str]:
     for name in sorted(os.listdir(folder)):
         if name.endswith(".yaml") or name.endswith("_yaml"):
             with open(os.path.join(folder, name), encoding="utf-8") as fh:
-                for target in _TARGET_RE.findall(fh.read()):
+                for target in _TARGET_RE.findall(_SOURCE_RE.sub("", fh.read())):  # dataset_path is fixed
                     if not target.startswith(ROOT + ".") and "." in target:
                         todo.append(f"{own}.{target.rsplit('.', 1)[0]}")
     seen: set[str] = set()
@@ -279,7 +281,7 @@ def dataset_path(bench: str, data_root: str, out_bench: str) -> str:
 
 def rewrite_yaml(text: str, bench: str, path_value: str, filename: str) -> str:
     def source(m):
-        if m.group(1) != bench:
+        if m.group(1) not in (None, bench):
             raise ExportError(f"{filename}: dataset_path names another benchmark ({m.group(1)})")
         return json.dumps(path_value, ensure_ascii=False) + "  # fixed by hanyi export"
 
