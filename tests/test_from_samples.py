@@ -1,6 +1,7 @@
 """Breakdowns computed by the report from the sample log (hanyi.metrics.from_samples, issue 26 item 3)."""
 
 import json
+import logging
 
 import pytest
 
@@ -49,7 +50,8 @@ def test_derive_skips_other_tasks_emitted_names_and_incomplete_logs(registered):
 
 def test_a_breakdown_that_fails_is_left_out_with_a_warning(registered, caplog):
     lines = [{"doc_id": 0, "acc": "not a dict"}]
-    assert from_samples.derive("toy_task", lines) == {}
+    with caplog.at_level(logging.WARNING, logger="hanyi.metrics.from_samples"):
+        assert from_samples.derive("toy_task", lines) == {}
     assert "no breakdown from acc" in caplog.text
 
 

@@ -164,5 +164,7 @@ def test_loading_and_running_hanyi_tasks_replaces_nothing_of_lmms_eval(tmp_path)
     sources_off = {k: src for k, (_, src) in off_before.items()}
     sources_on = {k: src for k, (_, src) in on_after.items()}
     differ = sorted(k for k in set(sources_off) | set(sources_on) if sources_off.get(k) != sources_on.get(k))
-    assert differ == ["lmms_eval.tasks.TaskManager.__init__"]
-    assert sources_on[differ[0]].endswith(os.path.join("hanyi", "host", "discovery.py"))
+    # the one class, TaskManager, as lmms_eval.tasks defines it and as lmms_eval.evaluator imports it
+    assert differ and all(k.endswith(".TaskManager.__init__") for k in differ), differ
+    assert "lmms_eval.tasks.TaskManager.__init__" in differ
+    assert all(sources_on[k].endswith(os.path.join("hanyi", "host", "discovery.py")) for k in differ)
