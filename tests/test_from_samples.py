@@ -11,7 +11,9 @@ from hanyi.report.results import Metric, add_from_samples
 
 @pytest.fixture
 def registered(monkeypatch):
+    from_samples.registry()  # the real modules register now, into the real registry (restored after the test)
     monkeypatch.setattr(from_samples, "_REGISTRY", [])
+    monkeypatch.setattr(from_samples, "MODULES", ())
 
     @from_samples.breakdown(r"toy_.*", "acc", lower_is_better=("miss_x",))
     def _by_group(values):
