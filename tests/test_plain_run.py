@@ -82,6 +82,38 @@ def test_a_plain_run_gives_the_numbers_of_before(tmp_path):
             assert (got.value is None and math.isnan(value)) or got.value == value, (task, metric, got.value, value)
             moved += 1
     print(f"{compared} numbers emitted as before, {moved} computed from the sample log as before")
+    _report_stands_on_its_own(tmp_path)
+
+
+BLOCKED = r"""
+import sys
+
+class Blocker:
+    def find_spec(self, name, path=None, target=None):
+        if name.startswith(("hanyi.tasks", "hanyi.host", "hanyi._autohook", "lmms_eval", "lm_eval")):
+            raise ImportError(f"blocked for this test: {name}")
+        return None
+
+sys.meta_path.insert(0, Blocker())
+from hanyi.report import main
+sys.exit(main([sys.argv[1], "--out", sys.argv[2], "--no-plots"]))
+"""
+
+
+def _report_stands_on_its_own(tmp_path):
+    """Issue 26 item 5: ``hanyi report`` on a plain run imports nothing of the task code, the start-up hook, the
+    host wing or the harnesses, and still gives every headline number of the five groups an interval."""
+    env = {**os.environ, "HANYI_NO_AUTOHOOK": "1"}
+    out = tmp_path / "report"
+    proc = subprocess.run(
+        [sys.executable, "-c", BLOCKED, str(tmp_path / "out"), str(out)], env=env, capture_output=True, text=True
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    report = json.loads((out / "report.json").read_text(encoding="utf-8"))
+    intervals = [i for s in report["sections"] for i in s["intervals"]]
+    with_ci = [i for i in intervals if i.get("ci_low") is not None]
+    assert len(with_ci) >= 20, intervals[:5]
+    assert {i["task"].split("_")[0] for i in with_ci} == set(hanyi.BENCHMARKS)
 
 
 SNAPSHOT = r"""

@@ -1,11 +1,11 @@
-"""Which aggregation function each hanyi task's YAML names for each metric, for the report's intervals.
+"""Which aggregation each hanyi task uses for each metric, for the report's intervals, without any task code.
 
-The report re-runs a decomposed aggregation's ``combine`` (:mod:`hanyi.metrics.resample`) on the per-doc statistics
-the run logged, so it needs the function itself, not the name lmms-eval printed in the results file. lmms-eval's own
-``load_yaml_config`` resolves *every* ``!function`` tag, including ``dataset_path: !function hanyi.data.sources...``,
-which fails where the data is not prepared (a report is often built on another machine). This reader
-(:mod:`hanyi.task_yaml`) follows ``include:`` and resolves only the ``aggregation`` tags of ``metric_list``, the way
-lmms-eval does (a dotted name relative to the YAML's directory, else an absolute module path). Cached per process.
+The report re-runs a decomposed aggregation's ``combine`` (:mod:`hanyi.metrics.resample`) on per-doc statistics it
+reads from the sample log, so it needs the function itself. Every aggregation a hanyi task YAML names is defined in
+``hanyi/metrics/*_aggregations.py`` and registered there under its name (:data:`hanyi.metrics.resample.BY_NAME`).
+The name comes from the run's results file (``"<function cii_acc at 0x...>"`` in its task config) or, for a results
+file without configs, from the task's YAML read as text (:mod:`hanyi.task_yaml`: ``!function utils.cii_acc`` names
+``cii_acc``); nothing under ``hanyi/tasks`` is imported (issue 26, item 5). Cached per process.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import os
 import re
 
 from hanyi import TASKS_DIR
-from hanyi.task_yaml import FunctionRef, read, resolve
+from hanyi.task_yaml import FunctionRef, read
 
 
 @functools.lru_cache(maxsize=1)
@@ -47,11 +47,10 @@ def aggregations(task: str) -> dict:
         if not isinstance(entry, dict) or "metric" not in entry:
             continue
         agg = entry.get("aggregation")
-        if isinstance(agg, FunctionRef):
-            try:
-                agg = resolve(agg, os.path.dirname(path))
-            except Exception:
-                agg = None
+        if isinstance(agg, FunctionRef):  # found by its name among hanyi.metrics' aggregations: no task code imported
+            from hanyi.metrics import resample
+
+            agg = resample.by_name(agg.rsplit(".", 1)[-1])
         out[entry["metric"]] = agg
     return out
 
@@ -72,8 +71,8 @@ def logged_name(run, task: str, metric: str) -> str | None:
 
 def aggregation(task: str, metric: str, run=None):
     """The aggregation function of ``metric`` in ``task`` (``None`` when unknown): the decomposed aggregation
-    registered under the name the run's results file records (:data:`hanyi.metrics.resample.BY_NAME`), else the one
-    the task's YAML names."""
+    registered under the name the run's results file records (:data:`hanyi.metrics.resample.BY_NAME`), else under the
+    name the task's YAML gives."""
     from hanyi.metrics import resample
 
     base = metric.split(",")[0]
