@@ -76,6 +76,9 @@ def singularize_rule(word: str) -> str:
 
 
 _LOAD_LOCK = threading.Lock()
+#: One encode at a time: lmms-eval runs ``process_results`` in threads (``--process_docs_parallel``, 4 by default),
+#: and a Hugging Face fast tokenizer shared by threads can fail ("Already borrowed").
+_ENCODE_LOCK = threading.Lock()
 
 
 def _wordnet_lemmatizer():
@@ -214,7 +217,8 @@ def element_sim_scores(pairs: Sequence[tuple[Sequence[str], Sequence[str]]], mod
 
     model = model or load_sbert()
     strings = [s for gold, pred in pairs for s in (*gold, *pred)]
-    emb = encode_unique(strings, lambda xs: model.encode(xs, convert_to_tensor=True, batch_size=256))
+    with _ENCODE_LOCK:
+        emb = encode_unique(strings, lambda xs: model.encode(xs, convert_to_tensor=True, batch_size=256))
     scores = []
     for gold, pred in pairs:
         if not gold:

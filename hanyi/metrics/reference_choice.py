@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import functools
 import os
+import threading
 from collections.abc import Callable, Sequence
 
 #: Default BERTScore model and layer: what ``bert_score`` picks for ``lang`` in {de, fr, ko} (and any non-English).
@@ -116,8 +117,20 @@ def chrf_scores(candidates: Sequence[str], references: Sequence[str]) -> list[fl
     return [chrf.sentence_score(c, [r]).score for c, r in zip(candidates, references)]
 
 
-@functools.lru_cache(maxsize=4)
+#: lmms-eval runs ``process_results`` in threads (``--process_docs_parallel``): one load, and one scoring call at a
+#: time (a Hugging Face fast tokenizer shared by threads can fail with "Already borrowed").
+_LOAD_LOCK = threading.Lock()
+_SCORE_LOCK = threading.Lock()
+
+
 def load_bertscorer(model: str = DEFAULT_BERTSCORE_MODEL, num_layers: int = DEFAULT_BERTSCORE_LAYER, device: str = ""):
+    """:func:`_load_bertscorer`, one thread at a time (the first call loads, the others wait and share it)."""
+    with _LOAD_LOCK:
+        return _load_bertscorer(model, num_layers, device)
+
+
+@functools.lru_cache(maxsize=4)
+def _load_bertscorer(model: str = DEFAULT_BERTSCORE_MODEL, num_layers: int = DEFAULT_BERTSCORE_LAYER, device: str = ""):
     """A ``bert_score.BERTScorer`` for ``model`` (local path or hub id) at ``num_layers``, loaded once per process.
 
     Raises :class:`ScorerUnavailable` when ``bert-score`` is missing or the weights cannot be loaded (e.g. a hub id
@@ -147,7 +160,8 @@ def bertscore_f1_scorer(
     def score(candidates: Sequence[str], references: Sequence[str]) -> list[float]:
         if not candidates:
             return []
-        _, _, f1 = scorer.score(list(candidates), list(references), batch_size=batch_size)
+        with _SCORE_LOCK:
+            _, _, f1 = scorer.score(list(candidates), list(references), batch_size=batch_size)
         return [float(x) for x in f1.tolist()]
 
     return score

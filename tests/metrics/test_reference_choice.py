@@ -91,7 +91,7 @@ def test_unavailable_bertscore_model_raises_scorer_unavailable(tmp_path):
 def test_real_bertscore_on_tiny_local_model_batched_equals_per_doc(tiny_bert):
     path, layers = tiny_bert
     scorer = rc.bertscore_f1_scorer(path, layers)
-    assert rc.load_bertscorer.cache_info().currsize >= 1
+    assert rc._load_bertscorer.cache_info().currsize >= 1
     assert rc.bertscore_f1_scorer(path, layers) is not scorer  # new closure ...
     assert rc.load_bertscorer(path, layers) is rc.load_bertscorer(path, layers)  # ... over one loaded model
     preds = ["Mit einem Traktor.", "Er und sein Partner stellten Messer her.", "Avec un tracteur."]
@@ -116,3 +116,17 @@ def test_repeated_pairs_are_scored_once_with_the_same_decisions():
     assert [d["correct"] for d in out] == [True, False, True, True, False]
     assert [d["target_score"] for d in out] == [0.8, 0.1, 0.8, 0.8, 0.1]
     assert [d["distractor_score"] for d in out] == [0.2, 0.4, 0.2, 0.2, 0.4]
+
+
+def test_per_doc_bertscore_from_four_threads_equals_one_thread(tiny_bert):
+    """lmms-eval runs process_results in threads (--process_docs_parallel, 4 by default): scoring is serialised, so
+    every doc gets the score it gets alone and no shared tokenizer fails."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    path, layers = tiny_bert
+    scorer = rc.bertscore_f1_scorer(path, layers)
+    pairs = [([f"ein Satz Nummer {i}", "Zug"], [f"ein Satz {i}", "Gecko"]) for i in range(24)]
+    alone = [scorer(c, r) for c, r in pairs]
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        together = list(pool.map(lambda pair: scorer(*pair), pairs))
+    assert together == alone
