@@ -20,8 +20,8 @@ would have written for the other metrics (``mean``'s closed form, ``N/A`` for a 
 :func:`lmms_eval_stderr`), the same values without the two optional imports its ``stderr_for_metric`` retries for
 every metric (issue 20).
 
-The statistics come from the aggregation's own call (its memo), so no backbone work (SBERT, BERTScore ...) is done
-twice. Nothing here may break a run: any exception logs one warning naming task and metric and leaves ``N/A``.
+Every decomposed aggregation is light (its per-doc statistics are the numbers ``process_results`` logged), so they
+are recomputed here at no cost. Nothing here may break a run: any exception logs one warning naming task and metric and leaves ``N/A``.
 Installed by ``hanyi eval`` only (:func:`hanyi.host.install_eval_extras`): a run-time extra, never part of a plain
 lmms-eval run; ``hanyi report`` computes the same intervals from the sample log. ``docs/upstream/0006-stderr-from-decomposed-aggregations.patch``
 proposes the same to lmms-eval's ``stderr_for_metric``.
@@ -73,10 +73,7 @@ def add_intervals(task_output, bootstrap_iters: int) -> int:
             value = task_output.agg_metrics.get(f"{metric},{filter_key}")
             if not isinstance(value, (int, float)) or not math.isfinite(value):
                 continue  # N/A, or NaN from hanyi.guard: no interval around a failed aggregation
-            memo = getattr(fn, "memo", None)
-            stats = memo.take(items) if memo is not None else None
-            if stats is None:
-                stats = resample.as_array(fn.per_doc(items))
+            stats = resample.as_array(fn.per_doc(items))  # light: the logged numbers, no backbone work
             if bootstrap_iters > 0 and len(stats) > 1:
                 stderr = resample.standard_error(fn.combine, stats)
                 if stderr is not None:

@@ -93,33 +93,6 @@ PLAIN_MEANS = (mean, sum_mean, percent_share)
 FINITE_MEANS = (fsum_mean_of_finite, share_of_finite, rate)
 
 
-class _Memo:
-    """The per-doc statistics of an aggregation's recent calls, keyed by the items list (held, so its ``id`` cannot be
-    reused), so the in-run interval hook (:mod:`hanyi.host.run_intervals`) does not redo backbone work."""
-
-    def __init__(self, size: int = 32):
-        self.size = size
-        self.entries: dict = {}
-
-    def put(self, items, stats) -> None:
-        self.entries.pop(id(items), None)
-        self.entries[id(items)] = (items, len(items), stats)
-        while len(self.entries) > self.size:
-            self.entries.pop(next(iter(self.entries)))
-
-    def peek(self, items):
-        """The statistics of the last call on this very ``items`` list, unchanged in length (kept), or None."""
-        hit = self.entries.get(id(items))
-        return hit[2] if hit is not None and hit[0] is items and hit[1] == len(items) else None
-
-    def take(self, items):
-        """Like :meth:`peek`, and the entry is dropped (the hook's last use of it)."""
-        stats = self.peek(items)
-        if stats is not None:
-            del self.entries[id(items)]
-        return stats
-
-
 def as_array(stats: Sequence):
     """``per_doc`` output as a float array, ``(n,)`` for scalars and ``(n, k)`` for tuples."""
     import numpy as np
@@ -168,23 +141,11 @@ def decomposed(combine: Callable = mean, *, light: bool = False, name: str | Non
     def wrap(per_doc: Callable) -> Callable:
         @functools.wraps(per_doc)
         def aggregate(items, *args, **kwargs):
-            stats = as_array(per_doc(items))
-            aggregate.memo.put(items, stats)
-            return combine(stats)
+            return combine(as_array(per_doc(items)))
 
-        @functools.wraps(per_doc)
-        def remembered(items):
-            """``per_doc``, answered from the last aggregation of this very list when there was one (no second pass
-            of backbone or judge work)."""
-            hit = aggregate.memo.peek(items)
-            if hit is None:
-                return per_doc(items)
-            return [tuple(row) for row in hit.tolist()] if hit.ndim == 2 else hit.tolist()
-
-        aggregate.per_doc = remembered
+        aggregate.per_doc = per_doc
         aggregate.combine = combine
         aggregate.light = light
-        aggregate.memo = _Memo()  # shared by reference with wrappers (functools.wraps copies __dict__)
         if name:  # lmms-eval prints the aggregation's name in the results' task config
             aggregate.__name__ = aggregate.__qualname__ = name
         BY_NAME.setdefault(aggregate.__name__, aggregate)
