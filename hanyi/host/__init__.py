@@ -9,6 +9,8 @@ start-up hook off (``HANYI_NO_AUTOHOOK=1``), gives the same headline numbers. Wh
 * :mod:`hanyi.host.run_intervals`: run-time extras of ``hanyi eval`` only (standard errors of decomposed
   aggregations in the results, per-doc statistics in the sample log). ``hanyi report`` computes the same intervals
   from the sample log.
+* :mod:`hanyi.host.printed_table`: ``hanyi eval``'s headline-only printed table (it reads results entries by task
+  name, with the report's ``benchmark_of``).
 
 Imported only by the start-up hook (:mod:`hanyi._autohook`) and ``hanyi eval`` (:mod:`hanyi.cli`). ``hanyi report``,
 the metrics and the task folders never import it.
