@@ -68,6 +68,7 @@ SLOPES = {
 }  # fmt: skip
 #: our case -> the built-in its slope target compares it with
 SLOPE_TARGET = {"cii": "mmstar", "punrebus_matching": "mmstar", "cvlue_vqa": "chartqa", "unpie_grounding": "chartqa"}
+PROFILE_DIR: list = []  # --profile, for the children
 WRONG = "不知道"
 
 
@@ -311,6 +312,12 @@ def child(args) -> None:
     backbones = _Backbones()
     backbones.install()
     model = ReplayModel(path=args.replay, touch_visuals=True)
+    profiler = None
+    if args.profile:  # the whole evaluation, in this thread (use --workers 1 to see process_results in it)
+        import cProfile
+
+        profiler = cProfile.Profile()
+        profiler.enable()
     t = time.perf_counter()
     res = ev.simple_evaluate(
         model=model,
@@ -322,6 +329,9 @@ def child(args) -> None:
         process_docs_parallel=args.workers,
     )
     evaluate_s = time.perf_counter() - t
+    if profiler is not None:
+        profiler.disable()
+        profiler.dump_stats(os.path.join(args.profile, f"{args.child}.prof"))
     n_docs = sum(v.get("effective", v.get("original", 0)) for v in res.get("n-samples", {}).values())
     n_req = clock.requests
     rss_peak = _rss_mb()
@@ -514,6 +524,7 @@ def run_case(case: str, data: dict, replay: str, workdir: str, workers: int, npr
         out,
         "--workers",
         str(workers),
+        *(["--profile", PROFILE_DIR[0]] if PROFILE_DIR else []),
     ]
     t = time.perf_counter()
     proc = subprocess.run(cmd, env=env, cwd=workdir, capture_output=True, text=True)
@@ -651,6 +662,9 @@ def main() -> None:
         help="sizes of the slope comparisons, as multiples of their base sizes (two at least; default 1,4)",
     )
     ap.add_argument("--repeat", type=int, default=3, help="rounds of each slope comparison (all sizes, interleaved)")
+    ap.add_argument(
+        "--profile", default="", help="folder: each run writes a cProfile of its evaluation there (<case>.prof)"
+    )
     ap.add_argument("--child", help=argparse.SUPPRESS)
     ap.add_argument("--data", help=argparse.SUPPRESS)
     ap.add_argument("--replay", help=argparse.SUPPRESS)
@@ -661,6 +675,9 @@ def main() -> None:
 
     from hanyi.data.build_samples import FULL_SIZES, build_full, full_root
 
+    if args.profile:
+        os.makedirs(args.profile, exist_ok=True)
+        PROFILE_DIR.append(os.path.abspath(args.profile))
     parts = set(args.parts.split(","))
     only = set(filter(None, args.only.split(",")))
     scales = sorted({float(x) for x in args.slope_scales.split(",")})
