@@ -1,23 +1,28 @@
-"""All five benchmark groups at the paper's sizes, scored from replayed answers, against built-in lmms-eval tasks.
+"""All five benchmark groups at the paper's sizes, and their per-doc cost as a slope against built-in lmms-eval tasks.
 
-    .venv/bin/python benchmarks/full_scale.py [--seed 0] [--right 0.6] [--scale 1.0] [--only cii,vulca]
+    .venv/bin/python benchmarks/full_scale.py [--parts table,slopes,nproc] [--only cii,mmstar] [--scale 1.0]
+        [--slope-scales 1,4] [--repeat 3] [--profile DIR] [--seed 0] [--right 0.6]
 
 1. Builds (once, into ``$HANYI_FULL_SCALE_DIR`` or ``~/.cache/hanyi/full_scale``, never committed) each benchmark's
-   synthetic dataset at the paper's size with the bundled-sample builders (``hanyi.data.build_samples.build_full``),
-   plus synthetic ``ii_bench`` (MCQ) and ``ok_vqa`` (VQA) datasets in their schemas, sized like CII-Bench and
-   CVLUE-VQA.
+   synthetic dataset with the bundled-sample builders (``hanyi.data.build_samples.build_full``), and synthetic
+   ``mmstar``, ``ii_bench``, ``chartqa`` and ``ok_vqa`` datasets in their released schemas.
 2. Writes one replay file per case: for each doc a fixed seed decides whether the recorded answer is the doc's
    target (right) or a wrong one (free text: the next doc's target tagged with the doc id, so answers differ from doc
    to doc as a model's do; choice tasks: a fixed unparsable answer).
-3. Runs each case in a fresh child process through ``lmms_eval.evaluator.simple_evaluate`` with the ``replay``
-   model (``touch_visuals=true``: images are decoded as a real model would) and prints docs, requests, the wall
-   time split (start-up = import + task index; load = datasets + ``process_docs``; requests; replay;
-   ``process_results``; aggregation), peak RSS and seconds per 1,000 docs.
-4. Prints the issue-20 targets as PASS/FAIL lines. Figures on a shared 2-core machine are noisy.
-5. Launches one full-size group (``--nproc-group``, default cii) as ``lmms-eval`` and as ``torchrun`` with
-   ``--nproc`` (default 2) gloo processes, with the helpers of benchmarks/multiprocess_parity.py, and prints both wall
-   times and whether every metric is identical.
+3. ``table``: runs each group at the paper's size in a fresh child process through
+   ``lmms_eval.evaluator.simple_evaluate`` with the ``replay`` model (``touch_visuals=true``: images are decoded as a
+   real model would) and prints docs, requests, the wall time split (start-up = import + task index; load =
+   datasets + ``process_docs``; requests; replay; ``process_results``; aggregation), peak RSS and seconds per 1,000
+   docs, then the whole-run targets (time, RSS, batched backbones) as PASS/FAIL lines.
+4. ``slopes``: each comparison of :data:`SLOPES` runs every case at ``--slope-scales`` sizes, ``--repeat`` rounds,
+   ours and the built-ins alternating; the marginal cost per 1,000 docs is the least-squares slope of eval seconds
+   against docs over the fastest run at each size (:func:`slope_summary`), printed beside the whole-run ratio; the
+   target lines judge the slope (ours / built-in <= 1.0).
+5. ``nproc``: launches one full-size group (``--nproc-group``, default cii) as ``lmms-eval`` and as ``torchrun``
+   with ``--nproc`` (default 2) gloo processes, with the helpers of benchmarks/multiprocess_parity.py, and prints
+   both wall times and whether every metric is identical.
 
+Figures on a shared 2-core machine are noisy: read ratios of interleaved runs (docs/performance.md).
 Backbones: the tiny offline NLI model (tests/fixtures/vulca/tiny_nli.py) serves VULCA's NLI metrics; it also
 serves as UNPIE's BERTScore model and VULCA's embedder where those can load it (see docs/performance.md).
 """
