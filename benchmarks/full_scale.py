@@ -1,23 +1,28 @@
-"""All five benchmark groups at the paper's sizes, scored from replayed answers, against built-in lmms-eval tasks.
+"""All five benchmark groups at the paper's sizes, and their per-doc cost as a slope against built-in lmms-eval tasks.
 
-    .venv/bin/python benchmarks/full_scale.py [--seed 0] [--right 0.6] [--scale 1.0] [--only cii,vulca]
+    .venv/bin/python benchmarks/full_scale.py [--parts table,slopes,nproc] [--only cii,mmstar] [--scale 1.0]
+        [--slope-scales 1,4] [--repeat 3] [--profile DIR] [--seed 0] [--right 0.6]
 
 1. Builds (once, into ``$HANYI_FULL_SCALE_DIR`` or ``~/.cache/hanyi/full_scale``, never committed) each benchmark's
-   synthetic dataset at the paper's size with the bundled-sample builders (``hanyi.data.build_samples.build_full``),
-   plus synthetic ``ii_bench`` (MCQ) and ``ok_vqa`` (VQA) datasets in their schemas, sized like CII-Bench and
-   CVLUE-VQA.
+   synthetic dataset with the bundled-sample builders (``hanyi.data.build_samples.build_full``), and synthetic
+   ``mmstar``, ``ii_bench``, ``chartqa`` and ``ok_vqa`` datasets in their released schemas.
 2. Writes one replay file per case: for each doc a fixed seed decides whether the recorded answer is the doc's
    target (right) or a wrong one (free text: the next doc's target tagged with the doc id, so answers differ from doc
    to doc as a model's do; choice tasks: a fixed unparsable answer).
-3. Runs each case in a fresh child process through ``lmms_eval.evaluator.simple_evaluate`` with the ``replay``
-   model (``touch_visuals=true``: images are decoded as a real model would) and prints docs, requests, the wall
-   time split (start-up = import + task index; load = datasets + ``process_docs``; requests; replay;
-   ``process_results``; aggregation), peak RSS and seconds per 1,000 docs.
-4. Prints the issue-20 targets as PASS/FAIL lines. Figures on a shared 2-core machine are noisy.
-5. Launches one full-size group (``--nproc-group``, default cii) as ``lmms-eval`` and as ``torchrun`` with
-   ``--nproc`` (default 2) gloo processes, with the helpers of benchmarks/multiprocess_parity.py, and prints both wall
-   times and whether every metric is identical.
+3. ``table``: runs each group at the paper's size in a fresh child process through
+   ``lmms_eval.evaluator.simple_evaluate`` with the ``replay`` model (``touch_visuals=true``: images are decoded as a
+   real model would) and prints docs, requests, the wall time split (start-up = import + task index; load =
+   datasets + ``process_docs``; requests; replay; ``process_results``; aggregation), peak RSS and seconds per 1,000
+   docs, then the whole-run targets (time, RSS, batched backbones) as PASS/FAIL lines.
+4. ``slopes``: each comparison of :data:`SLOPES` runs every case at ``--slope-scales`` sizes, ``--repeat`` rounds,
+   ours and the built-ins alternating; the marginal cost per 1,000 docs is the least-squares slope of eval seconds
+   against docs over the fastest run at each size (:func:`slope_summary`), printed beside the whole-run ratio; the
+   target lines judge the slope (ours / built-in <= 1.0).
+5. ``nproc``: launches one full-size group (``--nproc-group``, default cii) as ``lmms-eval`` and as ``torchrun``
+   with ``--nproc`` (default 2) gloo processes, with the helpers of benchmarks/multiprocess_parity.py, and prints
+   both wall times and whether every metric is identical.
 
+Figures on a shared 2-core machine are noisy: read ratios of interleaved runs (docs/performance.md).
 Backbones: the tiny offline NLI model (tests/fixtures/vulca/tiny_nli.py) serves VULCA's NLI metrics; it also
 serves as UNPIE's BERTScore model and VULCA's embedder where those can load it (see docs/performance.md).
 """
@@ -40,11 +45,36 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 # helpers were multiprocess.py, which stood in for `multiprocess`; now multiprocess_parity.py, loaded by path).
 sys.path[:] = [p for p in sys.path if os.path.abspath(p or os.curdir) != HERE]
 GROUPS = ("punrebus", "cii", "unpie", "cvlue", "vulca")
-#: built-in case -> (our case it is compared with, kind). ``ii_bench`` (MCQ) and ``ok_vqa`` (VQA) are the issue's
-#: comparisons and print target lines. ``ai2d`` prints an info line: a built-in MCQ that extracts and scores the
-#: letter (ii_bench's process_results only records a submission), on 4-field rows instead of CII-Bench's 19.
-BUILTIN = {"ii_bench": ("cii", "mcq"), "ai2d": ("cii", "mcq that scores, 4-field rows"), "ok_vqa": ("cvlue", "vqa")}
-INFO_ONLY = {"ai2d"}
+#: built-in case -> the lmms-eval task it runs (its folder in lmms_eval/tasks is the case's name).
+BUILTIN_TASK = {"ii_bench": "ii-bench", "mmstar": "mmstar", "ok_vqa": "ok_vqa_val2014", "chartqa": "chartqa"}
+#: one task of a group run alone: case -> (benchmark whose data it reads, task).
+SINGLE_TASKS = {
+    "punrebus_matching": ("punrebus", "punrebus_matching"),
+    "cvlue_vqa": ("cvlue", "cvlue_vqa"),
+    "unpie_grounding": ("unpie", "unpie_grounding"),
+}
+#: whole-run comparisons at the paper's size (the table): built-in case -> (our case, kind). Info only: the targets
+#: judge the slopes below. ``ok_vqa`` (ten golds per question, normalised) also backs the RSS target.
+BUILTIN = {"ok_vqa": ("cvlue", "vqa, ten golds per question")}
+#: slope comparisons: name -> (our cases, (built-in, kind, judged by a target line)..., size of each case at scale 1,
+#: in its builder's unit). Each is measured at ``--slope-scales`` x these sizes, every case interleaved (CVLUE: a
+#: quarter of its 7,169 test images, 3 questions each, so x4 is the paper's size; chartqa as many questions).
+#: * MCQ: ``mmstar`` is the lean built-in image MCQ (extracts the letter, scores by category, no load checks): the
+#:   target for CII-Bench and for Pun Rebus matching (a letter per image among declared choices, accuracy over the
+#:   parsed letters). ``ii_bench`` (the released II-Bench fields, 6 options) is printed beside it for CII.
+#: * Short answer: ``chartqa`` is the built-in VQA of one gold answer per question, scored per doc by a plain
+#:   comparison (relaxed for numbers) and a mean: the pair for CVLUE-VQA alone (one gold, CVLUE's normalisation) and
+#:   for UNPIE grounding (a free-text pun phrase against one gold, exact match). ``textvqa``/``ok_vqa`` normalise ten
+#:   golds, ``docvqa`` computes ANLS over several: more work per doc than a one-gold comparison.
+SLOPES = {
+    "mcq": (("cii", "punrebus_matching"), (("mmstar", True), ("ii_bench", False)),
+            {"cii": 800, "punrebus_matching": 800, "mmstar": 800, "ii_bench": 800}),
+    "short answer": (("cvlue_vqa", "unpie_grounding"), (("chartqa", True),),
+                     {"cvlue_vqa": 7169 / 4, "unpie_grounding": 500, "chartqa": 3 * 7169 / 4}),
+}  # fmt: skip
+#: our case -> the built-in its slope target compares it with
+SLOPE_TARGET = {"cii": "mmstar", "punrebus_matching": "mmstar", "cvlue_vqa": "chartqa", "unpie_grounding": "chartqa"}
+PROFILE_DIR: list = []  # --profile, for the children
 WRONG = "不知道"
 
 
@@ -64,81 +94,111 @@ def _rss_mb(field: str = "VmHWM") -> float:
 # --- data ----------------------------------------------------------------------------------------------------------
 
 
-def build_builtin(root: str, n_mcq: int, n_vqa: int) -> dict:
-    """Synthetic ``ii_bench`` (6-option MCQ), ``ai2d`` (4-option MCQ) and ``ok_vqa`` (10 answers per question)
-    datasets, hub layout."""
+def _builtin_rows(name: str, n: int):
+    """Rows of a synthetic built-in dataset in the released schema of ``name``."""
+    from hanyi.data.images import synthetic_image
+
+    for i in range(n):
+        img = synthetic_image(f"{name}-{i}")
+        if name == "ii_bench":
+            # the released II-Bench fields (m-a-p/II-Bench card), plus `answers`, which lmms-eval's ii_bench reads as
+            # its target: the same shape as CII-Bench's rows, so per-doc costs compare like for like
+            letter = "ABCDEF"[i % 6]
+            yield {
+                "id": str(i),
+                "image": img,
+                "question": "这幅图的含义是什么？",
+                **{f"option{k}": f"选项{k}（{i}）" for k in range(1, 7)},
+                "correct_option": f"选项{i % 6 + 1}（{i}）",
+                "answer": letter,
+                "answers": letter,
+                "image_type": "['Illustration']",
+                "difficulty": ("Easy", "Middle", "Hard")[i % 3],
+                "domain": ("Life", "Art", "Society")[i % 3],
+                "emotion": ("Positive", "Neutral", "Negative")[i % 3],
+                "rhetoric": "['Metaphor']",
+                "explanation": f"这幅图用隐喻表达了一个观点（{i}）。" * 4,
+                "local_path": f"images/test/{i}.jpg",
+            }
+        elif name == "mmstar":
+            # Lin-Chen/MMStar's fields: 4 options inside the question text, 6 categories of 3 sub-categories each
+            cat = MMSTAR_CATEGORIES[i % 6]
+            yield {
+                "index": i,
+                "question": f"Which option fits the picture? ({i})\nOptions: A: red, B: blue, C: green, D: none",
+                "image": img,
+                "answer": "ABCD"[i % 4],
+                "category": cat[0],
+                "l2_category": cat[1][(i // 6) % 3],
+                "meta_info": {"source": "synthetic", "split": "val", "image_path": f"{i}.png"},
+                "bench": "synthetic",
+            }
+        elif name == "chartqa":
+            # lmms-lab ChartQA's fields: one gold answer per question, half numeric (relaxed match), half text
+            yield {
+                "type": ("human_test", "augmented_test")[i % 2],
+                "question": f"图中第{i % 7 + 1}项的数值是多少？（{i}）",
+                "answer": str(10 + i % 90) if i % 2 else ("红色", "蓝色", "上升", "下降")[i % 4],
+                "image": img,
+            }
+        else:  # ok_vqa
+            answers = [("两个", "红色", "是", "站着")[(i + k) % 4] for k in range(10)]
+            yield {"question_id": i, "question": f"图中有几个物体？（{i}）", "image": img, "answers": answers,
+                   "answer": answers[0]}  # fmt: skip
+
+
+#: the split each built-in task reads
+BUILTIN_SPLIT = {"ok_vqa": "val2014", "mmstar": "val"}
+MMSTAR_CATEGORIES = (
+    ("coarse perception", ("image scene and topic", "image style & quality", "image emotion")),
+    ("fine-grained perception", ("object counting", "recognition", "localization")),
+    ("instance reasoning", ("single-instance reasoning", "cross-instance attribute reasoning", "cross-instance relation reasoning")),
+    ("logical reasoning", ("code & sequence reasoning", "diagram reasoning", "common reasoning")),
+    ("science & technology", ("biology & chemistry & physics", "electronics & energy & mechanical eng.", "geography & earth science & agriculture")),
+    ("math", ("geometry", "numeric commonsense and calculation", "statistical reasoning")),
+)  # fmt: skip
+
+
+def build_builtin_one(root: str, name: str, n: int) -> str:
+    """A synthetic dataset for the built-in task ``name`` with ``n`` rows, hub layout, built once under ``root``."""
     import datasets
 
     from hanyi.data.hubformat import write_hub_dataset
-    from hanyi.data.images import synthetic_image
 
-    out = {}
-    for name, n in (("ii_bench", n_mcq), ("ai2d", n_mcq), ("ok_vqa", n_vqa)):
-        path = os.path.join(root, f"{name}-{n}" + ("-v2" if name == "ii_bench" else ""))  # v2: the released schema
-        out[name] = path
-        if os.path.exists(os.path.join(path, ".done")):
-            continue
-
-        def rows(name=name, n=n):
-            for i in range(n):
-                img = synthetic_image(f"{name}-{i}")
-                if name == "ii_bench":
-                    # the released II-Bench fields (m-a-p/II-Bench card), plus `answers`, which lmms-eval's ii_bench
-                    # reads as its target: the same shape as CII-Bench's rows, so per-doc costs compare like for like
-                    letter = "ABCDEF"[i % 6]
-                    yield {
-                        "id": str(i),
-                        "image": img,
-                        "question": "这幅图的含义是什么？",
-                        **{f"option{k}": f"选项{k}（{i}）" for k in range(1, 7)},
-                        "correct_option": f"选项{i % 6 + 1}（{i}）",
-                        "answer": letter,
-                        "answers": letter,
-                        "image_type": "['Illustration']",
-                        "difficulty": ("Easy", "Middle", "Hard")[i % 3],
-                        "domain": ("Life", "Art", "Society")[i % 3],
-                        "emotion": ("Positive", "Neutral", "Negative")[i % 3],
-                        "rhetoric": "['Metaphor']",
-                        "explanation": f"这幅图用隐喻表达了一个观点（{i}）。" * 4,
-                        "local_path": f"images/test/{i}.jpg",
-                    }
-                elif name == "ai2d":
-                    yield {
-                        "question": f"What does the arrow point to? ({i})",
-                        "options": [f"part {k} of {i}" for k in range(4)],
-                        "answer": str(i % 4),
-                        "image": img,
-                    }
-                else:
-                    answers = [("两个", "红色", "是", "站着")[(i + k) % 4] for k in range(10)]
-                    yield {
-                        "question_id": i,
-                        "question": f"图中有几个物体？（{i}）",
-                        "image": img,
-                        "answers": answers,
-                        "answer": answers[0],
-                    }
-
-        split = "val2014" if name == "ok_vqa" else "test"
-        ds = datasets.Dataset.from_generator(rows, cache_dir=os.path.join(root, "gen-cache"))
-        write_hub_dataset(path, {"default": {split: ds}})
+    path = os.path.join(root, f"{name}-{n}" + ("-v2" if name == "ii_bench" else ""))  # v2: the released schema
+    if not os.path.exists(os.path.join(path, ".done")):
+        ds = datasets.Dataset.from_generator(
+            _builtin_rows, gen_kwargs={"name": name, "n": n}, cache_dir=os.path.join(root, "gen-cache")
+        )
+        write_hub_dataset(path, {"default": {BUILTIN_SPLIT.get(name, "test"): ds}})
         open(os.path.join(path, ".done"), "w").close()
-    return out
+    return path
 
 
 def case_tasks(case: str, data: dict) -> list:
-    if case == "ii_bench":
-        return [{"task": "ii-bench", "dataset_path": data["ii_bench"]}]
-    if case == "ai2d":
-        return [{"task": "ai2d", "dataset_path": data["ai2d"]}]
-    if case == "ok_vqa":
-        return [{"task": "ok_vqa_val2014", "dataset_path": data["ok_vqa"]}]
-    return [case]
+    name = case.split("@")[0]
+    if name in BUILTIN_TASK:
+        return [{"task": BUILTIN_TASK[name], "dataset_path": data[case]}]
+    return [SINGLE_TASKS.get(name, (None, name))[1]]
+
+
+def case_bench(case: str) -> str:
+    """The benchmark (or built-in) whose data a case reads: ``cii@3200`` -> ``cii``, ``cvlue_vqa@700`` -> ``cvlue``."""
+    name = case.split("@")[0]
+    return SINGLE_TASKS.get(name, (name,))[0]
 
 
 def case_env(case: str, data: dict) -> dict:
-    bench = case.split("@")[0]
+    bench = case_bench(case)
     return {f"HANYI_{bench.upper()}_DATA": data[case]} if bench in GROUPS else {}
+
+
+def builtin_folder(case: str) -> str | None:
+    """The lmms-eval task folder a built-in case includes (None for ours)."""
+    import lmms_eval.tasks
+
+    name = case.split("@")[0]
+    return os.path.join(os.path.dirname(lmms_eval.tasks.__file__), name) if name in BUILTIN_TASK else None
 
 
 def _leaf_tasks(task_dict) -> dict:
@@ -240,9 +300,7 @@ def child(args) -> None:
     import hanyi
     from hanyi.models.replay import ReplayModel
 
-    include = [hanyi.TASKS_DIR]
-    if args.child in BUILTIN:
-        include.append(os.path.join(os.path.dirname(lmms_eval.tasks.__file__), args.child))
+    include = [hanyi.TASKS_DIR, *filter(None, [builtin_folder(args.child)])]
     tm = lmms_eval.tasks.TaskManager("ERROR", include_path=include, include_defaults=False)
     startup = time.perf_counter() - t0
     rss_startup = _rss_mb("VmRSS")
@@ -260,10 +318,16 @@ def child(args) -> None:
     backbones = _Backbones()
     backbones.install()
     model = ReplayModel(path=args.replay, touch_visuals=True)
+    profiler = None
+    if args.profile:  # the whole evaluation, in this thread (use --workers 1 to see process_results in it)
+        import cProfile
+
+        profiler = cProfile.Profile()
+        profiler.enable()
     t = time.perf_counter()
     res = ev.simple_evaluate(
         model=model,
-        tasks=case_tasks(args.child.split("@")[0], data),
+        tasks=case_tasks(args.child, data),
         task_manager=tm,
         bootstrap_iters=100000,  # the lmms-eval CLI's default: standard errors are part of what a run costs
         log_samples=False,
@@ -271,6 +335,9 @@ def child(args) -> None:
         process_docs_parallel=args.workers,
     )
     evaluate_s = time.perf_counter() - t
+    if profiler is not None:
+        profiler.disable()
+        profiler.dump_stats(os.path.join(args.profile, f"{args.child}.prof"))
     n_docs = sum(v.get("effective", v.get("original", 0)) for v in res.get("n-samples", {}).values())
     n_req = clock.requests
     rss_peak = _rss_mb()
@@ -463,6 +530,7 @@ def run_case(case: str, data: dict, replay: str, workdir: str, workers: int, npr
         out,
         "--workers",
         str(workers),
+        *(["--profile", PROFILE_DIR[0]] if PROFILE_DIR else []),
     ]
     t = time.perf_counter()
     proc = subprocess.run(cmd, env=env, cwd=workdir, capture_output=True, text=True)
@@ -501,27 +569,87 @@ def _set_backbones(tmp: str) -> str:
     return model
 
 
-def measure_pair(case: str, data: dict, replays: dict, workdir: str, args, results: dict, cases: list) -> None:
-    """Built-in comparisons of our ``case``: it and each of its built-in partners in ``cases`` run ``--repeat`` times,
-    interleaved (ours, built-in, ..., ours, built-in, ...), so all see the same machine load; each keeps its fastest
-    run (by eval seconds) and the list of all runs (``eval_runs_s``). On a shared machine single runs swing by
-    ±40 %, and the noise only ever adds time, so the fastest of several runs is the best estimate of a case's own
-    cost (the rule ``timeit`` follows); the ratio target reads it, and the line prints every run."""
-    partners = [b for b, (ours, _) in BUILTIN.items() if ours == case and b in cases]
-    runs: dict[str, list] = {c: [] for c in (case, *partners)}
-    for _ in range(max(1, args.repeat)):
-        for c in runs:
-            res = run_case(c, data, replays[c], workdir, args.workers)
+# --- slopes --------------------------------------------------------------------------------------------------------
+
+
+def least_squares(points) -> tuple[float, float]:
+    """Slope and intercept of the least-squares line through ``points`` [(x, y), ...] (two distinct x at least).
+
+    >>> least_squares([(100, 1.5), (200, 2.5), (400, 4.5)])
+    (0.01, 0.5)
+    """
+    xs, ys = [float(x) for x, _ in points], [float(y) for _, y in points]
+    if len(set(xs)) < 2:
+        raise ValueError("a slope needs runs at two sizes at least")
+    mx, my = sum(xs) / len(xs), sum(ys) / len(ys)
+    slope = sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sum((x - mx) ** 2 for x in xs)
+    return round(slope, 12), round(my - slope * mx, 12)
+
+
+def slope_summary(runs) -> dict:
+    """One case's runs ``[{"round", "docs", "evaluate_s"}, ...]`` (every size in every round) -> its marginal cost.
+
+    ``per_1k``: the least-squares slope of eval seconds against docs over the fastest run at each size, in seconds per
+    1,000 docs (noise on a shared machine only adds time: the fastest run is the best estimate of a size's own cost);
+    ``fixed_s``: that line's intercept; ``rounds_per_1k``: the slope of each round alone (its runs were interleaved
+    with the other cases' of the same round), for the spread; ``whole_per_1k``: the whole-run figure, the fastest eval
+    seconds at the largest size per 1,000 docs."""
+    fastest: dict[int, float] = {}
+    by_round: dict[int, list] = {}
+    for r in runs:
+        fastest[r["docs"]] = min(fastest.get(r["docs"], float("inf")), r["evaluate_s"])
+        by_round.setdefault(r["round"], []).append((r["docs"], r["evaluate_s"]))
+    slope, fixed = least_squares(sorted(fastest.items()))
+    rounds = [1000 * least_squares(pts)[0] for _, pts in sorted(by_round.items()) if len({x for x, _ in pts}) > 1]
+    top = max(fastest)
+    return {
+        "per_1k": 1000 * slope,
+        "fixed_s": fixed,
+        "rounds_per_1k": rounds,
+        "whole_per_1k": 1000 * fastest[top] / top,
+        "sizes": sorted(fastest),
+    }
+
+
+def slope_ratio(ours: dict, builtin: dict) -> dict:
+    """Ours over the built-in: the slope ratio (the target), its range over the rounds (round i of both ran
+    interleaved), and the whole-run ratio at the largest size."""
+    per_round = [a / b for a, b in zip(ours["rounds_per_1k"], builtin["rounds_per_1k"]) if b > 0]
+    return {
+        "slope": ours["per_1k"] / builtin["per_1k"] if builtin["per_1k"] > 0 else float("inf"),
+        "rounds": (min(per_round), max(per_round)) if per_round else None,
+        "whole": ours["whole_per_1k"] / builtin["whole_per_1k"],
+    }
+
+
+def slope_cases(scales, only=()) -> dict:
+    """Slope group -> [(case name at a size, base case, size)] for the ``scales``; ``only`` keeps those base cases."""
+    out = {}
+    for group, (ours, builtins, base) in SLOPES.items():
+        names = [c for c in (*ours, *(b for b, _ in builtins)) if not only or c in only]
+        if any(c in ours for c in names) and any(c not in ours for c in names):
+            out[group] = [(f"{c}@{max(1, round(base[c] * k))}", c, max(1, round(base[c] * k))) for k in scales
+                          for c in names]  # fmt: skip
+    return out
+
+
+def measure_slopes(group_cases, data, replays, workdir, args) -> dict:
+    """Run every case of a slope group at every size ``--repeat`` times, interleaved: round by round, size by size,
+    ours and the built-ins alternating. Returns base case -> runs."""
+    runs: dict[str, list] = {}
+    for rnd in range(max(1, args.repeat)):
+        for name, base, _ in group_cases:
+            res = run_case(name, data, replays[name], workdir, args.workers)
             if res is not None:
-                runs[c].append(res)
-    for c, rs in runs.items():
-        if not rs:
-            results[c] = None
-            continue
-        rs.sort(key=lambda r: r["evaluate_s"])
-        best = dict(rs[0])
-        best["eval_runs_s"] = [r["evaluate_s"] for r in rs]
-        results[c] = best
+                res["round"] = rnd
+                runs.setdefault(base, []).append(res)
+                print(
+                    f"  round {rnd + 1}: {name:<24}{res['docs']:>7} docs  eval {res['evaluate_s']:6.2f} s", flush=True
+                )
+    return runs
+
+
+# --- driver --------------------------------------------------------------------------------------------------------
 
 
 def main() -> None:
@@ -530,14 +658,18 @@ def main() -> None:
     ap.add_argument("--right", type=float, default=0.6, help="share of replayed answers that are right")
     ap.add_argument("--scale", type=float, default=1.0, help="fraction of the paper's sizes (1.0 = full)")
     ap.add_argument("--only", default="", help="comma-separated cases (default: all)")
+    ap.add_argument("--parts", default="table,slopes,nproc", help="what to run: table, slopes, nproc (default: all)")
     ap.add_argument("--workers", type=int, default=4, help="lmms-eval process_docs_parallel (its default: 4)")
     ap.add_argument("--nproc", type=int, default=2, help="processes for the N-process line (0: skip it)")
     ap.add_argument("--nproc-group", default="cii", help="the full-size group launched at 1 and --nproc processes")
     ap.add_argument(
-        "--repeat",
-        type=int,
-        default=5,
-        help="runs of each case in a built-in comparison (ours and built-ins interleaved; the fastest counts)",
+        "--slope-scales",
+        default="1,4",
+        help="sizes of the slope comparisons, as multiples of their base sizes (two at least; default 1,4)",
+    )
+    ap.add_argument("--repeat", type=int, default=3, help="rounds of each slope comparison (all sizes, interleaved)")
+    ap.add_argument(
+        "--profile", default="", help="folder: each run writes a cProfile of its evaluation there (<case>.prof)"
     )
     ap.add_argument("--child", help=argparse.SUPPRESS)
     ap.add_argument("--data", help=argparse.SUPPRESS)
@@ -549,24 +681,42 @@ def main() -> None:
 
     from hanyi.data.build_samples import FULL_SIZES, build_full, full_root
 
+    if args.profile:
+        os.makedirs(args.profile, exist_ok=True)
+        PROFILE_DIR.append(os.path.abspath(args.profile))
+    parts = set(args.parts.split(","))
+    only = set(filter(None, args.only.split(",")))
+    scales = sorted({float(x) for x in args.slope_scales.split(",")})
+    if "slopes" in parts and len(scales) < 2:
+        ap.error("--slope-scales needs two sizes at least")
     t_all = time.perf_counter()
     sizes = {b: max(1, round(n * args.scale)) for b, n in FULL_SIZES.items()}
     sizes["vulca"] = min(sizes["vulca"], 12)
     quarter = {"cvlue": max(1, sizes["cvlue"] // 4)}
     root = full_root()
     t = time.perf_counter()
-    data = build_full(GROUPS, root, sizes)
-    data["cvlue@quarter"] = build_full(("cvlue",), root, quarter)["cvlue"]
-    n_vqa = 3 * sizes["cvlue"]
-    data.update(build_builtin(root, sizes["cii"], n_vqa))
+    table = [c for c in (*GROUPS, *BUILTIN, "cvlue@quarter") if not only or c in only] if "table" in parts else []
+    slopes = slope_cases([k * args.scale for k in scales], only) if "slopes" in parts else {}
+    data = {}
+    if {*GROUPS, "cvlue@quarter"} & set(table) or "nproc" in parts:
+        data.update(build_full(GROUPS, root, sizes))
+    if "cvlue@quarter" in table:
+        data["cvlue@quarter"] = build_full(("cvlue",), root, quarter)["cvlue"]
+    for case in table:
+        if case in BUILTIN_TASK:
+            data[case] = build_builtin_one(root, case, 3 * sizes["cvlue"] if case == "ok_vqa" else sizes["cii"])
+    for group_cases in slopes.values():
+        for name, base, n in group_cases:
+            if base in BUILTIN_TASK:
+                data[name] = build_builtin_one(root, base, n)
+            else:
+                bench = case_bench(base)
+                data[name] = build_full((bench,), root, {bench: n})[bench]
     build_s = time.perf_counter() - t
     workdir = tempfile.mkdtemp(prefix="hanyi-full-scale-")
     _set_backbones(workdir)
     os.environ["LMMS_EVAL_DATASETS_CACHE"] = os.path.join(root, "hf-cache")
 
-    cases = [*GROUPS, "ii_bench", "ai2d", "ok_vqa", "cvlue@quarter"]
-    if args.only:
-        cases = [c for c in cases if c in args.only.split(",")]
     # replay files: one process loads every case's tasks once (not timed)
     t = time.perf_counter()
     import lmms_eval.tasks
@@ -575,14 +725,15 @@ def main() -> None:
     import hanyi
 
     replays, answered = {}, {}
-    for case in cases:
+    every = [*table, *(name for cs in slopes.values() for name, _, _ in cs)]
+    if "nproc" in parts and args.nproc >= 2 and args.nproc_group not in every:
+        every.append(args.nproc_group)
+    for case in dict.fromkeys(every):
         saved = dict(os.environ)
         os.environ.update(case_env(case, data))
-        include = [hanyi.TASKS_DIR]
-        if case in BUILTIN:
-            include.append(os.path.join(os.path.dirname(lmms_eval.tasks.__file__), case))
+        include = [hanyi.TASKS_DIR, *filter(None, [builtin_folder(case)])]
         tm = lmms_eval.tasks.TaskManager("ERROR", include_path=include, include_defaults=False)
-        td = get_task_dict(case_tasks(case.split("@")[0], data), tm, "simple")
+        td = get_task_dict(case_tasks(case, data), tm, "simple")
         replays[case] = os.path.join(workdir, f"{case}.replay.jsonl")
         answered[case] = write_replay(replays[case], td, args.seed, args.right)
         os.environ.clear()
@@ -594,23 +745,18 @@ def main() -> None:
     )
     print("figures from a shared 2-core machine: noisy; compare ratios, not absolute seconds")
 
+    def line(ok, text):
+        print(f"{'PASS' if ok else 'FAIL'}  {text}")
+
     results = {}
-    hdr = (
-        f"{'case':<14}{'docs':>7}{'reqs':>8}{'start':>7}{'load':>7}{'reqs_s':>7}{'replay':>7}{'proc':>7}"
-        f"{'aggr':>7}{'other':>7}{'eval':>7}{'rssMB':>7}{'s/1k':>7}"
-    )
-    print(hdr)
-    ours_paired = {o for b, (o, _) in BUILTIN.items() if {b, o} <= set(cases)}
-    paired = ours_paired | {b for b, (o, _) in BUILTIN.items() if o in ours_paired and b in cases}
-    for case in cases:
-        if case in ours_paired and case not in results:
-            measure_pair(case, data, replays, workdir, args, results, cases)
-        if case in paired:
-            res = results.get(case)
-        else:
-            res = run_case(case, data, replays[case], workdir, args.workers)
+    if table:
+        print(
+            f"{'case':<14}{'docs':>7}{'reqs':>8}{'start':>7}{'load':>7}{'reqs_s':>7}{'replay':>7}{'proc':>7}"
+            f"{'aggr':>7}{'other':>7}{'eval':>7}{'rssMB':>7}{'s/1k':>7}"
+        )
+    for case in table:
+        res = run_case(case, data, replays[case], workdir, args.workers)
         if res is None:
-            results.pop(case, None)
             continue
         results[case] = res
         p = res["phases"]
@@ -624,48 +770,64 @@ def main() -> None:
         )
         if res["missing"]:
             print(f"  {case}: {res['missing']} requests had no replay record")
-    print(
-        "(start = import + task index; eval = everything after start-up: load + requests + replay + "
-        "process_results + aggregation + other; s/1k = eval seconds per 1,000 docs)"
-    )
+    if table:
+        print(
+            "(start = import + task index; eval = everything after start-up: load + requests + replay + "
+            "process_results + aggregation + other; s/1k = eval seconds per 1,000 docs)"
+        )
+
+    slope_results = {}
+    for group, group_cases in slopes.items():
+        print(f"\nslope: {group} ({', '.join(sorted({b for _, b, _ in group_cases}))}; sizes x{args.slope_scales}, "
+              f"{args.repeat} rounds, interleaved)")  # fmt: skip
+        for base, runs in measure_slopes(group_cases, data, replays, workdir, args).items():
+            try:
+                slope_results[base] = {**slope_summary(runs), "runs": [(r["docs"], r["evaluate_s"]) for r in runs]}
+            except ValueError:
+                print(f"  {base}: runs at fewer than two sizes, no slope")
+    if slope_results:
+        print(f"\n{'case':<20}{'sizes (docs)':>18}{'s/1k slope':>12}{'rounds':>18}{'fixed s':>9}{'whole s/1k':>12}")
+        for base, r in slope_results.items():
+            rounds = f"{min(r['rounds_per_1k']):.2f}-{max(r['rounds_per_1k']):.2f}" if r["rounds_per_1k"] else "-"
+            sizes_txt = "/".join(str(x) for x in r["sizes"])
+            print(f"{base:<20}{sizes_txt:>18}{r['per_1k']:>12.3f}{rounds:>18}{r['fixed_s']:>9.2f}"
+                  f"{r['whole_per_1k']:>12.3f}")  # fmt: skip
+        print("(s/1k slope: least squares of eval s against docs over the fastest run at each size, per 1,000 docs; "
+              "rounds: the slope of each round alone; fixed s: the line's intercept; whole s/1k: fastest eval s at the "
+              "largest size per 1,000 docs)")  # fmt: skip
+    results["slopes"] = slope_results
 
     print("\ntargets")
-
-    def line(ok, text):
-        print(f"{'PASS' if ok else 'FAIL'}  {text}")
-
-    for case, (ours, kind) in BUILTIN.items():
-        if case in results and ours in results:
-            a, b = results[ours]["s_per_1k"], results[case]["s_per_1k"]
-            spread = "; ".join(
-                f"{c} runs " + ", ".join(f"{x:.2f}" for x in results[c].get("eval_runs_s", [results[c]["evaluate_s"]]))
-                for c in (ours, case)
-            )
-            text = (
-                f"per-doc overhead {ours} / built-in {case} ({kind}): {a:.2f} / {b:.2f} s per 1k docs = "
-                f"{a / b:.2f} (fastest of interleaved runs, eval s: {spread})"
-            )
-            if case in INFO_ONLY:
-                print(f"info  {text}")
-            else:
-                line(a <= b, text.replace(" (fastest", " (target <= 1.0; fastest"))
-                # where the difference lies: the aggregation phase holds lmms-eval's stderr_for_metric, whose optional
-                # imports (NLTK, once per process) hanyi's tasks do not pay (hanyi/run_intervals.py)
-                ra, rb = results[ours], results[case]
-                ga, gb = ra["phases"].get("aggregation", 0.0), rb["phases"].get("aggregation", 0.0)
-                wa, wb = (1000 * (r["evaluate_s"] - g) / max(r["docs"], 1) for r, g in ((ra, ga), (rb, gb)))
-                print(
-                    f"info  {ours} / {case} without the aggregation phase: {wa:.2f} / {wb:.2f} s per 1k docs = "
-                    f"{wa / wb:.2f} (aggregation: {ours} {ga:.2f} s, {case} {gb:.2f} s)"
+    for group, (ours_cases, builtins, _) in SLOPES.items():
+        for ours in ours_cases:
+            for builtin, judged in builtins:
+                if ours not in slope_results or builtin not in slope_results:
+                    continue
+                ratio = slope_ratio(slope_results[ours], slope_results[builtin])
+                a, b = slope_results[ours]["per_1k"], slope_results[builtin]["per_1k"]
+                spread = f"rounds {ratio['rounds'][0]:.2f}-{ratio['rounds'][1]:.2f}; " if ratio["rounds"] else ""
+                text = (
+                    f"marginal per-doc cost {ours} / built-in {builtin} ({group}): {a:.3f} / {b:.3f} s per 1k docs = "
+                    f"{ratio['slope']:.2f} ({spread}whole-run ratio at the largest size {ratio['whole']:.2f})"
                 )
+                if judged and SLOPE_TARGET.get(ours) == builtin:
+                    line(ratio["slope"] <= 1.0, text.replace(" (" + spread, " (target <= 1.0; " + spread, 1))
+                else:
+                    print(f"info  {text}")
+    if "cvlue" in results and "ok_vqa" in results:
+        a, b = results["cvlue"]["s_per_1k"], results["ok_vqa"]["s_per_1k"]
+        print(f"info  whole run cvlue (VQA + VG) / ok_vqa (ten golds per question): {a:.2f} / {b:.2f} s per 1k docs = "
+              f"{a / b:.2f} (unlike work per doc: the slope pair is cvlue_vqa / chartqa)")  # fmt: skip
     if all(g in results for g in GROUPS):
         total = sum(results[g]["evaluate_s"] for g in GROUPS)
         docs = sum(results[g]["docs"] for g in GROUPS)
         line(
             total < 120, f"all five at full size ({docs} docs) scored in {total:.1f} s beyond start-up (target < 120 s)"
         )
-    peak = max((r["rss_peak_mb"] for r in results.values()), default=0)
-    line(peak < 4096, f"peak RSS {peak:.0f} MB over all runs (target < 4096 MB)")
+    table_res = {c: r for c, r in results.items() if c in table}
+    if table_res:
+        peak = max(r["rss_peak_mb"] for r in table_res.values())
+        line(peak < 4096, f"peak RSS {peak:.0f} MB over the table's runs (target < 4096 MB)")
     for case in ("cvlue", "cvlue@quarter", "ok_vqa"):
         if case in results:
             r = results[case]
@@ -686,7 +848,7 @@ def main() -> None:
             f"images = {ours:.2f} KB per doc vs built-in ok_vqa {builtin:.2f} KB per doc (target <= 1.5x + 1 KB; "
             f"one decoded image is {48 * 48 * 3 / 1024:.1f} KB: images are read lazily, memory follows results)",
         )
-    for case, res in results.items():
+    for case, res in table_res.items():
         for name, b in res.get("backbones", {}).items():
             ratio = b["run_s"] / max(b["distinct_once_s"], 1e-9)
             line(
@@ -701,25 +863,29 @@ def main() -> None:
                     f"distinct ({b['encoded'] / max(b['distinct'], 1):.2f}x); one call on one input costs "
                     f"{b['call_fixed_s']:.3f} s, {b['calls']} calls {b['calls'] * b['call_fixed_s']:.2f} s"
                 )
-    print("\nN processes")
-    group = args.nproc_group
-    if args.nproc < 2 or group not in replays:
-        print(f"skipped ({'--nproc < 2' if args.nproc < 2 else group + ' not among the cases run'})")
-    else:
-        try:
-            np_res = run_processes(group, data, replays[group], workdir, args.nproc)
-        except RuntimeError as exc:
-            print(f"FAILED: {str(exc)[-2000:]}")
+    if "nproc" in parts:
+        print("\nN processes")
+        group = args.nproc_group
+        if args.nproc < 2 or group not in replays:
+            print(f"skipped ({'--nproc < 2' if args.nproc < 2 else group + ' not among the cases run'})")
         else:
-            results["nproc"] = np_res
-            print(
-                f"{group} ({answered[group]['docs']} docs, replay, launch included): 1 process {np_res['one_s']:.1f} s, "
-                f"{args.nproc} processes (torchrun, gloo) {np_res['many_s']:.1f} s; metrics identical: "
-                f"{np_res['identical']}; {np_res['samples']} samples logged, lost {np_res['lost']}, duplicated {np_res['dupes']}"
-            )
-            for d in np_res["differences"][:10]:
-                print(f"    {d}")
-            print("(each process pays lmms-eval's import; on 2 shared cores 2 processes are not expected to be faster)")
+            try:
+                np_res = run_processes(group, data, replays[group], workdir, args.nproc)
+            except RuntimeError as exc:
+                print(f"FAILED: {str(exc)[-2000:]}")
+            else:
+                results["nproc"] = np_res
+                print(
+                    f"{group} ({answered[group]['docs']} docs, replay, launch included): 1 process "
+                    f"{np_res['one_s']:.1f} s, {args.nproc} processes (torchrun, gloo) {np_res['many_s']:.1f} s; "
+                    f"metrics identical: {np_res['identical']}; {np_res['samples']} samples logged, lost "
+                    f"{np_res['lost']}, duplicated {np_res['dupes']}"
+                )
+                for d in np_res["differences"][:10]:
+                    print(f"    {d}")
+                print(
+                    "(each process pays lmms-eval's import; on 2 shared cores 2 processes are not expected to be faster)"
+                )
     print(f"\ntotal script wall: {time.perf_counter() - t_all:.1f} s")
     with open(os.path.join(workdir, "full_scale.json"), "w") as f:
         json.dump(results, f, indent=1, ensure_ascii=False)

@@ -7,6 +7,8 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SCRIPT = os.path.join(REPO, "benchmarks", "full_scale.py")
 
@@ -66,3 +68,49 @@ def test_compare_processes_reports_differences_lost_and_duplicated_samples():
     assert not other["identical"]
     assert other["differences"] == ["cii_none/acc,none: 0.6 != 0.5", "cii_none/miss_rate,none: 0.1 != '<absent>'"]
     assert (other["lost"], other["dupes"], other["samples"]) == (1, 1, 3)
+
+
+def test_slope_is_the_least_squares_line_over_the_fastest_run_at_each_size():
+    fs = _full_scale()
+    assert fs.least_squares([(100, 1.5), (200, 2.5), (400, 4.5)]) == (0.01, 0.5)
+    # round 0 ran at 100 and 400 docs, round 1 too, slower at 400 (noise only adds time): the fastest at each size
+    # gives 1.5 s and 4.5 s, a slope of 10 s per 1,000 docs; each round alone gives its own slope for the spread
+    runs = [
+        {"round": 0, "docs": 100, "evaluate_s": 1.5},
+        {"round": 0, "docs": 400, "evaluate_s": 4.5},
+        {"round": 1, "docs": 100, "evaluate_s": 2.0},
+        {"round": 1, "docs": 400, "evaluate_s": 5.9},
+    ]
+    s = fs.slope_summary(runs)
+    assert round(s["per_1k"], 9) == 10.0 and round(s["fixed_s"], 9) == 0.5
+    assert [round(x, 9) for x in s["rounds_per_1k"]] == [10.0, 13.0]
+    assert s["whole_per_1k"] == 1000 * 4.5 / 400 and s["sizes"] == [100, 400]
+    # a built-in with half the marginal cost and a larger fixed cost: slope ratio 2, whole-run ratio below it
+    builtin = fs.slope_summary(
+        [{"round": 0, "docs": 100, "evaluate_s": 2.0}, {"round": 0, "docs": 400, "evaluate_s": 3.5},
+         {"round": 1, "docs": 100, "evaluate_s": 2.0}, {"round": 1, "docs": 400, "evaluate_s": 3.5}]
+    )  # fmt: skip
+    r = fs.slope_ratio(s, builtin)
+    assert round(r["slope"], 9) == 2.0 and [round(x, 9) for x in r["rounds"]] == [2.0, 2.6]
+    assert round(r["whole"], 9) == round(4.5 / 3.5, 9)
+    with pytest.raises(ValueError):
+        fs.least_squares([(100, 1.0), (100, 2.0)])
+
+
+def test_slope_cases_pair_ours_with_the_built_ins_at_each_size():
+    fs = _full_scale()
+    cases = fs.slope_cases([1, 4], only={"cii", "mmstar"})
+    assert cases == {"mcq": [("cii@800", "cii", 800), ("mmstar@800", "mmstar", 800), ("cii@3200", "cii", 3200),
+                             ("mmstar@3200", "mmstar", 3200)]}  # fmt: skip
+    assert fs.slope_cases([1, 4], only={"cii"}) == {}  # nothing to compare with
+    assert fs.case_bench("cvlue_vqa@700") == "cvlue" and fs.case_tasks("cvlue_vqa@700", {}) == ["cvlue_vqa"]
+    assert fs.case_tasks("mmstar@800", {"mmstar@800": "/d"}) == [{"task": "mmstar", "dataset_path": "/d"}]
+
+
+def test_help_is_fast_and_imports_no_harness():
+    proc = subprocess.run(
+        [sys.executable, "-X", "importtime", SCRIPT, "--help"], capture_output=True, text=True, cwd=REPO, timeout=60
+    )
+    assert proc.returncode == 0 and "--slope-scales" in proc.stdout
+    imported = {line.split("|")[-1].strip() for line in proc.stderr.splitlines() if line.startswith("import time:")}
+    assert not {"lmms_eval", "torch", "datasets", "hanyi.data"} & imported

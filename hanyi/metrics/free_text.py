@@ -16,6 +16,7 @@ surface text form" (§4.2) and publishes no code, so the normalisation below is 
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from collections.abc import Iterable
@@ -51,7 +52,7 @@ def extract_labelled_answer(response: str, labels: Iterable[str] = ("answer",)) 
         return ""
     text = unicodedata.normalize("NFC", response).strip()
     for label in labels:
-        m = re.match(rf"^(?:\[\s*{re.escape(label)}\s*\]|{re.escape(label)})\s*[:：]", text, flags=re.IGNORECASE)
+        m = _label_pattern(label).match(text)
         if m:
             text = text[m.end() :].strip()
             break
@@ -62,6 +63,12 @@ def extract_labelled_answer(response: str, labels: Iterable[str] = ("answer",)) 
     return line
 
 
+@functools.lru_cache(maxsize=64)
+def _label_pattern(label: str) -> re.Pattern:
+    """An echoed ``[label]:`` or ``label:`` at the start (compiled once per label, not looked up per call)."""
+    return re.compile(rf"^(?:\[\s*{re.escape(label)}\s*\]|{re.escape(label)})\s*[:：]", flags=re.IGNORECASE)
+
+
 #: Chat openers that announce the answer instead of giving it ("Sure! Here is the translation").
 _OPENER = re.compile(r"^(?:sure|certainly|of course|okay|ok|absolutely|here(?:\s+is|'s|\s+are))\b", re.IGNORECASE)
 _LABEL_WORDS = (
@@ -69,13 +76,15 @@ _LABEL_WORDS = (
 )
 #: An inline label before the answer on the same line: "German translation: ...", "Here is the answer: ...".
 _INLINE_LABEL = re.compile(rf"^[^:：\n]{{0,40}}\b{_LABEL_WORDS}\b[^:：\n]{{0,20}}[:：]\s*(?=\S)", re.IGNORECASE)
+_EMPHASIS = re.compile(r"\*\*|__")
+_LINE_MARKER = re.compile(r"^(?:#{1,6}\s+|>\s*)")
 _FENCE = re.compile(r"^(?:`{3,}\w*|-{3,}|\*{3,}|={3,})$")
 
 
 def _unmarked(line: str) -> str:
     """A line without markdown emphasis, heading/quote markers and surrounding backticks."""
-    line = re.sub(r"\*\*|__", "", line.strip())
-    return re.sub(r"^(?:#{1,6}\s+|>\s*)", "", line).strip().strip("`").strip()
+    line = _EMPHASIS.sub("", line.strip())
+    return _LINE_MARKER.sub("", line).strip().strip("`").strip()
 
 
 def extract_after_preamble(response: str, labels: Iterable[str] = ("answer",)) -> str:
@@ -114,7 +123,13 @@ def normalise_answer(text: str) -> str:
     >>> normalise_answer("for a song!")
     'for a song'
     """
-    text = unicodedata.normalize("NFKC", text or "").lower()
+    return _normalised(text or "")
+
+
+@functools.lru_cache(maxsize=8192)
+def _normalised(text: str) -> str:
+    """:func:`normalise_answer`, cached: a doc's gold and answer are normalised up to four times per doc."""
+    text = unicodedata.normalize("NFKC", text).lower()
     start, end = 0, len(text)
     while start < end and _is_edge(text[start]):
         start += 1
@@ -163,6 +178,9 @@ def depluralise(word: str) -> str:
     return word
 
 
+_WORD = re.compile(r"\w+")
+
+
 def exact_match_lenient(prediction: str, gold: str, sentence: str) -> bool:
     """:func:`exact_match`, or the prediction is a word of ``sentence`` whose :func:`depluralise` form is ``gold``.
 
@@ -174,7 +192,7 @@ def exact_match_lenient(prediction: str, gold: str, sentence: str) -> bool:
     if exact_match(prediction, gold):
         return True
     p, g = normalise_answer(prediction), normalise_answer(gold)
-    words = re.findall(r"\w+", unicodedata.normalize("NFKC", sentence or "").lower())
+    words = _WORD.findall(unicodedata.normalize("NFKC", sentence or "").lower())
     return bool(p) and any(w == p and depluralise(w) == g for w in words)
 
 
