@@ -192,7 +192,7 @@ def rewrite_source(source: str, filename: str) -> str:
 def exported_text(source: str, filename: str) -> str:
     """A ``.py`` file as written: :func:`rewrite_source`, docstrings cut, ``HANYI_*`` names renamed, formatted."""
     try:
-        text = settings_map.rename(short_docstrings(rewrite_source(source, filename)), filename)
+        text = settings_map.rename(without_doc_comments(short_docstrings(rewrite_source(source, filename))), filename)
     except settings_map.SettingsRewriteError as exc:
         raise ExportError(str(exc)) from None
     return formatted(text, filename)
@@ -234,6 +234,19 @@ def short_docstrings(source: str, width: int = BLACK_LINE_LENGTH) -> str:
     for first, last, new in sorted(edits, reverse=True):
         lines[first : last + 1] = new
     return "\n".join(lines) + "\n"
+
+
+def without_doc_comments(source: str) -> str:
+    """The source without its ``#:`` attribute doc-comments (whole-line comments only; like the docstrings' detail,
+    they stay in hanyi's source and docs)."""
+    import io
+    import tokenize
+
+    drop = set()
+    for tok in tokenize.generate_tokens(io.StringIO(source).readline):
+        if tok.type == tokenize.COMMENT and tok.string.startswith("#:") and tok.line.strip() == tok.string.strip():
+            drop.add(tok.start[0] - 1)
+    return "".join(line for i, line in enumerate(source.splitlines(keepends=True)) if i not in drop)
 
 
 def formatters():
