@@ -7,6 +7,11 @@ with hanyi 0.3.0 (main at 63f95a4, every run-time patch installed by the start-u
     python tools/plain_run_fixture.py responses RUN_DIR tests/fixtures/plain_run/responses.jsonl
     python tools/plain_run_fixture.py expected tests/fixtures/plain_run/responses.jsonl \
         tests/fixtures/plain_run/expected.json
+    NLTK_DATA=<dir with WordNet> python tools/plain_run_fixture.py expected tests/fixtures/plain_run/responses.jsonl \
+        tests/fixtures/plain_run/expected_wordnet.json
+
+(``expected_wordnet.json``: the same with NLTK's WordNet found, where Pun Rebus ``element_abs`` and UNPIE ``meteor``
+are the paper's keys; ``tests/test_plain_run.py`` compares with the one that fits the machine.)
 
 ``responses``: from the sample logs of a tiny-LLaVA run of the five groups on the bundled sample data (``make demo``):
 the gold target for docs with an even ``doc_id`` (so scores are not all 0), the model's own answer otherwise.
