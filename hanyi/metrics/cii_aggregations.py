@@ -22,8 +22,8 @@ from __future__ import annotations
 import logging
 
 from hanyi.data.cii_categories import DIFFICULTIES, EMOTIONS, TABLE1_METRICS
-from hanyi.metrics.circular import group_rotations
-from hanyi.metrics.resample import decomposed, nan_mean, percent_share, rate
+from hanyi.metrics.circular import aggregations
+from hanyi.metrics.resample import decomposed, nan_mean, percent_share
 
 log = logging.getLogger("hanyi.cii")
 
@@ -82,69 +82,13 @@ cii_acc_emotion_neutral = _column("acc_emotion_neutral")
 # ---- circular evaluation --------------------------------------------------------------------------------------------
 
 
-def _questions(items, warn: bool = False) -> list:
-    """The complete questions' rotation items (a question cut by ``--limit`` is left out, as before)."""
-    complete, incomplete = group_rotations(items)
-    if warn and incomplete:
-        log.warning(
-            "hanyi circular: %d question(s) lack some rotations (--limit?) and are left out; %d scored",
-            len(incomplete),
-            len(complete),
-        )
-    return list(complete.values())
-
-
-def _ratio_of_sums(stats):
-    """``combine`` for (numerator, denominator) rows: the ratio of their sums; NaN for none (integer counts: exact)."""
-    return float(stats[:, 0].sum()) / float(stats[:, 1].sum()) if len(stats) else float("nan")
-
-
-def _solved(items, warn=False):
-    return [all(r["correct"] for r in rows) for rows in _questions(items, warn)]
-
-
-def _rotations(items):
-    return [(sum(bool(r["correct"]) for r in rows), len(rows)) for rows in _questions(items)]
-
-
-def _consistent(items):
-    return [len(picks := {r["pred"] for r in rows}) == 1 and None not in picks for rows in _questions(items)]
-
-
-@decomposed(rate, light=True)
-def cii_circular_acc(items):
-    """Share of questions answered right in every rotation; per question: 0/1."""
-    return _solved(items, warn=True)
-
-
-@decomposed(rate, light=True)
-def cii_circular_acc_robust(items):
-    """:func:`cii_circular_acc` with hanyi's tolerant extractor."""
-    return _solved(items)
-
-
-@decomposed(_ratio_of_sums, light=True)
-def cii_rotation_acc(items):
-    """Share of correct rotations; per question: (correct rotations, rotations)."""
-    return _rotations(items)
-
-
-@decomposed(_ratio_of_sums, light=True)
-def cii_rotation_acc_robust(items):
-    """:func:`cii_rotation_acc` with hanyi's tolerant extractor."""
-    return _rotations(items)
-
-
-@decomposed(rate, light=True)
-def cii_consistency_rate(items):
-    """Share of questions whose every rotation picked the same (parsed) original option; per question: 0/1."""
-    return _consistent(items)
-
-
-@decomposed(rate, light=True)
-def cii_consistency_rate_robust(items):
-    """:func:`cii_consistency_rate` with hanyi's tolerant extractor."""
-    return _consistent(items)
+_CIRCULAR = aggregations("cii")
+cii_circular_acc = _CIRCULAR["cii_circular_acc"]
+cii_circular_acc_robust = _CIRCULAR["cii_circular_acc_robust"]
+cii_rotation_acc = _CIRCULAR["cii_rotation_acc"]
+cii_rotation_acc_robust = _CIRCULAR["cii_rotation_acc_robust"]
+cii_consistency_rate = _CIRCULAR["cii_consistency_rate"]
+cii_consistency_rate_robust = _CIRCULAR["cii_consistency_rate_robust"]
 
 
 # ---- CTC painting descriptions (LLM judge) --------------------------------------------------------------------------

@@ -21,8 +21,11 @@ chi-square (position bias), and the seeded bootstrap of the accuracy spread acro
 
 from __future__ import annotations
 
+import logging
 import math
 from collections.abc import Sequence
+
+log = logging.getLogger(__name__)
 
 
 def rotate(options: Sequence, k: int) -> list:
@@ -96,40 +99,62 @@ def group_rotations(items: Sequence[dict]) -> tuple[dict, list]:
     return complete, incomplete
 
 
-def circular_scores(items: Sequence[dict]) -> dict:
-    """``circular_acc``, ``rotation_acc``, ``consistency_rate`` over the complete questions, and the counts.
+def complete_questions(items: Sequence[dict], warn: bool = False) -> list[list[dict]]:
+    """The rotation items of each complete question (:func:`group_rotations`); with ``warn``, one warning counting the
+    questions a ``--limit`` cut (they are left out)."""
+    complete, incomplete = group_rotations(items)
+    if warn and incomplete:
+        log.warning(
+            "hanyi circular: %d question(s) lack some rotations (--limit?) and are left out; %d scored",
+            len(incomplete),
+            len(complete),
+        )
+    return list(complete.values())
 
-    Questions missing a rotation (``--limit`` cut them) are left out and counted in ``n_incomplete``. NaN when no
-    question is complete.
 
+def ratio_of_sums(stats):
+    """``combine`` for (numerator, denominator) rows: the ratio of their sums; NaN for none (integer counts: exact)."""
+    return float(stats[:, 0].sum()) / float(stats[:, 1].sum()) if len(stats) else math.nan
+
+
+def aggregations(prefix: str) -> dict:
+    """The six CircularEval aggregations of a benchmark, decomposed and light (:mod:`hanyi.metrics.resample`), named
+    ``<prefix>_circular_acc`` (share of questions right under every rotation), ``<prefix>_rotation_acc`` (share of
+    right (question, rotation) answers), ``<prefix>_consistency_rate`` (share of questions whose answers map back to
+    one option under every rotation) and their ``_robust`` twins, which see the robust parser's items. A unit is a
+    complete question; NaN when there is none.
+
+    >>> aggs = aggregations("toy")
     >>> always_a = [rotation_item("q", k, 3, ["B"], "A", "ABC") for k in range(3)]
-    >>> s = circular_scores(always_a)
-    >>> s["circular_acc"], round(s["rotation_acc"], 4), s["consistency_rate"]
+    >>> aggs["toy_circular_acc"](always_a), round(aggs["toy_rotation_acc"](always_a), 4), aggs["toy_consistency_rate"](always_a)
     (0.0, 0.3333, 0.0)
     >>> right = [rotation_item("q", k, 3, ["B"], to_shown("B", k, "ABC"), "ABC") for k in range(3)]
-    >>> circular_scores(right)["circular_acc"], circular_scores(right)["consistency_rate"]
+    >>> aggs["toy_circular_acc_robust"](right), aggs["toy_consistency_rate_robust"](right)
     (1.0, 1.0)
     """
-    complete, incomplete = group_rotations(items)
-    if not complete:
-        nan = math.nan
-        return {"circular_acc": nan, "rotation_acc": nan, "consistency_rate": nan, "n_questions": 0,
-                "n_incomplete": len(incomplete)}  # fmt: skip
-    solved = consistent = correct = total = 0
-    for rows in complete.values():
-        solved += all(r["correct"] for r in rows)
-        picks = {r["pred"] for r in rows}
-        consistent += len(picks) == 1 and None not in picks
-        correct += sum(bool(r["correct"]) for r in rows)
-        total += len(rows)
-    n = len(complete)
-    return {
-        "circular_acc": solved / n,
-        "rotation_acc": correct / total,
-        "consistency_rate": consistent / n,
-        "n_questions": n,
-        "n_incomplete": len(incomplete),
+    from hanyi.metrics.resample import decomposed, rate
+
+    def solved(items, warn=False):
+        return [all(r["correct"] for r in rows) for rows in complete_questions(items, warn)]
+
+    def solved_noting_cut_questions(items):
+        return solved(items, warn=True)
+
+    def rotations(items):
+        return [(sum(bool(r["correct"]) for r in rows), len(rows)) for rows in complete_questions(items)]
+
+    def consistent(items):
+        return [len(p := {r["pred"] for r in rows}) == 1 and None not in p for rows in complete_questions(items)]
+
+    table = {
+        "circular_acc": (rate, solved_noting_cut_questions),
+        "circular_acc_robust": (rate, solved),
+        "rotation_acc": (ratio_of_sums, rotations),
+        "rotation_acc_robust": (ratio_of_sums, rotations),
+        "consistency_rate": (rate, consistent),
+        "consistency_rate_robust": (rate, consistent),
     }
+    return {f"{prefix}_{m}": decomposed(c, light=True, name=f"{prefix}_{m}")(fn) for m, (c, fn) in table.items()}
 
 
 def letter_distribution(preds: Sequence[str | None], golds: Sequence[Sequence[str]], letters: str) -> dict:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 
-from hanyi.metrics.circular import circular_scores
+from hanyi.metrics.circular import aggregations
 from hanyi.metrics.resample import decomposed, fsum_mean_of_finite, share_of_finite, sum_mean
 
 log = logging.getLogger("hanyi.punrebus")
@@ -63,42 +63,10 @@ def punrebus_judge_score(items):
 
 
 # ---- circular evaluation (ours, not in the paper; docs/punrebus.md, "Circular evaluation") -------------------------
-def _circular(items, key: str, warn: bool = False) -> float:
-    scores = circular_scores(items)
-    if scores["n_incomplete"] and warn:
-        log.warning(
-            "hanyi circular: %d question(s) lack some rotations (--limit?) and are left out; %d scored",
-            scores["n_incomplete"],
-            scores["n_questions"],
-        )
-    return scores[key]
-
-
-def punrebus_circular_acc(items):
-    """Share of the questions answered right under every rotation of the options."""
-    return _circular(items, "circular_acc", warn=True)
-
-
-def punrebus_rotation_acc(items):
-    """Share of the (question, rotation) answers that are right."""
-    return _circular(items, "rotation_acc")
-
-
-def punrebus_consistency_rate(items):
-    """Share of the questions whose answers map back to one category under every rotation."""
-    return _circular(items, "consistency_rate")
-
-
-def punrebus_circular_acc_robust(items):
-    """:func:`punrebus_circular_acc` on the robust parser's answers."""
-    return _circular(items, "circular_acc")
-
-
-def punrebus_rotation_acc_robust(items):
-    """:func:`punrebus_rotation_acc` on the robust parser's answers."""
-    return _circular(items, "rotation_acc")
-
-
-def punrebus_consistency_rate_robust(items):
-    """:func:`punrebus_consistency_rate` on the robust parser's answers."""
-    return _circular(items, "consistency_rate")
+_CIRCULAR = aggregations("punrebus")  # decomposed and light, the same values as before (one unit: a question)
+punrebus_circular_acc = _CIRCULAR["punrebus_circular_acc"]
+punrebus_rotation_acc = _CIRCULAR["punrebus_rotation_acc"]
+punrebus_consistency_rate = _CIRCULAR["punrebus_consistency_rate"]
+punrebus_circular_acc_robust = _CIRCULAR["punrebus_circular_acc_robust"]
+punrebus_rotation_acc_robust = _CIRCULAR["punrebus_rotation_acc_robust"]
+punrebus_consistency_rate_robust = _CIRCULAR["punrebus_consistency_rate_robust"]

@@ -1,15 +1,9 @@
-"""Glue shared by the ``*_circular`` tasks: one doc per (question, rotation), and the circular aggregations.
+"""Glue shared by the ``*_circular`` tasks: one doc per (question, rotation), and the items the circular aggregations read.
 
 Scoring rules live in :mod:`hanyi.metrics.circular`; docs/cii.md and docs/punrebus.md ("Circular evaluation").
 """
 
 from __future__ import annotations
-
-import logging
-
-from hanyi.metrics.circular import circular_scores
-
-log = logging.getLogger("hanyi.circular")
 
 #: Column added to every expanded doc: the rotation ``k`` (0 = the original option order).
 ROTATION = "circular_rotation"
@@ -36,24 +30,6 @@ def expand_rotations(dataset, n_rotations: int):
     parts = [dataset.add_column(ROTATION, [k] * m) for k in range(n_rotations)]
     whole = datasets.concatenate_datasets(parts)
     return whole.select([k * m + i for i in range(m) for k in range(n_rotations)])
-
-
-def aggregation(metric: str):
-    """The lmms-eval aggregation for ``metric`` (``circular_acc`` ... or a ``*_robust`` twin) over rotation items."""
-    key = metric.removesuffix("_robust")
-
-    def agg(items):
-        scores = circular_scores(items)
-        if scores["n_incomplete"] and metric == "circular_acc":
-            log.warning(
-                "hanyi circular: %d question(s) lack some rotations (--limit?) and are left out; %d scored",
-                scores["n_incomplete"],
-                scores["n_questions"],
-            )
-        return scores[key]
-
-    agg.__name__ = agg.__qualname__ = metric
-    return agg
 
 
 def results(item: dict, robust_item: dict) -> dict:

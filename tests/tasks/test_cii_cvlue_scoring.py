@@ -321,7 +321,12 @@ print(json.dumps(found))
     )
     found = json.loads(_python(code, json.dumps(sorted(named))))
     assert {n: v[:2] for n, v in found.items()} == {n: [True, True] for n in named}
-    assert {v[2] for v in found.values()} == {"hanyi.metrics.cii_aggregations", "hanyi.metrics.cvlue_aggregations"}
+    # defined in hanyi/metrics (the circular ones once for every benchmark, in hanyi.metrics.circular)
+    assert {v[2] for v in found.values()} == {
+        "hanyi.metrics.cii_aggregations",
+        "hanyi.metrics.cvlue_aggregations",
+        "hanyi.metrics.circular",
+    }
 
 
 INTERVALS = """
@@ -384,6 +389,7 @@ def test_report_intervals_from_a_plain_run_are_the_same_with_hanyi_tasks_blocked
 def test_cii_decomposed_table1_and_circular_aggregations_equal_the_former_ones_bit_for_bit():
     from hanyi.data.cii_categories import TABLE1_METRICS
     from hanyi.metrics import cii_aggregations as agg
+    from hanyi.metrics import punrebus_aggregations as pun
     from hanyi.metrics.cii_extract import category_accuracy
     from hanyi.metrics.circular import rotation_item
     from hanyi.tasks import _circular
@@ -402,6 +408,26 @@ def test_cii_decomposed_table1_and_circular_aggregations_equal_the_former_ones_b
             rotation_item(f"q{q}", k, 6, [rng.choice("ABCDEF")], rng.choice([*"ABCDEF", None]), "ABCDEF")
             for q in range(n_questions) for k in range(6) if rng.random() < 0.97 or k  # some incomplete questions
         ]  # fmt: skip
+        former = _former_circular_scores(items)
         for metric in (*_circular.METRICS, *_circular.ROBUST_METRICS):
-            new = getattr(agg, f"cii_{metric}")(items)
-            assert _same(new, _circular.aggregation(metric)(items)), (metric, n_questions)
+            for bench, module in (("cii", agg), ("punrebus", pun)):  # one implementation, hanyi.metrics.circular
+                new = getattr(module, f"{bench}_{metric}")(items)
+                assert _same(new, former[metric.removesuffix("_robust")]), (bench, metric, n_questions)
+
+
+def _former_circular_scores(items):
+    """hanyi 0.3's ``circular_scores`` (one pass over the complete questions), the reference of the test above."""
+    from hanyi.metrics.circular import group_rotations
+
+    complete, _ = group_rotations(items)
+    if not complete:
+        return dict.fromkeys(("circular_acc", "rotation_acc", "consistency_rate"), math.nan)
+    solved = consistent = correct = total = 0
+    for rows in complete.values():
+        solved += all(r["correct"] for r in rows)
+        picks = {r["pred"] for r in rows}
+        consistent += len(picks) == 1 and None not in picks
+        correct += sum(bool(r["correct"]) for r in rows)
+        total += len(rows)
+    n = len(complete)
+    return {"circular_acc": solved / n, "rotation_acc": correct / total, "consistency_rate": consistent / n}

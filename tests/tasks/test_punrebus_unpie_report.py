@@ -23,13 +23,9 @@ pytestmark = pytest.mark.slow
 HERE = os.path.dirname(os.path.abspath(__file__))
 RESPONSES = os.path.join(os.path.dirname(HERE), "fixtures", "plain_run", "responses.jsonl")
 BENCHMARKS = ("punrebus", "unpie")
-#: Aggregations of these YAMLs that are not decomposed, so no interval comes from them: counts, the LLM judge of
-#: punrebus_expression (asked at aggregation time, only with a judge configured), the circular tasks (not in a group).
-NOT_DECOMPOSED = {
-    "unpie_sum",
-    "punrebus_judge_score",
-    *(f"punrebus_{m}{s}" for m in ("circular_acc", "rotation_acc", "consistency_rate") for s in ("", "_robust")),
-}
+#: Aggregations of these YAMLs that are not decomposed, so no interval comes from them: counts, and the LLM judge of
+#: punrebus_expression (asked at aggregation time, only with a judge configured).
+NOT_DECOMPOSED = {"unpie_sum", "punrebus_judge_score"}
 
 
 def _aggregation_names() -> set[str]:
