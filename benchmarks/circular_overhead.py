@@ -45,6 +45,7 @@ def main() -> None:
     parser.add_argument("--image-kb", type=int, default=200)
     args = parser.parse_args()
 
+    from hanyi.metrics import circular as circular_metrics
     from hanyi.tasks import _circular
     from hanyi.tasks.cii import circular
 
@@ -58,7 +59,9 @@ def main() -> None:
     t2 = time.perf_counter()
     out = [circular.cii_circular_process_results(d, [f"答案：{rng.choice('ABCDEF')}"]) for d in docs]
     t3 = time.perf_counter()
-    scores = {m: _circular.aggregation(m)([o[m] for o in out]) for m in (*_circular.METRICS, *_circular.ROBUST_METRICS)}
+    aggregations = circular_metrics.aggregations("cii")
+    metrics = (*_circular.METRICS, *_circular.ROBUST_METRICS)
+    scores = {m: aggregations[f"cii_{m}"]([o[m] for o in out]) for m in metrics}
     t4 = time.perf_counter()
     print(f"questions {args.docs}, image {args.image_kb} KB each ({args.docs * args.image_kb / 1024:.0f} MB)")
     print(f"expand to {len(expanded)} docs: {t1 - t0:.3f} s, resident memory +{rss1 - rss0:.0f} MB")
