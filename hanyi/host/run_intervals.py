@@ -72,7 +72,7 @@ def add_intervals(task_output, bootstrap_iters: int) -> int:
         try:
             value = task_output.agg_metrics.get(f"{metric},{filter_key}")
             if not isinstance(value, (int, float)) or not math.isfinite(value):
-                continue  # N/A, or NaN from hanyi.guard: no interval around a failed aggregation
+                continue  # N/A or NaN: no interval around a failed aggregation
             stats = resample.as_array(fn.per_doc(items))  # light: the logged numbers, no backbone work
             if bootstrap_iters > 0 and len(stats) > 1:
                 stderr = resample.standard_error(fn.combine, stats)

@@ -139,7 +139,7 @@ def itr_submission(pairs: Iterable[Mapping], direction: str, top_n: int = ITR_TO
 
 
 # ---- from a run's sample logs (``hanyi submit``) ----------------------------------------------------------------
-#: The field hanyi's scoring guard writes in a sample-log line whose ``process_results`` raised (hanyi.guard).
+#: The field hanyi 0.3's scoring guard wrote in a sample-log line whose ``process_results`` raised (old logs).
 SCORING_ERROR_KEY = "hanyi_error"
 
 
