@@ -381,6 +381,7 @@ def test_ctc_titles_from_the_official_records_reach_the_judge(cii_tasks, tmp_pat
     monkeypatch.setenv(ctc.ENV_CTC_JSON, _ctc_records(tmp_path / "exp_CTC.json", [docs["test-3"]["explanation"]]))
     monkeypatch.setenv("HANYI_JUDGE_BASE_URL", "http://127.0.0.1:9")
     monkeypatch.setenv("HANYI_JUDGE_MODEL", "fake-judge")
+    monkeypatch.setenv("HANYI_JUDGE_MAX_RETRIES", "0")  # nothing listens on port 9: the prompt is what is checked
     titled = {d["id"]: d for d in ctc.cii_ctc_process_docs(task.dataset[task.config.test_split])}
     assert titled["test-3"]["title"] == "【图0】" and titled["test-8"]["title"] == ""
     item = ctc.cii_ctc_process_results(titled["test-3"], ["画中有松。"])["ctc_score"]

@@ -103,8 +103,9 @@ def test_embedding_metrics_with_the_shipped_reference_embedder(replay, monkeypat
 
 
 def test_embedder_other_than_the_reference_disables_reference_metrics(replay, monkeypatch, caplog):
-    from hanyi.metrics.critique_embed import EmbedConfig
+    from hanyi.metrics.critique_embed import EmbedConfig, warn_once
 
+    warn_once.cache_clear()  # warned once per process: another test of this process may have warned already
     monkeypatch.setenv("HANYI_VULCA_EMBED_MODEL", "all-MiniLM-L6-v2")
     local = EmbedConfig.from_env().path  # the same weights under a local path: its id is the folder name
     res = _embed_run(replay, monkeypatch, local)
