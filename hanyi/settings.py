@@ -110,7 +110,6 @@ CHECKS: dict[str, Callable[[str], str | None]] = {
     "HANYI_DATA_ROOT": _any,  # resolved (and reported) by hanyi.data.sources
     "HANYI_CACHE_DIR": _any,
     "HANYI_NO_AUTOHOOK": _any,
-    "HANYI_FULL_TABLE": _any,  # print lmms-eval's full table (hanyi.host.printed_table)
     "HANYI_DEBUG": _any,  # tracebacks instead of one-line CLI errors
     "HANYI_FULL_SCALE_DIR": _any,  # benchmarks/full_scale.py data cache
     "HANYI_PUNREBUS_DATA": _any,

@@ -231,13 +231,11 @@ def _patched(monkeypatch):
 @pytest.fixture
 def eval_extras(monkeypatch):
     """``hanyi eval``'s run-time extras installed for one test (a plain run has none), lmms-eval restored after."""
-    import lmms_eval.utils
     from lmms_eval.evaluator_utils import TaskOutput
 
     from hanyi.host import install_eval_extras
 
     monkeypatch.setattr(TaskOutput, "calculate_aggregate_metric", TaskOutput.calculate_aggregate_metric)
-    monkeypatch.setattr(lmms_eval.utils, "make_table", lmms_eval.utils.make_table)
     install_eval_extras()
 
 

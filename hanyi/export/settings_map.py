@@ -66,7 +66,6 @@ SETTINGS: dict[str, tuple[str, ...]] = {
     "HANYI_UNPIE_DATA": ("hanyi", "dataset_path"),
     "HANYI_VULCA_DATA": ("hanyi", "dataset_path"),
     "HANYI_NO_AUTOHOOK": ("hanyi", "hanyi's start-up hook"),
-    "HANYI_FULL_TABLE": ("hanyi", "hanyi's full table"),
     "HANYI_DEBUG": ("hanyi", "hanyi's debug mode"),
     "HANYI_FULL_SCALE_DIR": ("hanyi", "hanyi's full-scale data cache"),
 }

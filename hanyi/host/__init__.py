@@ -9,8 +9,6 @@ start-up hook off (``HANYI_NO_AUTOHOOK=1``), gives the same headline numbers. Wh
 * :mod:`hanyi.host.run_intervals`: run-time extras of ``hanyi eval`` only (standard errors of decomposed
   aggregations in the results, per-doc statistics in the sample log). ``hanyi report`` computes the same intervals
   from the sample log.
-* :mod:`hanyi.host.printed_table`: ``hanyi eval``'s headline-only printed table (it reads results entries by task
-  name, with the report's ``benchmark_of``).
 
 Imported only by the start-up hook (:mod:`hanyi._autohook`) and ``hanyi eval`` (:mod:`hanyi.cli`). ``hanyi report``,
 the metrics and the task folders never import it.
@@ -34,9 +32,8 @@ def is_hanyi_task(task) -> bool:
 
 def install_eval_extras() -> None:
     """The run-time extras of ``hanyi eval`` (never of a plain ``lmms-eval`` run): in-run standard errors and per-doc
-    statistics of decomposed aggregations (:mod:`hanyi.host.run_intervals`), and the headline-only printed table
-    (:mod:`hanyi.host.printed_table`)."""
-    from hanyi.host import printed_table, run_intervals
+    statistics of decomposed aggregations (:mod:`hanyi.host.run_intervals`). The printed table is lmms-eval's own:
+    hanyi's tasks emit few enough keys for it (tests/test_printed_table.py)."""
+    from hanyi.host import run_intervals
 
     run_intervals.install()
-    printed_table.install()
