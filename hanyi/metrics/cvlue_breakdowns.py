@@ -10,12 +10,19 @@ item per (query, candidate) pair) with its value ``v`` (ITR: the pair's ``score`
 
 A group or field without units is ``None`` (N/A), not a zero. A unit is one doc, or for ITR one query after its
 shortlist is re-ranked (:func:`hanyi.metrics.ranking.itr_queries`). The 92-category table is ``hanyi.report.cvlue_breakdown``.
+
+The same items also hold each doc's diagnostics, from which the report computes the numbers the VQA and VG tasks
+emitted before version 0.5, with their former aggregation (``cvlue_mean``), bit for bit: VQA ``accuracy_strict``,
+``english_rate`` and ``empty_rate`` (the ``accuracy`` item's ``strict``, ``english``, ``empty``); VG ``acc_iou_0_5``
+(IoU ``v`` > 0.5), ``parse_failure_rate`` and ``off_scale_rate`` (the ``miou`` item's ``parse_failure``,
+``off_scale``).
 """
 
 from __future__ import annotations
 
 from hanyi.data.cvlue_categories import CULTURE_GROUPS, FIELDS, semantic_field
 from hanyi.metrics.breakdown import group_scores, subset_mean
+from hanyi.metrics.cvlue_aggregations import cvlue_mean
 from hanyi.metrics.from_samples import breakdown
 from hanyi.metrics.ranking import itr_queries
 
@@ -44,12 +51,41 @@ def groups_and_fields(metric: str, items: list, macro: bool) -> dict:
     return out
 
 
-@breakdown(r"cvlue_vqa(_val|_lite)?", "accuracy")
+VQA_TASKS = r"cvlue_vqa(_val|_lite)?"
+VG_TASKS = r"cvlue_vg(_val|_lite|_qwen|_qwen_chat)?"
+#: VQA diagnostic -> the flag of the logged ``accuracy`` item it is the share of.
+VQA_DIAGNOSTICS = {"accuracy_strict": "strict", "english_rate": "english", "empty_rate": "empty"}
+
+
+def share(items: list, flag: str) -> float:
+    """The former aggregation (``cvlue_mean``) of the per-doc 0/1 ``flag``: the share of docs where it is true."""
+    return cvlue_mean([{"v": float(it[flag])} for it in items])
+
+
+@breakdown(VQA_TASKS, "accuracy", lower_is_better=["english_rate", "empty_rate"])
+def vqa_diagnostics(items: list) -> dict:
+    """``accuracy_strict`` (the official rule without its lenient containment), ``english_rate`` (English-only
+    answers) and ``empty_rate`` (nothing left after cleaning) from the logged ``accuracy`` items."""
+    return {name: share(items, flag) for name, flag in VQA_DIAGNOSTICS.items()}
+
+
+@breakdown(VG_TASKS, "miou", lower_is_better=["parse_failure_rate", "off_scale_rate"])
+def vg_diagnostics(items: list) -> dict:
+    """``acc_iou_0_5`` (share of docs with IoU > 0.5, the official readme's IoU_Accuracy), ``parse_failure_rate``
+    (no box found) and ``off_scale_rate`` (a coordinate beyond the task's scale) from the logged ``miou`` items."""
+    return {
+        "acc_iou_0_5": cvlue_mean([{"v": float(it["v"] > 0.5)} for it in items]),
+        "parse_failure_rate": share(items, "parse_failure"),
+        "off_scale_rate": share(items, "off_scale"),
+    }
+
+
+@breakdown(VQA_TASKS, "accuracy")
 def vqa_groups(items: list) -> dict:
     return groups_and_fields("accuracy", items, macro=True)
 
 
-@breakdown(r"cvlue_vg(_val|_lite|_qwen|_qwen_chat)?", "miou")
+@breakdown(VG_TASKS, "miou")
 def vg_groups(items: list) -> dict:
     return groups_and_fields("miou", items, macro=True)
 

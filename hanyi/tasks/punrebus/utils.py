@@ -43,8 +43,9 @@ def _response(results) -> str:
 
 
 def _choice_items(doc, response, paper_parser):
-    """Per doc: the paper parser's item under ``accuracy`` (what ``hanyi report`` reads for the per-category accuracies
-    and the confusion rows: hanyi/metrics/punrebus_breakdowns.py), the robust parser's under ``accuracy_robust``."""
+    """Per doc: the paper parser's item under ``accuracy`` (what ``hanyi report`` reads for ``parse_rate``, the
+    per-category accuracies and the confusion rows: hanyi/metrics/punrebus_breakdowns.py), the robust parser's under
+    ``accuracy_robust`` (``parse_rate_robust``)."""
     gold, rows = list(doc["categories"]), doc.get("category_rows")
     paper, robust = paper_parser(response), extract_choice_delimited(response, OPTIONS)
     item = {"parsed": paper is not None, "correct": is_correct_choice(paper, gold), "pred": paper, "gold": gold}
@@ -55,12 +56,7 @@ def _choice_items(doc, response, paper_parser):
         "pred": robust,
         "gold": gold,
     }
-    return {
-        "accuracy": item,
-        "accuracy_robust": robust_item,
-        "parse_rate": float(item["parsed"]),
-        "parse_rate_robust": float(robust_item["parsed"]),
-    }
+    return {"accuracy": item, "accuracy_robust": robust_item}
 
 
 def punrebus_matching_process_results(doc, results):
@@ -68,7 +64,11 @@ def punrebus_matching_process_results(doc, results):
 
 
 def punrebus_textonly_process_results(doc, results):
-    return _choice_items(doc, _response(results), lambda r: cp.extract_first_char_letter(r, LETTERS))
+    """Also the two parse rates, which the text-only task still emits (its own metric list; an lm-eval task too)."""
+    out = _choice_items(doc, _response(results), lambda r: cp.extract_first_char_letter(r, LETTERS))
+    out["parse_rate"] = float(out["accuracy"]["parsed"])
+    out["parse_rate_robust"] = float(out["accuracy_robust"]["parsed"])
+    return out
 
 
 def punrebus_expression_process_results(doc, results):
@@ -89,17 +89,14 @@ def punrebus_elements_process_results(doc, results):
     response = _response(results)
     gold, pred = list(doc["elements_en"]), el.parse_elements_official(response)
     item = {"gold": gold, "pred": pred, "parsed": pred is not None, "lemmatizer": el.lemmatizer_backend()}
-    out = {  # the paper's keys only with WordNet; else element_abs_rule_lemma, ... (hanyi.backbones, once per process)
+    out = {  # the paper's key only with WordNet; else element_abs_rule_lemma (hanyi.backbones, once per process)
         backbones.metric_key("wordnet", "element_abs"): {
             **item,
             "instance_score": el.element_abs(gold, pred) if pred is not None else None,
+            # for `hanyi report`: element_abs_capped[_rule_lemma], element_zh_rate (hanyi/metrics/punrebus_breakdowns.py)
+            "instance_score_capped": el.element_abs_capped(gold, pred) if pred is not None else None,
+            "zh": el.has_cjk(response),
         },
-        backbones.metric_key("wordnet", "element_abs_capped"): {
-            **item,
-            "instance_score": el.element_abs_capped(gold, pred) if pred is not None else None,
-        },
-        "element_zh_rate": float(el.has_cjk(response)),
-        "element_parse_rate": float(pred is not None),
     }
     sim_key = backbones.metric_key("sbert", "element_sim")  # element_sim_custom_model for another embedder
     if sim_key is not None:  # S_Sim of this doc alone (the model loaded once per process): any order, any rank

@@ -58,16 +58,16 @@ def vulca_doc_to_messages(doc, lmms_eval_specific_kwargs=None):
 
 
 def vulca_process_results(doc, results):
-    """One critique's per-doc result, plain JSON: the emitted metrics' values (``json_valid_rate``,
-    ``empty_response_rate``, ``expert_alignment`` and its chance level) and, for ``hanyi report``'s breakdowns, the
-    critique's zero-shot scores (``vulca_nli``), embedding (``vulca_embed``) and judge levels (``vulca_rubric``). An
-    unusable answer (None, not text, empty) is scored as the empty text, as the released code would; nothing raises.
+    """One critique's per-doc result, plain JSON: the emitted metrics' items (``json_valid_rate``: the answer's
+    ``json_valid`` and ``empty`` flags; ``expert_alignment``: the critique's ``matched`` indicator and the ``chance``
+    level) and, for ``hanyi report``'s breakdowns, the critique's zero-shot scores (``vulca_nli``), embedding
+    (``vulca_embed``) and judge levels (``vulca_rubric``). An unusable answer (None, not text, empty) is scored as the
+    empty text, as the released code would; nothing raises.
     """
     response = _text(results[0] if isinstance(results, (list, tuple)) and results else None)
     split = split_critique(response)
     out = {
-        "json_valid_rate": float(split["json_valid"]),
-        "empty_response_rate": float(not response.strip()),
+        "json_valid_rate": {"json_valid": float(split["json_valid"]), "empty": float(not response.strip())},
         "vulca_evidence": {
             "doc": doc_label(doc, "title_zh"),
             "chars": len(response),
@@ -84,8 +84,7 @@ def vulca_process_results(doc, results):
     feats = critique_features([text], nli)[0]  # one doc's 38 (text, label) pairs: one batch
     reference = load_reference()
     suffix = "" if backbones.resolve("vulca_nli").paper else CUSTOM
-    out["expert_alignment" + suffix] = doc_matched(feats, reference)
-    out["expert_alignment_chance" + suffix] = chance(reference)
+    out["expert_alignment" + suffix] = {"matched": doc_matched(feats, reference), "chance": chance(reference)}
     out["vulca_nli" + suffix] = feats
     return out
 
