@@ -4,7 +4,9 @@ import argparse
 import csv
 import io
 import json
+import math
 import os
+import random
 import zipfile
 
 import pytest
@@ -348,7 +350,67 @@ def test_expression_judge_not_emitted_without_config_and_aggregates_with_fake(re
     out = utils.punrebus_expression_process_results({"categories": ["B"], "elements_en": ["fish"], "story_zh": "吉庆双余",
                                                       "story_pinyin": "jiqingshuangyu", "image_id": "x"}, ["B. fish"])  # fmt: skip
     assert "Correct option(s): B. Happiness, Joy, Good Luck" in out["judge_score"]["prompt"]
+    assert (out["judge_score"]["verdict"], out["judge_score"]["judge_raw"]) == (7, "Score: 7")  # judged per doc
     assert aggregate.punrebus_judge_score([out["judge_score"]] * 2) == 7
+
+
+EXPRESSION = [
+    {"task": "punrebus_expression", "key": {"image_id": "mashangfenghou_1.jpg"}, "response": "C. The horse and monkey"},
+    {"task": "punrebus_expression", "key": {"image_id": "jiaguan_1.jpg"}, "response": "C. An official hat"},
+    {"task": "punrebus_expression", "key": {"image_id": "sanduo_1.jpg"}, "response": "D. Three abundances"},
+]
+
+
+def _judge_env(monkeypatch, tmp_path, base_url):
+    monkeypatch.setenv("HANYI_JUDGE_BASE_URL", base_url)
+    monkeypatch.setenv("HANYI_JUDGE_MODEL", "fake-judge")
+    monkeypatch.setenv("HANYI_JUDGE_CACHE_DIR", str(tmp_path / "judge-cache"))
+
+
+def test_expression_judge_is_asked_per_doc_in_process_results_and_logged(replay, monkeypatch, tmp_path, fake_judge):
+    """The judge is asked in process_results (one request per judged doc, while the run scores its docs), its
+    verdict is logged in the doc's judge_score item, and the aggregation only averages the logged scores."""
+    verdicts = {"C. The horse": "Score: 8", "C. An official": "Score: 3", "D. Three": "I cannot rate this."}
+
+    def answer(messages):
+        explanation = messages[-1]["content"].split("Model explanation:\n", 1)[1]
+        return next((v for k, v in verdicts.items() if explanation.startswith(k)), "Score: 1")  # empty answers: 1
+
+    with fake_judge(answer=answer) as judge:
+        _judge_env(monkeypatch, tmp_path, judge.base_url)
+        out = replay(EXPRESSION, ["punrebus_expression"], on_missing="empty")
+        asked = judge.total_requests
+    samples = {s["doc"]["image_id"]: s["judge_score"] for s in out["samples"]["punrebus_expression"]}
+    judged = {k: (v["verdict"], v["judge_raw"], v["judge_error"]) for k, v in samples.items()}
+    assert judged.pop("mashangfenghou_1.jpg") == (8, "Score: 8", None)
+    assert judged.pop("jiaguan_1.jpg") == (3, "Score: 3", None)
+    assert judged.pop("sanduo_1.jpg") == (None, "I cannot rate this.", "parse_failure")  # left out, never a 0
+    assert judged and set(judged.values()) == {(1, "Score: 1", None)}  # the empty answers
+    assert asked == len(samples)  # every doc judged once, in process_results
+    expected = (8 + 3 + len(judged)) / (2 + len(judged))
+    assert out["results"]["punrebus_expression"]["judge_score,none"] == pytest.approx(expected)
+    # the aggregation asks nothing: with no judge reachable it gives the same value from the logged items
+    items = [s["judge_score"] for s in out["samples"]["punrebus_expression"]]
+    random.Random(0).shuffle(items)
+    assert aggregate.punrebus_judge_score(items) == out["results"]["punrebus_expression"]["judge_score,none"]
+
+
+def test_expression_judge_down_gives_nan_and_one_clear_error(replay, monkeypatch, tmp_path, caplog):
+    import socket
+
+    with socket.socket() as sock:  # a port with nobody listening: every request fails
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    _judge_env(monkeypatch, tmp_path, f"http://127.0.0.1:{port}/v1")
+    monkeypatch.setenv("HANYI_JUDGE_MAX_RETRIES", "0")
+    out = replay(EXPRESSION, ["punrebus_expression"], on_missing="empty")
+    r = out["results"]["punrebus_expression"]
+    assert math.isnan(r["judge_score,none"])  # no judgement: NaN, never a 0
+    assert not math.isnan(r["accuracy,none"])  # the rest of the run is scored as usual
+    items = [s["judge_score"] for s in out["samples"]["punrebus_expression"]]
+    assert all(it["verdict"] is None and it["judge_error"].startswith("request_failed") for it in items)
+    said = [r.getMessage() for r in caplog.records if "judge requests failed" in r.getMessage()]
+    assert said and f"{len(items)} of {len(items)} judge requests failed (first: request_failed:" in said[0]
 
 
 def test_llava_run_scores_every_zero_shot_task(llava_run):

@@ -8,6 +8,7 @@ from hanyi.metrics import choice_punrebus as cp
 from hanyi.metrics import elements as el
 from hanyi.metrics.choice import extract_leading_letter, is_correct_choice
 from hanyi.metrics.choice_delimited import extract_choice_delimited
+from hanyi.metrics.punrebus_aggregations import JUDGE_SCALE
 from hanyi.tasks import _common
 from hanyi.tasks._common import prompt_kwargs, render, visuals
 from hanyi.tasks.punrebus.constants import JUDGE_METRIC, LETTERS, OPTIONS
@@ -72,17 +73,30 @@ def punrebus_textonly_process_results(doc, results):
 
 
 def punrebus_expression_process_results(doc, results):
+    """The letter's items (as matching) and, with a judge configured, the judge's 1-10 score of the explanation,
+    asked here for this doc (the client's disk cache answers a repeated request) and logged with its evidence."""
     response = _response(results)
     # an image answer: accuracy and parse_rate both use the image scorer's parser ("Option X" accepted)
     out = _choice_items(doc, response, lambda r: extract_leading_letter(r, LETTERS))
     from hanyi.metrics.judge import JudgeConfig, warn_judge_disabled
 
-    if JudgeConfig.from_env(None) is None:
+    config = JudgeConfig.from_env(None)
+    if config is None:
         warn_judge_disabled([JUDGE_METRIC])
     else:
         prompt = render("punrebus", "judge_expression.jinja", options=OPTIONS, doc=doc, response=response)
-        out[JUDGE_METRIC] = {"prompt": prompt, "image_id": doc.get("image_id")}
+        out[JUDGE_METRIC] = {"image_id": doc.get("image_id"), **judge_expression(prompt, config)}
     return out
+
+
+def judge_expression(prompt, config) -> dict:
+    """One judgement: ``verdict`` (the judge's integer 1-10, None when unparsed or the request failed; not named
+    ``score``, which lmms-eval 0.7.3 reads as a number for its CLT standard error), ``judge_raw`` (its answer, None
+    when the request failed), ``judge_error`` (None when scored) and the ``prompt``."""
+    from hanyi.metrics.judge import get_judge_client, parse_integer_score
+
+    (result,) = get_judge_client(config).judge_many([prompt], lambda t: parse_integer_score(t, *JUDGE_SCALE))
+    return {"verdict": result.value, "judge_raw": result.raw, "judge_error": result.error, "prompt": prompt}
 
 
 def punrebus_elements_process_results(doc, results):
