@@ -8,7 +8,8 @@ counts under each of its labels; NaN for a label no doc carries. Table 1's domai
 by ``cii_none``, ``cii_test`` and ``cii_textonly``; the report keeps their emitted values.
 
 The same ``acc`` items hold each doc's ``miss`` (the official extractor found no option): the report computes
-``miss_rate`` (task version 2.1 no longer emits it) with the former aggregation, ``cii_miss_rate``, bit for bit.
+``miss_rate`` (task version 2.1 no longer emits it) with the former aggregation, ``cii_miss_rate``, bit for bit, and
+its interval as before.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ def category_accuracies(items: list) -> dict:
     return {name: category_accuracy(items, field, label) / 100 for name, (field, label) in CATEGORY_METRICS.items()}
 
 
-@breakdown(MC_TASKS, "acc", lower_is_better=["miss_rate"])
+@breakdown(MC_TASKS, "acc", lower_is_better=["miss_rate"], intervals={"miss_rate": cii_miss_rate})
 def miss_rate(items: list) -> dict:
     """``{"miss_rate": share}``: the official ``eval_cii.py`` miss rate, #(no option found) / N, from the logged
     ``acc`` items' ``miss`` (task version 2.0 emitted it; the same aggregation, the same value)."""

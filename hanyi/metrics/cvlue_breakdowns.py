@@ -22,9 +22,9 @@ from __future__ import annotations
 
 from hanyi.data.cvlue_categories import CULTURE_GROUPS, FIELDS, semantic_field
 from hanyi.metrics.breakdown import group_scores, subset_mean
-from hanyi.metrics.cvlue_aggregations import cvlue_mean
 from hanyi.metrics.from_samples import breakdown
 from hanyi.metrics.ranking import itr_queries
+from hanyi.metrics.resample import decomposed, fsum_mean_of_finite
 
 
 def units(items: list) -> list:
@@ -53,31 +53,46 @@ def groups_and_fields(metric: str, items: list, macro: bool) -> dict:
 
 VQA_TASKS = r"cvlue_vqa(_val|_lite)?"
 VG_TASKS = r"cvlue_vg(_val|_lite|_qwen|_qwen_chat)?"
-#: VQA diagnostic -> the flag of the logged ``accuracy`` item it is the share of.
-VQA_DIAGNOSTICS = {"accuracy_strict": "strict", "english_rate": "english", "empty_rate": "empty"}
 
 
-def share(items: list, flag: str) -> float:
-    """The former aggregation (``cvlue_mean``) of the per-doc 0/1 ``flag``: the share of docs where it is true."""
-    return cvlue_mean([{"v": float(it[flag])} for it in items])
+def _share(name: str, flag):
+    """The decomposed share of docs whose logged item has ``flag(item)`` true: the former aggregation
+    (``cvlue_mean``: the exactly rounded mean of the per-doc 0/1 values), registered as ``cvlue_<name>``."""
+
+    @decomposed(fsum_mean_of_finite, light=True, name=f"cvlue_{name}")
+    def share(items):
+        return [float(flag(it)) for it in items]
+
+    share.__doc__ = f"``{name}`` from the logged items; per doc: 0/1."
+    return share
 
 
-@breakdown(VQA_TASKS, "accuracy", lower_is_better=["english_rate", "empty_rate"])
+#: VQA diagnostic -> its aggregation over the logged ``accuracy`` items.
+VQA_DIAGNOSTICS = {
+    "accuracy_strict": _share("accuracy_strict", lambda it: it["strict"]),
+    "english_rate": _share("english_rate", lambda it: it["english"]),
+    "empty_rate": _share("empty_rate", lambda it: it["empty"]),
+}
+#: VG diagnostic -> its aggregation over the logged ``miou`` items.
+VG_DIAGNOSTICS = {
+    "acc_iou_0_5": _share("acc_iou_0_5", lambda it: it["v"] > 0.5),
+    "parse_failure_rate": _share("parse_failure_rate", lambda it: it["parse_failure"]),
+    "off_scale_rate": _share("off_scale_rate", lambda it: it["off_scale"]),
+}
+
+
+@breakdown(VQA_TASKS, "accuracy", lower_is_better=["english_rate", "empty_rate"], intervals=VQA_DIAGNOSTICS)
 def vqa_diagnostics(items: list) -> dict:
     """``accuracy_strict`` (the official rule without its lenient containment), ``english_rate`` (English-only
     answers) and ``empty_rate`` (nothing left after cleaning) from the logged ``accuracy`` items."""
-    return {name: share(items, flag) for name, flag in VQA_DIAGNOSTICS.items()}
+    return {name: aggregate(items) for name, aggregate in VQA_DIAGNOSTICS.items()}
 
 
-@breakdown(VG_TASKS, "miou", lower_is_better=["parse_failure_rate", "off_scale_rate"])
+@breakdown(VG_TASKS, "miou", lower_is_better=["parse_failure_rate", "off_scale_rate"], intervals=VG_DIAGNOSTICS)
 def vg_diagnostics(items: list) -> dict:
     """``acc_iou_0_5`` (share of docs with IoU > 0.5, the official readme's IoU_Accuracy), ``parse_failure_rate``
     (no box found) and ``off_scale_rate`` (a coordinate beyond the task's scale) from the logged ``miou`` items."""
-    return {
-        "acc_iou_0_5": cvlue_mean([{"v": float(it["v"] > 0.5)} for it in items]),
-        "parse_failure_rate": share(items, "parse_failure"),
-        "off_scale_rate": share(items, "off_scale"),
-    }
+    return {name: aggregate(items) for name, aggregate in VG_DIAGNOSTICS.items()}
 
 
 @breakdown(VQA_TASKS, "accuracy")

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from hanyi.metrics import from_samples
 from hanyi.metrics.choice_punrebus import category_accuracy, category_accuracy_dedup, wrong_answer_confusion
-from hanyi.metrics.punrebus_aggregations import punrebus_mean_over_parsed
+from hanyi.metrics.resample import decomposed, fsum_mean_of_finite, sum_mean
 
 #: The option letters (hanyi/tasks/punrebus/constants.py; the report imports nothing of the tasks).
 LETTERS = "ABCDEFG"
@@ -33,45 +33,71 @@ LETTERS = "ABCDEFG"
 #: still emits its parse rates).
 CHOICE_TASKS = r"punrebus_(matching(_5shot)?|expression)"
 ELEMENT_TASKS = r"punrebus_elements(_5shot)?"
+_NAN = float("nan")
 
 
-def mean(values: list) -> float:
-    """lmms-eval's ``mean`` (``sum(arr) / len(arr)``), the aggregation the moved diagnostics had."""
-    return sum(values) / len(values)
+# The former aggregations of the moved keys, decomposed (hanyi.metrics.resample) so the report also gives each its
+# interval: lmms-eval's ``mean`` (``sum(arr) / len(arr)``, left to right: ``sum_mean``) for the rates, and
+# ``punrebus_mean_over_parsed`` (exactly rounded mean over the parsed docs) for the capped score.
 
 
-@from_samples.breakdown(CHOICE_TASKS, "accuracy")
+@decomposed(sum_mean, light=True)
+def punrebus_parse_rate(items):
+    """Share of answers the parser of the logged item (``accuracy``: the paper's; ``accuracy_robust``: the robust
+    one) read a letter from; per doc: 0/1 ``parsed``."""
+    return [float(it["parsed"]) for it in items]
+
+
+@decomposed(fsum_mean_of_finite, light=True)
+def punrebus_element_abs_capped(items):
+    """The paper's eq. (1) score (each gold element counted once) over the parsed answers; per doc its logged
+    ``instance_score_capped``, NaN when unparsed (left out)."""
+    return [it["instance_score_capped"] if it["parsed"] else _NAN for it in items]
+
+
+@decomposed(sum_mean, light=True)
+def punrebus_element_zh_rate(items):
+    """Share of element answers with Chinese characters; per doc: 0/1 ``zh``."""
+    return [float(it["zh"]) for it in items]
+
+
+@from_samples.breakdown(CHOICE_TASKS, "accuracy", intervals={"parse_rate": punrebus_parse_rate})
 def parse_rate(items: list[dict]) -> dict:
     """``parse_rate``: the share of answers the paper's parser read a letter from (logged ``accuracy`` items)."""
-    return {"parse_rate": mean([float(it["parsed"]) for it in items])}
+    return {"parse_rate": punrebus_parse_rate(items)}
 
 
-@from_samples.breakdown(CHOICE_TASKS, "accuracy_robust")
+@from_samples.breakdown(CHOICE_TASKS, "accuracy_robust", intervals={"parse_rate_robust": punrebus_parse_rate})
 def parse_rate_robust(items: list[dict]) -> dict:
     """``parse_rate_robust``: the same for the robust parser (logged ``accuracy_robust`` items)."""
-    return {"parse_rate_robust": mean([float(it["parsed"]) for it in items])}
+    return {"parse_rate_robust": punrebus_parse_rate(items)}
 
 
-def element_diagnostics(items: list[dict], suffix: str) -> dict:
-    """``element_abs_capped<suffix>`` (the former ``punrebus_mean_over_parsed`` of the capped instance scores),
-    ``element_zh_rate`` and ``element_parse_rate`` from the logged element items."""
-    capped = [{"parsed": it["parsed"], "instance_score": it["instance_score_capped"]} for it in items]
+def _element_aggregations(suffix: str) -> dict:
     return {
-        "element_abs_capped" + suffix: punrebus_mean_over_parsed(capped),
-        "element_zh_rate": mean([float(it["zh"]) for it in items]),
-        "element_parse_rate": mean([float(it["parsed"]) for it in items]),
+        "element_abs_capped" + suffix: punrebus_element_abs_capped,
+        "element_zh_rate": punrebus_element_zh_rate,
+        "element_parse_rate": punrebus_parse_rate,
     }
 
 
-@from_samples.breakdown(ELEMENT_TASKS, "element_abs", lower_is_better=["element_zh_rate"])
+@from_samples.breakdown(
+    ELEMENT_TASKS, "element_abs", lower_is_better=["element_zh_rate"], intervals=_element_aggregations("")
+)
 def elements(items: list[dict]) -> dict:
-    return element_diagnostics(items, "")
+    """``element_abs_capped``, ``element_zh_rate`` and ``element_parse_rate`` from the logged ``element_abs`` items."""
+    return {name: aggregate(items) for name, aggregate in _element_aggregations("").items()}
 
 
-@from_samples.breakdown(ELEMENT_TASKS, "element_abs_rule_lemma", lower_is_better=["element_zh_rate"])
+@from_samples.breakdown(
+    ELEMENT_TASKS,
+    "element_abs_rule_lemma",
+    lower_is_better=["element_zh_rate"],
+    intervals=_element_aggregations("_rule_lemma"),
+)
 def elements_rule_lemma(items: list[dict]) -> dict:
     """The same without WordNet: the capped score under its fallback name ``element_abs_capped_rule_lemma``."""
-    return element_diagnostics(items, "_rule_lemma")
+    return {name: aggregate(items) for name, aggregate in _element_aggregations("_rule_lemma").items()}
 
 
 @from_samples.breakdown(

@@ -50,19 +50,24 @@ def _with_suffix(values: dict) -> dict:
     return {name + CUSTOM: value for name, value in values.items()}
 
 
-@breakdown(TASKS, "expert_alignment")
+@breakdown(TASKS, "expert_alignment", intervals={"expert_alignment_chance": vulca_chance})
 def chance_level(items):
     """Expert Alignment's chance level from the logged ``expert_alignment`` items (the former ``vulca_chance``)."""
     return {"expert_alignment_chance": vulca_chance(items)}
 
 
-@breakdown(TASKS, "expert_alignment" + CUSTOM)
+@breakdown(TASKS, "expert_alignment" + CUSTOM, intervals={"expert_alignment_chance" + CUSTOM: vulca_chance})
 def chance_level_custom_model(items):
     """:func:`chance_level` of a run with a non-paper NLI model or template, under its ``_custom_model`` name."""
     return _with_suffix(chance_level(items))
 
 
-@breakdown(TASKS, "json_valid_rate", lower_is_better=["empty_response_rate"])
+@breakdown(
+    TASKS,
+    "json_valid_rate",
+    lower_is_better=["empty_response_rate"],
+    intervals={"empty_response_rate": vulca_empty_response_rate},
+)
 def empty_response_rate(items):
     """Share of empty answers from the logged ``json_valid_rate`` items (the former aggregation: lmms-eval's mean)."""
     return {"empty_response_rate": vulca_empty_response_rate(items)}

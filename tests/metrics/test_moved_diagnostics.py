@@ -336,3 +336,49 @@ def test_vulca_chance_level_is_the_former_aggregation_from_the_logged_expert_ali
     for line in wrong:
         line["expert_alignment_custom_model"]["chance"] = 0.5
     assert _report("vulca_persona_kb_su_shi", wrong)[name][0] != former
+
+
+# ---- the report gives every moved diagnostic its interval, as it did when the task emitted it ----------------------
+
+
+def test_the_report_gives_each_moved_diagnostic_an_interval_from_the_logged_items(tmp_path, monkeypatch):
+    from hanyi.metrics import cii_aggregations, cvlue_aggregations
+    from hanyi.tasks.cii import utils as cii
+    from hanyi.tasks.cvlue import utils as cvlue
+    from hanyi.tasks.punrebus import utils as pun
+    from tests.test_report_honest import report, write_run
+
+    monkeypatch.setattr(pun.backbones, "metric_key", lambda backbone, key: None if backbone == "sbert" else key)
+    runs = {
+        "cii_none": _log(cii.cii_table1_process_results, [_cii_doc(i) for i in range(10)], CII_ANSWERS),
+        "cvlue_vqa": _log(cvlue.cvlue_vqa_process_results, [_vqa_doc(i, g) for i, (g, _) in enumerate(VQA)], [a for _, a in VQA]),
+        "punrebus_matching": _log(pun.punrebus_matching_process_results, [_pun_doc(i) for i in range(9)], LETTER_ANSWERS),
+        "punrebus_elements": _log(
+            pun.punrebus_elements_process_results,
+            [{"image_id": f"s{i}_1.jpg", "elements_en": ["bat", "peach"]} for i in range(len(ELEMENT_ANSWERS))],
+            ELEMENT_ANSWERS,
+        ),
+    }  # fmt: skip
+    emitted = {
+        "cii_none": {"acc,none": cii_aggregations.cii_acc([line["acc"] for line in runs["cii_none"]])},
+        "cvlue_vqa": {"accuracy,none": cvlue_aggregations.cvlue_mean([line["accuracy"] for line in runs["cvlue_vqa"]])},
+        "punrebus_matching": {"accuracy_robust,none": 0.5},
+        "punrebus_elements": {"element_abs,none": 0.5},
+    }
+    rep = report(tmp_path, write_run(tmp_path / "run", "pretrained=m", emitted, samples=runs))
+    intervals = {(i["task"], i["metric"]): i for s in rep["sections"] for i in s["intervals"]}
+    moved = [
+        ("cii_none", "miss_rate"),
+        ("cvlue_vqa", "accuracy_strict"),
+        ("cvlue_vqa", "english_rate"),
+        ("punrebus_matching", "parse_rate"),
+        ("punrebus_matching", "parse_rate_robust"),
+        ("punrebus_elements", "element_zh_rate"),
+        ("punrebus_elements", "element_parse_rate"),
+        ("punrebus_elements", "element_abs_capped"),
+    ]
+    for key in moved:
+        rec = intervals[key]
+        assert rec["ci_low"] is not None and rec["ci_low"] <= rec["value"] <= rec["ci_high"], (key, rec)
+    assert intervals[("cii_none", "miss_rate")]["method"] == "exact (Clopper-Pearson)"
+    assert intervals[("punrebus_elements", "element_abs_capped")]["method"].startswith("bootstrap")
