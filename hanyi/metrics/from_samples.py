@@ -65,15 +65,16 @@ def breakdown(tasks: str, source: str, lower_is_better=(), intervals=None):
     return register
 
 
-def interval_source(task: str, metric: str) -> tuple[str, Callable] | None:
-    """``(source metric, decomposed aggregation)`` whose items give breakdown ``metric`` of ``task`` with an interval,
-    or None."""
-    for item in registry():
-        if item.applies_to(task):
-            for name, fn in item.intervals:
-                if name == metric:
-                    return item.source, fn
-    return None
+def interval_sources(task: str, metric: str) -> list[tuple[str, Callable]]:
+    """Every ``(source metric, decomposed aggregation)`` whose logged items give breakdown ``metric`` of ``task``
+    (one per family: Pun Rebus's ``element_zh_rate`` comes from ``element_abs`` or ``element_abs_rule_lemma``)."""
+    return [
+        (item.source, fn)
+        for item in registry()
+        if item.applies_to(task)
+        for name, fn in item.intervals
+        if name == metric
+    ]
 
 
 def registry() -> list[Breakdown]:

@@ -65,11 +65,16 @@ def unit_stats(run, task: str, name: str):
     t = run.tasks.get(task)
     fn = aggregation(task, name, run)
     metric = source = name.split(",")[0]
-    m = t.metrics.get(name) if t is not None else None
-    if fn is None and getattr(m, "from_samples", False):
-        from hanyi.metrics.from_samples import interval_source
+    m = (getattr(t, "metrics", None) or {}).get(name)
+    if fn is None and getattr(m, "from_samples", False) and t.samples:
+        from hanyi.metrics.from_samples import interval_sources
 
-        source, fn = interval_source(task, metric) or (metric, None)
+        logged = [
+            (s, f)
+            for s, f in interval_sources(task, metric)
+            if all(s in ln for ln in t.samples if isinstance(ln, dict))
+        ]
+        source, fn = logged[0] if logged else (metric, None)
     if t is None or not resample.is_decomposed(fn):
         return None
     if t.samples is None:
