@@ -312,7 +312,9 @@ def test_vulca_empty_response_rate_is_the_former_aggregation_from_the_logged_jso
     assert aggregate.vulca_json_valid_rate(items) == _mean([float(split_critique(c)["json_valid"]) for c in CRITIQUES])
 
 
-def test_vulca_chance_level_is_the_former_aggregation_from_the_logged_expert_alignment_items(vulca_docs, monkeypatch):
+def test_vulca_chance_level_is_the_former_aggregation_from_the_logged_expert_alignment_items(
+    vulca_docs, monkeypatch, tmp_path
+):
     from hanyi.data.vulca_reference import load_reference
     from hanyi.metrics import critique_scoring
     from hanyi.metrics.zeroshot_nli import register_logits_fn
@@ -336,6 +338,21 @@ def test_vulca_chance_level_is_the_former_aggregation_from_the_logged_expert_ali
     for line in wrong:
         line["expert_alignment_custom_model"]["chance"] = 0.5
     assert _report("vulca_persona_kb_su_shi", wrong)[name][0] != former
+
+    # hanyi report's headline table shows the chance level on the row right after Expert Alignment
+    from hanyi.tasks.vulca import aggregate
+    from tests.test_report_honest import report, table, write_run
+
+    task = "vulca_persona_kb_su_shi"
+    emitted = {
+        "json_valid_rate,none": aggregate.vulca_json_valid_rate([line["json_valid_rate"] for line in lines]),
+        "expert_alignment_custom_model,none": aggregate.vulca_expert_alignment(
+            [line["expert_alignment_custom_model"] for line in lines]
+        ),
+    }
+    rep = report(tmp_path, write_run(tmp_path / "run", "pretrained=m", {task: emitted}, samples={task: lines}))
+    rows = [row[1].split(" ")[0] for row in table(rep, "vulca", "Headline metrics")["rows"] if row[0] == task]
+    assert rows[rows.index("expert_alignment_custom_model") + 1] == name, rows
 
 
 # ---- the report gives every moved diagnostic its interval, as it did when the task emitted it ----------------------
