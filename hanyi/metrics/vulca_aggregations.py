@@ -27,9 +27,9 @@ def _field(item, name: str) -> float:
 def vulca_expert_alignment(items):
     """Expert Alignment (paper §4.4, Table 1): ``EA = (1/N) * sum_i 1[max_c cos(p_i, mu_c) > 0.7]``, where ``p_i`` is
     critique ``i``'s 47-d profile vector and ``mu_c`` the human profile centroids. Each item holds the critique's
-    indicator ``matched`` (1.0 or 0.0, computed in ``process_results``) and the chance level; the aggregate is the
+    indicator ``score`` (1.0 or 0.0, computed in ``process_results``) and the chance level; the aggregate is the
     indicators' share with an exactly rounded sum, the same in any order."""
-    return [_field(x, "matched") for x in items]
+    return [_field(x, "score") for x in items]
 
 
 @decomposed(max_of_finite, light=True, name="vulca_chance")
@@ -42,9 +42,9 @@ def vulca_chance(items):
 
 @decomposed(sum_mean, light=True, name="vulca_json_valid_rate")
 def vulca_json_valid_rate(items):
-    """Share of critiques whose answer holds a valid JSON object; per critique its ``json_valid`` (0/1), summed left
-    to right as lmms-eval's ``mean`` (the aggregation before task version 0.7), the same in any order."""
-    return [_field(x, "json_valid") for x in items]
+    """Share of critiques whose answer holds a valid JSON object; per critique its ``score`` (0/1), summed left to
+    right as lmms-eval's ``mean`` (the aggregation before task version 0.7), the same in any order."""
+    return [_field(x, "score") for x in items]
 
 
 @decomposed(sum_mean, light=True, name="vulca_empty_response_rate")

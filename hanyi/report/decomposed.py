@@ -100,6 +100,27 @@ def unit_stats(run, task: str, name: str):
     return NO_STATS
 
 
+def from_samples_per_doc(run, task: str, name: str) -> dict:
+    """``{doc_id: statistic}`` of a metric the report computed from the sample log, from the decomposed aggregation
+    its breakdown names over the logged items of its source (finite statistics only: a NaN is an unscored doc);
+    ``{}`` for any other metric. The report's per-doc path (paired comparison of two runs) reads it."""
+    t = run.tasks.get(task)
+    metric = name.split(",")[0]
+    if t is None or not t.samples or not getattr((getattr(t, "metrics", None) or {}).get(name), "from_samples", False):
+        return {}
+    from hanyi.metrics.from_samples import interval_sources
+
+    lines = [s for s in t.samples if isinstance(s, dict)]
+    for source, fn in interval_sources(task, metric):
+        if all(source in s for s in lines):
+            try:
+                values = [float(v) for v in fn.per_doc([s[source] for s in lines])]
+            except Exception:  # an older or foreign log
+                return {}
+            return {s.get("doc_id"): v for s, v in zip(lines, values) if math.isfinite(v)}
+    return {}
+
+
 def _leaf(run, task: str, name: str, value: float):
     """``[(1.0, combine, stats)]`` reproducing ``value``, or a ``why`` string."""
     found = unit_stats(run, task, name)

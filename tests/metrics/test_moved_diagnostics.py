@@ -328,7 +328,7 @@ def test_vulca_chance_level_is_the_former_aggregation_from_the_logged_expert_ali
     finally:
         register_logits_fn("fake-nli-moved", None)
     name = "expert_alignment_chance_custom_model"  # a fake NLI model is not the paper's: the fallback family
-    assert all(set(line["expert_alignment_custom_model"]) == {"matched", "chance"} for line in lines)
+    assert all(set(line["expert_alignment_custom_model"]) == {"score", "chance"} for line in lines)
     former = critique_scoring.chance(load_reference())  # vulca_chance: the constant every critique carried
     assert 0.5 < former < 1
     got = _report("vulca_persona_kb_su_shi", lines)
@@ -399,3 +399,24 @@ def test_the_report_gives_each_moved_diagnostic_an_interval_from_the_logged_item
         assert rec["ci_low"] is not None and rec["ci_low"] <= rec["value"] <= rec["ci_high"], (key, rec)
     assert intervals[("cii_none", "miss_rate")]["method"] == "exact (Clopper-Pearson)"
     assert intervals[("punrebus_elements", "element_abs_capped")]["method"].startswith("bootstrap")
+
+
+def test_two_runs_get_a_paired_comparison_of_a_moved_diagnostic(tmp_path):
+    """``hanyi report RUN_A RUN_B`` compares the moved diagnostics doc by doc, as it did when the task emitted them."""
+    from hanyi.metrics import cii_aggregations
+    from hanyi.tasks.cii import utils as cii
+    from tests.test_report_honest import report, section, write_run
+
+    docs = [_cii_doc(i) for i in range(40)]
+    answers = {"a": [CII_ANSWERS[i % len(CII_ANSWERS)] for i in range(40)], "b": ["答案：A"] * 10 + [""] * 30}
+    dirs = []
+    misses = {}
+    for name, responses in answers.items():
+        lines = _log(cii.cii_table1_process_results, docs, responses)
+        misses[name] = [line["acc"]["miss"] for line in sorted(lines, key=lambda x: x["doc_id"])]
+        emitted = {"acc,none": cii_aggregations.cii_acc([line["acc"] for line in lines])}
+        dirs.append(write_run(tmp_path / name, "pretrained=m", {"cii_none": emitted}, samples={"cii_none": lines}))
+    rep = report(tmp_path, *dirs)
+    (rec,) = [p for p in section(rep, "cii")["paired"] if p["metric"] == "miss_rate"]
+    assert rec["n_pairs"] == 40 and rec["test"] == "McNemar exact (two-sided)"
+    assert rec["difference"] == pytest.approx((sum(misses["b"]) - sum(misses["a"])) / 40) and rec["difference"] != 0

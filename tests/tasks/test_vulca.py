@@ -149,7 +149,7 @@ def test_with_tiny_nli_every_metric_is_emitted_or_derived_from_the_sample_log(re
              "technique_style_focused", "theory_comparison_focused", "general_descriptive", "lacks_specific_focus")]  # fmt: skip
     assert sum(rates) == pytest.approx(1.0)
     # the sample log holds plain numbers: the 0/1 statistic and the critique's zero-shot scores
-    assert samples[0]["expert_alignment_custom_model"]["matched"] in (0.0, 1.0)
+    assert samples[0]["expert_alignment_custom_model"]["score"] in (0.0, 1.0)
     assert samples[0]["expert_alignment_custom_model"]["chance"] == derived["expert_alignment_chance_custom_model"]
     assert set(samples[0]["vulca_nli_custom_model"]) == {"stance", "stance_top1", "features", "quality"}
 

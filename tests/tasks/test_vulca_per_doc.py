@@ -214,8 +214,8 @@ def test_process_results_never_raises_and_logs_plain_json(docs, fake_nli, nli, m
         for results in ([answer], [], None, answer):
             out = utils.vulca_process_results(doc, results)
             json.dumps(out, allow_nan=False)  # plain JSON numbers and strings, nothing else
-            assert out["json_valid_rate"]["empty"] in (0.0, 1.0) and out["json_valid_rate"]["json_valid"] in (0.0, 1.0)
-            assert out["expert_alignment_custom_model"]["matched"] in (0.0, 1.0)
+            assert out["json_valid_rate"]["empty"] in (0.0, 1.0) and out["json_valid_rate"]["score"] in (0.0, 1.0)
+            assert out["expert_alignment_custom_model"]["score"] in (0.0, 1.0)
             assert 0 < out["expert_alignment_custom_model"]["chance"] <= 1
 
 
