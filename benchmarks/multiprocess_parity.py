@@ -63,7 +63,7 @@ def leaf_tasks(names) -> list[str]:
         entry = index.get(name)
         if entry is None:
             raise SystemExit(f"unknown task or group {name!r}")
-        if entry["type"] == "group":
+        if entry["type"] in ("group", "tag"):  # a tag (CII's `cii`) runs its tasks, as a group does
             for sub in entry["tasks"]:
                 walk(sub)
         elif name not in out:

@@ -35,7 +35,8 @@ def _load_yaml(path: str, loader) -> dict:
 
 
 def _task_index():
-    """``{name: {"type", "yaml_path", ...}}`` for hanyi's tasks, from YAML alone (no lmms-eval import, no data)."""
+    """``{name: {"type", "yaml_path", ...}}`` for hanyi's tasks, groups and tags (``tag:`` of a task YAML: ``cii``,
+    ``cii_prompts``; ``"tasks"`` lists their tasks, as a group's), from YAML alone (no lmms-eval import, no data)."""
     import yaml
 
     class _Loader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # libyaml: 10x faster over ~350 files
@@ -54,7 +55,12 @@ def _task_index():
                 index[merged["group"]] = {"type": "group", "tasks": merged["task"], "yaml_path": path}
             elif isinstance(merged.get("task"), str):
                 index[merged["task"]] = {"type": "task", "config": merged, "yaml_path": path}
-    return index
+    tags: dict[str, dict] = {}
+    for name, entry in index.items():
+        tag = entry.get("config", {}).get("tag") or []
+        for t in [tag] if isinstance(tag, str) else tag:
+            tags.setdefault(t, {"type": "tag", "tasks": [], "yaml_path": entry["yaml_path"]})["tasks"].append(name)
+    return {**tags, **index}  # a task or group of the same name wins
 
 
 def _benchmark_of(yaml_path: str) -> str:
@@ -130,9 +136,11 @@ def cmd_tasks(args) -> int:
         bench = _benchmark_of(entry["yaml_path"])
         if args.benchmark and bench not in args.benchmark:
             continue
-        if entry["type"] == "group":
+        if entry["type"] in ("group", "tag"):
             n = len(entry["tasks"])
-            rows.append((name, "group", f"{n} task" + ("s" if n != 1 else ""), ", ".join(map(str, entry["tasks"]))))
+            rows.append(
+                (name, entry["type"], f"{n} task" + ("s" if n != 1 else ""), ", ".join(map(str, entry["tasks"])))
+            )
             continue
         config = entry["config"].get("dataset_name") or "default"
         try:

@@ -128,8 +128,8 @@ def _items(seed, n):
 
 @pytest.mark.parametrize("seed, n", [(0, 0), (1, 1), (2, 7), (3, 101), (4, 1000)])
 def test_decomposed_aggregations_are_bit_identical_to_the_old_ones(seed, n):
+    from hanyi.metrics import cii_aggregations as cii
     from hanyi.metrics import cvlue_aggregations as cvlue
-    from hanyi.tasks.cii import utils as cii
     from hanyi.tasks.punrebus import aggregate as pun
 
     items = _items(seed, n)
@@ -240,7 +240,7 @@ def eval_extras(monkeypatch):
 
 
 def test_hook_writes_stderr_and_per_doc_stats(monkeypatch):
-    from hanyi.tasks.cii import utils as cii
+    from hanyi.metrics import cii_aggregations as cii
 
     cls = _patched(monkeypatch)
     items = [{"correct": i % 3 == 0, "correct_robust": True, "miss": i % 5 == 0} for i in range(30)]
@@ -288,7 +288,7 @@ def test_a_real_lmms_eval_run_gets_stderr_and_logs_per_doc_stats(replay, eval_ex
     records = [{"task": "cii_none", "doc_id": i, "response": r} for i, r in enumerate(responses)]
     results = replay(records, ["cii_none"], bootstrap_iters=50)
     res, samples = results["results"]["cii_none"], results["samples"]["cii_none"]
-    for metric in ("acc", "acc_robust", "miss_rate"):
+    for metric in ("acc", "acc_robust"):  # miss_rate: hanyi report, from the sample log (CII 2.1)
         stats = [s["hanyi_per_doc"][metric] for s in samples]
         assert len(stats) == len(samples) > 1 and set(stats) <= {0.0, 1.0}
         p = sum(stats) / len(stats)
@@ -343,17 +343,17 @@ def test_report_uses_logged_per_doc_stats_of_element_sim(tmp_path):
 
 def test_report_recomputes_light_aggregations_from_logged_items(tmp_path):
     scipy_stats = pytest.importorskip("scipy.stats")
-    miss = [i % 4 == 0 for i in range(24)]  # 6 of 24
-    cii_lines = [{"doc_id": i, "miss_rate": {"correct": False, "correct_robust": False, "miss": m}}
-                 for i, m in enumerate(miss)]  # fmt: skip
+    right = [i % 4 == 0 for i in range(24)]  # 6 of 24
+    cii_lines = [{"doc_id": i, "acc_robust": {"correct": False, "correct_robust": m, "miss": True}}
+                 for i, m in enumerate(right)]  # fmt: skip
     v = [0.25 * (i % 5) for i in range(15)]
     cvlue_lines = [{"doc_id": i, "miou": {"v": x, "category": "c", "culture_group": "coco"}} for i, x in enumerate(v)]
     by, _, _ = _report(
         tmp_path,
-        {"cii_none": {"miss_rate,none": 0.25}, "cvlue_vg": {"miou,none": sum(v) / len(v)}},
+        {"cii_none": {"acc_robust,none": 0.25}, "cvlue_vg": {"miou,none": sum(v) / len(v)}},
         {"cii_none": cii_lines, "cvlue_vg": cvlue_lines},
     )
-    ci = by[("cii_none", "miss_rate")]
+    ci = by[("cii_none", "acc_robust")]
     expected = scipy_stats.binomtest(6, 24).proportion_ci(0.95, method="exact")
     assert ci["method"] == "exact (Clopper-Pearson)" and ci["n"] == 24
     assert ci["ci_low"] == pytest.approx(expected.low, abs=1e-9)
@@ -362,9 +362,9 @@ def test_report_recomputes_light_aggregations_from_logged_items(tmp_path):
 
 
 def test_report_gives_no_interval_when_the_stats_do_not_reproduce_the_value(tmp_path):
-    lines = [{"doc_id": i, "miss_rate": {"miss": i % 2 == 0}} for i in range(10)]
-    by, _, _ = _report(tmp_path, {"cii_none": {"miss_rate,none": 0.7}}, {"cii_none": lines})
-    ci = by[("cii_none", "miss_rate")]
+    lines = [{"doc_id": i, "acc_robust": {"correct_robust": i % 2 == 0}} for i in range(10)]
+    by, _, _ = _report(tmp_path, {"cii_none": {"acc_robust,none": 0.7}}, {"cii_none": lines})
+    ci = by[("cii_none", "acc_robust")]
     assert ci["ci_low"] is None and "do not reproduce" in ci["why"]
 
 
@@ -539,7 +539,7 @@ def test_lmms_eval_stderr_answers_as_stderr_for_metric():
     from lmms_eval.api import metrics
 
     from hanyi.host.run_intervals import lmms_eval_stderr
-    from hanyi.tasks.cii import utils as cii
+    from hanyi.metrics import cii_aggregations as cii
 
     for fn in (metrics.mean, metrics.acc_all, cii.cii_acc, cii.cii_acc_domain_life, metrics.median, metrics.bleu):
         theirs, ours = metrics.stderr_for_metric(fn, 100), lmms_eval_stderr(fn, "m", 100)

@@ -381,7 +381,8 @@ def llava_report(llava_run, tmp_path_factory):
 def test_report_of_the_shared_tiny_llava_run_has_a_section_per_benchmark(llava_report):
     out, results = llava_report
     rep = report_json(str(out))
-    groups = [g for g in BENCHES if g in results["results"]]
+    # a benchmark by its tasks' names (`cii` is a tag of cii_none since CII 2.1: no entry of its own)
+    groups = [g for g in BENCHES if any(t == g or t.startswith(g + "_") for t in results["results"])]
     assert [s["benchmark"] for s in rep["sections"]] == groups
     for section in rep["sections"]:
         head = section["tables"][0]

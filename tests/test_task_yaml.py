@@ -26,7 +26,7 @@ def test_resolve_finds_the_package_module_beside_the_yaml_or_a_dotted_path():
 
     assert resolve("utils.cii_process_results", os.path.join(hanyi.TASKS_DIR, "cii")) is cii_utils.cii_process_results
     vulca = os.path.join(hanyi.TASKS_DIR, "vulca")
-    assert resolve("aggregate.vulca_chance", vulca) is vulca_aggregate.vulca_chance
+    assert resolve("aggregate.vulca_json_valid_rate", vulca) is vulca_aggregate.vulca_json_valid_rate
     assert resolve("hanyi.tasks.cii.utils.cii_acc", vulca) is cii_utils.cii_acc
 
 

@@ -60,7 +60,9 @@ _FEAT = {f"feat_{slug(label)}": label for label in FEATURE_LABELS}
 _QUAL = {f"qual_{slug(label)}": label for label in QUALITY_LABELS}
 
 
-#: The NLI metrics a VULCA task emits (paper Table 1's Expert Alignment and the chance level needed to read it).
+#: The NLI metrics a VULCA task logs in each critique's ``expert_alignment`` item (paper Table 1's Expert Alignment,
+#: emitted, and the chance level needed to read it, computed by ``hanyi report`` from that item), not recomputed from
+#: the logged zero-shot scores.
 EMITTED = ("expert_alignment", "expert_alignment_chance")
 
 _CACHE: dict[tuple[NLIConfig, str], dict] = {}

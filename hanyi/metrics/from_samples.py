@@ -8,7 +8,10 @@ per-doc scores).
 
 A breakdown is registered here with :func:`breakdown`: a function of the logged values of one ``source`` metric, in
 doc order, that returns ``{metric name: value}`` under the names the task emitted before (``acc_domain_life``), so
-the report's tables, anchors and plots read them as before. Each benchmark keeps its breakdowns in
+the report's tables, anchors and plots read them as before. A breakdown may also name, per metric, the decomposed
+aggregation (:mod:`hanyi.metrics.resample`, ``light``) of the source's items that gives the metric's value: the
+report then gives that number a 95 % interval as it does an emitted one (a diagnostic moved out of the emitted keys
+keeps its interval). Each benchmark keeps its breakdowns in
 ``hanyi/metrics/<benchmark>_breakdowns.py``, listed in :data:`MODULES`. This module and those import nothing from
 ``hanyi.tasks``, the start-up hook or lmms-eval.
 """
@@ -41,6 +44,8 @@ class Breakdown:
     source: str
     compute: Callable[[list], dict]
     lower_is_better: frozenset = frozenset()
+    #: ``((metric, aggregation), ...)``: the decomposed, light aggregation of the source's items giving each metric
+    intervals: tuple = ()
 
     def applies_to(self, task: str) -> bool:
         return re.fullmatch(self.tasks, task) is not None
@@ -49,14 +54,27 @@ class Breakdown:
 _REGISTRY: list[Breakdown] = []
 
 
-def breakdown(tasks: str, source: str, lower_is_better=()):
-    """Decorator: register ``fn(values) -> {metric: value}`` as a breakdown of ``source`` for ``tasks``."""
+def breakdown(tasks: str, source: str, lower_is_better=(), intervals=None):
+    """Decorator: register ``fn(values) -> {metric: value}`` as a breakdown of ``source`` for ``tasks``;
+    ``intervals``: ``{metric: decomposed aggregation of the source's items}`` for the metrics that get an interval."""
 
     def register(fn):
-        _REGISTRY.append(Breakdown(tasks, source, fn, frozenset(lower_is_better)))
+        _REGISTRY.append(Breakdown(tasks, source, fn, frozenset(lower_is_better), tuple((intervals or {}).items())))
         return fn
 
     return register
+
+
+def interval_sources(task: str, metric: str) -> list[tuple[str, Callable]]:
+    """Every ``(source metric, decomposed aggregation)`` whose logged items give breakdown ``metric`` of ``task``
+    (one per family: Pun Rebus's ``element_zh_rate`` comes from ``element_abs`` or ``element_abs_rule_lemma``)."""
+    return [
+        (item.source, fn)
+        for item in registry()
+        if item.applies_to(task)
+        for name, fn in item.intervals
+        if name == metric
+    ]
 
 
 def registry() -> list[Breakdown]:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 
 from hanyi.metrics.circular import aggregations
-from hanyi.metrics.resample import decomposed, fsum_mean_of_finite, share_of_finite, sum_mean
+from hanyi.metrics.resample import decomposed, fsum_mean_of_finite, nan_mean, share_of_finite, sum_mean
 
 log = logging.getLogger("hanyi.punrebus")
 
@@ -50,16 +50,22 @@ def punrebus_accuracy_over_all(items):
     return [float(bool(it["correct"])) for it in items]
 
 
+@decomposed(nan_mean, light=True)
 def punrebus_judge_score(items):
-    """Mean LLM-judge score (1-10) of the expression answers (ours, not the paper's: it rated them by hand). Each item
-    holds the judge ``prompt`` ``process_results`` rendered; the judge is asked here, in one batch."""
-    from hanyi.metrics.judge import JudgeConfig, get_judge_client, parse_integer_score, summarize_judgements
-
-    client = get_judge_client(JudgeConfig.from_env(None))
-    results = client.judge_many([it["prompt"] for it in items], lambda t: parse_integer_score(t, *JUDGE_SCALE))
-    summary = summarize_judgements(results)
-    log.info("hanyi punrebus judge: %s", summary)
-    return summary["mean"]
+    """Mean LLM-judge score (1-10) of the expression answers (ours, not the paper's: it rated them by hand) over the
+    judged answers; per doc the ``verdict`` ``process_results`` logged (the judge is asked there, per doc), NaN when the
+    answer was not scored (unparsed judgement or failed request: left out, never a 0). NaN when none was scored; a
+    failed request is logged as an error, once, with the count."""
+    failed = [it for it in items if (it["judge_error"] or "").startswith("request_failed")]
+    if failed:
+        log.error(
+            "hanyi punrebus judge: %d of %d judge requests failed (first: %s); judge_score is the mean over the "
+            "judged answers (NaN when none). Judged answers are cached: re-run with the judge reachable.",
+            len(failed),
+            len(items),
+            failed[0]["judge_error"],
+        )
+    return [_NAN if it["verdict"] is None else float(it["verdict"]) for it in items]
 
 
 # ---- circular evaluation (ours, not in the paper; docs/punrebus.md, "Circular evaluation") -------------------------

@@ -9,7 +9,7 @@ behind a logged metric by the name in the results file and recomputes its interv
 
 import math
 
-from hanyi.metrics.resample import decomposed, fsum_mean_of_finite
+from hanyi.metrics.resample import decomposed, fsum_mean_of_finite, sum_mean
 
 
 def max_of_finite(stats):
@@ -18,18 +18,37 @@ def max_of_finite(stats):
     return max(finite) if finite else math.nan
 
 
+def _field(item, name: str) -> float:
+    """``item[name]``; an item of a run made before task version 0.7 is the number itself."""
+    return float(item[name] if isinstance(item, dict) else item)
+
+
 @decomposed(fsum_mean_of_finite, light=True, name="vulca_expert_alignment")
 def vulca_expert_alignment(items):
     """Expert Alignment (paper §4.4, Table 1): ``EA = (1/N) * sum_i 1[max_c cos(p_i, mu_c) > 0.7]``, where ``p_i`` is
-    critique ``i``'s 47-d profile vector and ``mu_c`` the human profile centroids. Each item is the critique's
-    indicator (1.0 or 0.0, computed in ``process_results``); the aggregate is their share with an exactly rounded
-    sum, the same in any order."""
-    return [float(x) for x in items]
+    critique ``i``'s 47-d profile vector and ``mu_c`` the human profile centroids. Each item holds the critique's
+    indicator ``score`` (1.0 or 0.0, computed in ``process_results``) and the chance level; the aggregate is the
+    indicators' share with an exactly rounded sum, the same in any order."""
+    return [_field(x, "score") for x in items]
 
 
 @decomposed(max_of_finite, light=True, name="vulca_chance")
 def vulca_chance(items):
     """Expert Alignment's chance level (docs/vulca.md: uniform random label scores, fixed seed): a constant of the
-    shipped human reference that every critique carries; the aggregate is that constant (their maximum), NaN for
-    none."""
-    return [float(x) for x in items]
+    shipped human reference that every critique's ``expert_alignment`` item carries (``chance``); the aggregate is
+    that constant (their maximum), NaN for none. ``hanyi report`` computes it (hanyi/metrics/vulca_breakdowns.py)."""
+    return [float(x["chance"]) for x in items]
+
+
+@decomposed(sum_mean, light=True, name="vulca_json_valid_rate")
+def vulca_json_valid_rate(items):
+    """Share of critiques whose answer holds a valid JSON object; per critique its ``score`` (0/1), summed left to
+    right as lmms-eval's ``mean`` (the aggregation before task version 0.7), the same in any order."""
+    return [_field(x, "score") for x in items]
+
+
+@decomposed(sum_mean, light=True, name="vulca_empty_response_rate")
+def vulca_empty_response_rate(items):
+    """Share of empty answers (nothing but white space); per critique the ``empty`` of its ``json_valid_rate`` item.
+    ``hanyi report`` computes it (hanyi/metrics/vulca_breakdowns.py)."""
+    return [float(x["empty"]) for x in items]

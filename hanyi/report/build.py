@@ -17,6 +17,7 @@ interval from the sample log (:mod:`hanyi.report.decomposed` for decomposed aggr
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 from hanyi import BENCHMARKS
@@ -156,6 +157,10 @@ def per_doc(run: Run, task: str, name: str) -> tuple[dict, float]:
         return {}, 1.0
     if not t.is_group:
         vals, scale = stats.per_doc_scores(t.samples, name, m.value)
+        if not vals:  # a metric the report computed from the sample log (a diagnostic no longer emitted)
+            found = decomposed.from_samples_per_doc(run, task, name)
+            mean = sum(found.values()) / len(found) if found else None
+            vals = found if mean is not None and math.isclose(mean, m.value, rel_tol=1e-9, abs_tol=1e-12) else {}
         return {(task, d): v for d, v in vals.items()}, scale
     pooled: dict = {}
     scales = set()

@@ -58,14 +58,27 @@ def _is_stat(value) -> bool:
 
 
 def unit_stats(run, task: str, name: str):
-    """``(combine, stats)`` of one non-group task's metric, a ``why`` string, or None (not decomposed)."""
+    """``(combine, stats)`` of one non-group task's metric, a ``why`` string, or None (not decomposed).
+
+    A metric the report computed from the sample log (:mod:`hanyi.metrics.from_samples`) uses the decomposed
+    aggregation its breakdown names, over the logged items of the breakdown's source metric."""
     t = run.tasks.get(task)
     fn = aggregation(task, name, run)
+    metric = source = name.split(",")[0]
+    m = (getattr(t, "metrics", None) or {}).get(name)
+    if fn is None and getattr(m, "from_samples", False) and t.samples:
+        from hanyi.metrics.from_samples import interval_sources
+
+        logged = [
+            (s, f)
+            for s, f in interval_sources(task, metric)
+            if all(s in ln for ln in t.samples if isinstance(ln, dict))
+        ]
+        source, fn = logged[0] if logged else (metric, None)
     if t is None or not resample.is_decomposed(fn):
         return None
     if t.samples is None:
         return "no sample log (run lmms-eval with --log_samples)"
-    metric = name.split(",")[0]
     lines = [s for s in t.samples if isinstance(s, dict)]
     if lines and all(isinstance(s.get(PER_DOC_KEY), dict) and metric in s[PER_DOC_KEY] for s in lines):
         values = [s[PER_DOC_KEY][metric] for s in lines]
@@ -79,12 +92,33 @@ def unit_stats(run, task: str, name: str):
             return fn.combine, resample.as_array([_stat(v) for v in values])
         except ValueError as exc:  # lists of different lengths
             return f"the sample log's per-doc statistics do not have one shape ({exc})"
-    if getattr(fn, "light", False) and lines and all(metric in s for s in lines):
+    if getattr(fn, "light", False) and lines and all(source in s for s in lines):
         try:
-            return fn.combine, resample.as_array(fn.per_doc([s[metric] for s in lines]))
+            return fn.combine, resample.as_array(fn.per_doc([s[source] for s in lines]))
         except Exception as exc:  # a log whose items are not this aggregation's (older or foreign): no interval
             return f"the logged items do not fit the aggregation ({type(exc).__name__}: {exc})"
     return NO_STATS
+
+
+def from_samples_per_doc(run, task: str, name: str) -> dict:
+    """``{doc_id: statistic}`` of a metric the report computed from the sample log, from the decomposed aggregation
+    its breakdown names over the logged items of its source (finite statistics only: a NaN is an unscored doc);
+    ``{}`` for any other metric. The report's per-doc path (paired comparison of two runs) reads it."""
+    t = run.tasks.get(task)
+    metric = name.split(",")[0]
+    if t is None or not t.samples or not getattr((getattr(t, "metrics", None) or {}).get(name), "from_samples", False):
+        return {}
+    from hanyi.metrics.from_samples import interval_sources
+
+    lines = [s for s in t.samples if isinstance(s, dict)]
+    for source, fn in interval_sources(task, metric):
+        if all(source in s for s in lines):
+            try:
+                values = [float(v) for v in fn.per_doc([s[source] for s in lines])]
+            except Exception:  # an older or foreign log
+                return {}
+            return {s.get("doc_id"): v for s, v in zip(lines, values) if math.isfinite(v)}
+    return {}
 
 
 def _leaf(run, task: str, name: str, value: float):

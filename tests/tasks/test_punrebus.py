@@ -4,7 +4,9 @@ import argparse
 import csv
 import io
 import json
+import math
 import os
+import random
 import zipfile
 
 import pytest
@@ -189,8 +191,9 @@ def test_matching_paper_and_robust_accuracy(replay_results):
     parsed = [p for p in paper if p is not None]
     assert r["accuracy,none"] == pytest.approx(sum(parsed) / len(parsed))  # 5/10: unparsed left out
     assert r["accuracy_robust,none"] == pytest.approx(sum(bool(x) for x in robust) / len(robust))  # 7/12
-    assert r["parse_rate,none"] == pytest.approx(10 / 12)
-    assert r["parse_rate_robust,none"] == pytest.approx(10 / 12)
+    derived = _from_sample_log(replay_results, "punrebus_matching")  # hanyi report, from the sample log
+    assert derived["parse_rate,none"] == pytest.approx(10 / 12)
+    assert derived["parse_rate_robust,none"] == pytest.approx(10 / 12)
 
 
 def _from_sample_log(results, task):
@@ -204,10 +207,8 @@ def test_matching_emits_no_breakdown_and_the_report_computes_them_from_the_sampl
     assert {k for k in r if k.endswith(",none") and "stderr" not in k} == {
         "accuracy,none",
         "accuracy_robust,none",
-        "parse_rate,none",
-        "parse_rate_robust,none",
     }
-    assert len(_from_sample_log(replay_results, "punrebus_matching")) == 21
+    assert len(_from_sample_log(replay_results, "punrebus_matching")) == 23  # 21 by category, 2 parse rates
 
 
 def test_matching_per_category_and_confusion(replay_results):
@@ -290,7 +291,7 @@ def test_expression_parse_rate_and_accuracy_use_the_same_image_parser(docs):
     doc = docs[0]["fushoushuangquan_1.jpg"]
     out = utils.punrebus_expression_process_results(doc, ["Option B\nThe bats..."])
     assert out["accuracy"]["parsed"] and out["accuracy"]["correct"]
-    assert out["parse_rate"] == 1.0
+    assert "parse_rate" not in out  # hanyi report reads parse_rate from the accuracy item's "parsed"
 
 
 def test_elements_metrics(replay_results):
@@ -300,10 +301,15 @@ def test_elements_metrics(replay_results):
     capped = [1.0, 1.0, 1.0, 0.0, 0.0, 1.0]
     assert "element_abs,none" not in r and "element_abs_capped,none" not in r  # no WordNet: never the paper's key
     assert r["element_abs_rule_lemma,none"] == pytest.approx(sum(abs_scores) / 6)
-    assert r["element_abs_capped_rule_lemma,none"] == pytest.approx(sum(capped) / 6)
-    assert r["element_parse_rate,none"] == pytest.approx(6 / 12)
-    assert r["element_zh_rate,none"] == pytest.approx(2 / 12)  # "马, 猴子" and "Peaches (桃)"
     assert 0.0 < r["element_sim,none"] < 1.0
+    assert {k for k in r if k.endswith(",none") and "stderr" not in k} == {
+        "element_abs_rule_lemma,none",
+        "element_sim,none",
+    }
+    derived = _from_sample_log(replay_results, "punrebus_elements")  # hanyi report, from the sample log
+    assert derived["element_abs_capped_rule_lemma,none"] == pytest.approx(sum(capped) / 6)
+    assert derived["element_parse_rate,none"] == pytest.approx(6 / 12)
+    assert derived["element_zh_rate,none"] == pytest.approx(2 / 12)  # "马, 猴子" and "Peaches (桃)"
     samples = replay_results["samples"]["punrebus_elements"]
     sample = next(s for s in samples if s["element_abs_rule_lemma"]["gold"] == ["shoes"])
     assert sample["element_abs_rule_lemma"]["lemmatizer"] == "rule_fallback"
@@ -330,7 +336,8 @@ def test_expression_judge_not_emitted_without_config_and_aggregates_with_fake(re
         on_missing="empty",
     )
     r = results["results"]["punrebus_expression"]
-    assert "judge_score,none" not in r and r["parse_rate,none"] == pytest.approx(1 / 12)
+    assert "judge_score,none" not in r and "parse_rate,none" not in r
+    assert _from_sample_log(results, "punrebus_expression")["parse_rate,none"] == pytest.approx(1 / 12)
 
     import hanyi.metrics.judge as judge
 
@@ -343,7 +350,67 @@ def test_expression_judge_not_emitted_without_config_and_aggregates_with_fake(re
     out = utils.punrebus_expression_process_results({"categories": ["B"], "elements_en": ["fish"], "story_zh": "吉庆双余",
                                                       "story_pinyin": "jiqingshuangyu", "image_id": "x"}, ["B. fish"])  # fmt: skip
     assert "Correct option(s): B. Happiness, Joy, Good Luck" in out["judge_score"]["prompt"]
+    assert (out["judge_score"]["verdict"], out["judge_score"]["judge_raw"]) == (7, "Score: 7")  # judged per doc
     assert aggregate.punrebus_judge_score([out["judge_score"]] * 2) == 7
+
+
+EXPRESSION = [
+    {"task": "punrebus_expression", "key": {"image_id": "mashangfenghou_1.jpg"}, "response": "C. The horse and monkey"},
+    {"task": "punrebus_expression", "key": {"image_id": "jiaguan_1.jpg"}, "response": "C. An official hat"},
+    {"task": "punrebus_expression", "key": {"image_id": "sanduo_1.jpg"}, "response": "D. Three abundances"},
+]
+
+
+def _judge_env(monkeypatch, tmp_path, base_url):
+    monkeypatch.setenv("HANYI_JUDGE_BASE_URL", base_url)
+    monkeypatch.setenv("HANYI_JUDGE_MODEL", "fake-judge")
+    monkeypatch.setenv("HANYI_JUDGE_CACHE_DIR", str(tmp_path / "judge-cache"))
+
+
+def test_expression_judge_is_asked_per_doc_in_process_results_and_logged(replay, monkeypatch, tmp_path, fake_judge):
+    """The judge is asked in process_results (one request per judged doc, while the run scores its docs), its
+    verdict is logged in the doc's judge_score item, and the aggregation only averages the logged scores."""
+    verdicts = {"C. The horse": "Score: 8", "C. An official": "Score: 3", "D. Three": "I cannot rate this."}
+
+    def answer(messages):
+        explanation = messages[-1]["content"].split("Model explanation:\n", 1)[1]
+        return next((v for k, v in verdicts.items() if explanation.startswith(k)), "Score: 1")  # empty answers: 1
+
+    with fake_judge(answer=answer) as judge:
+        _judge_env(monkeypatch, tmp_path, judge.base_url)
+        out = replay(EXPRESSION, ["punrebus_expression"], on_missing="empty")
+        asked = judge.total_requests
+    samples = {s["doc"]["image_id"]: s["judge_score"] for s in out["samples"]["punrebus_expression"]}
+    judged = {k: (v["verdict"], v["judge_raw"], v["judge_error"]) for k, v in samples.items()}
+    assert judged.pop("mashangfenghou_1.jpg") == (8, "Score: 8", None)
+    assert judged.pop("jiaguan_1.jpg") == (3, "Score: 3", None)
+    assert judged.pop("sanduo_1.jpg") == (None, "I cannot rate this.", "parse_failure")  # left out, never a 0
+    assert judged and set(judged.values()) == {(1, "Score: 1", None)}  # the empty answers
+    assert asked == len(samples)  # every doc judged once, in process_results
+    expected = (8 + 3 + len(judged)) / (2 + len(judged))
+    assert out["results"]["punrebus_expression"]["judge_score,none"] == pytest.approx(expected)
+    # the aggregation asks nothing: with no judge reachable it gives the same value from the logged items
+    items = [s["judge_score"] for s in out["samples"]["punrebus_expression"]]
+    random.Random(0).shuffle(items)
+    assert aggregate.punrebus_judge_score(items) == out["results"]["punrebus_expression"]["judge_score,none"]
+
+
+def test_expression_judge_down_gives_nan_and_one_clear_error(replay, monkeypatch, tmp_path, caplog):
+    import socket
+
+    with socket.socket() as sock:  # a port with nobody listening: every request fails
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    _judge_env(monkeypatch, tmp_path, f"http://127.0.0.1:{port}/v1")
+    monkeypatch.setenv("HANYI_JUDGE_MAX_RETRIES", "0")
+    out = replay(EXPRESSION, ["punrebus_expression"], on_missing="empty")
+    r = out["results"]["punrebus_expression"]
+    assert math.isnan(r["judge_score,none"])  # no judgement: NaN, never a 0
+    assert not math.isnan(r["accuracy,none"])  # the rest of the run is scored as usual
+    items = [s["judge_score"] for s in out["samples"]["punrebus_expression"]]
+    assert all(it["verdict"] is None and it["judge_error"].startswith("request_failed") for it in items)
+    said = [r.getMessage() for r in caplog.records if "judge requests failed" in r.getMessage()]
+    assert said and f"{len(items)} of {len(items)} judge requests failed (first: request_failed:" in said[0]
 
 
 def test_llava_run_scores_every_zero_shot_task(llava_run):

@@ -23,9 +23,9 @@ pytestmark = pytest.mark.slow
 HERE = os.path.dirname(os.path.abspath(__file__))
 RESPONSES = os.path.join(os.path.dirname(HERE), "fixtures", "plain_run", "responses.jsonl")
 BENCHMARKS = ("punrebus", "unpie")
-#: Aggregations of these YAMLs that are not decomposed, so no interval comes from them: counts, and the LLM judge of
-#: punrebus_expression (asked at aggregation time, only with a judge configured).
-NOT_DECOMPOSED = {"unpie_sum", "punrebus_judge_score"}
+#: Aggregations of these YAMLs that are not decomposed, so no interval comes from them: counts. (Pun Rebus's judge
+#: score is decomposed since expression 1.4: the judge is asked per doc in process_results.)
+NOT_DECOMPOSED = {"unpie_sum"}
 
 
 def _aggregation_names() -> set[str]:

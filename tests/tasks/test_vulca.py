@@ -9,7 +9,7 @@ import pytest
 
 from hanyi import TASKS_DIR, task_yaml
 from hanyi.metrics import from_samples
-from hanyi.metrics.critique_scoring import EMITTED, NLI_METRICS
+from hanyi.metrics.critique_scoring import NLI_METRICS
 from hanyi.tasks._common import render
 from hanyi.tasks.vulca.constants import ABLATION_TASKS, GROUP_TASKS, MONTHS, PERSONA_IDS
 
@@ -41,27 +41,27 @@ def test_group_is_baseline_plus_eight_persona_kb_and_all_generate_until(task_man
     for group in tasks.values():
         for task in group.values():
             assert task.OUTPUT_TYPE == "generate_until" and task.config.metadata["version"] is not None
-            # issue 26: the paper's main-table number (Table 1) and its chance level, two diagnostics; every other
-            # VULCA number is computed by hanyi report from the sample log (hanyi.metrics.vulca_breakdowns)
+            # issue 26: the paper's main-table number (Table 1) and one diagnostic; every other VULCA number (the
+            # chance level included) is computed by hanyi report from the sample log (hanyi.metrics.vulca_breakdowns)
             assert [m["metric"] for m in task.config.metric_list] == [
                 "json_valid_rate",
-                "empty_response_rate",
                 "expert_alignment",
-                "expert_alignment_chance",
                 "expert_alignment_custom_model",  # a non-paper NLI model or template
-                "expert_alignment_chance_custom_model",
             ]
 
 
 @pytest.mark.parametrize("task", ALL_TASKS)
 def test_expert_alignment_prints_beside_its_chance_level_and_weakness_labels_are_not_higher_is_better(task):
-    """Issue 27, item 5: expert_alignment's chance level is 0.971, so it is printed beside it; the five weakness
-    labels and "lacks specific focus" are not "higher is better" (breakdowns computed by hanyi report)."""
+    """Issue 27, item 5: expert_alignment's chance level is 0.971, so the report shows it beside it (the first
+    breakdown, computed from the logged expert_alignment items); the five weakness labels, "lacks specific focus" and
+    the empty-answer rate are not "higher is better" (breakdowns computed by hanyi report)."""
     config = task_yaml.read(os.path.join(TASKS_DIR, "vulca", f"{task}.yaml"))
-    assert config["metadata"]["headline"] == ["expert_alignment", "expert_alignment_chance"]
-    lower = {m["metric"] for m in config["metric_list"] if not m["higher_is_better"]}
-    assert lower == {"empty_response_rate"}
+    assert config["metadata"]["headline"] == ["expert_alignment"]
+    assert all(m["higher_is_better"] for m in config["metric_list"])
+    first = next(item for item in from_samples.registry() if item.applies_to(task))
+    assert (first.source, first.compute.__name__) == ("expert_alignment", "chance_level")
     lower = {m for item in from_samples.registry() if item.applies_to(task) for m in item.lower_is_better}
+    assert "empty_response_rate" in lower
     lower = {m.removesuffix("_custom_model") for m in lower}
     weak = {f"qual_{label}" for label in NEGATIVE_QUALITY} | {"primary_profile_rate_lacks_specific_focus"}
     assert weak <= lower and not {f"qual_{label}" for label in POSITIVE_QUALITY} & lower
@@ -116,9 +116,12 @@ GOOD = "TEXT:\nThe lanterns glow.\n**Part Two**\n```json\n" + "{" + ", ".join(f'
 
 def test_without_nli_model_only_json_metrics_are_emitted(replay, monkeypatch):
     monkeypatch.delenv("HANYI_VULCA_NLI_MODEL", raising=False)  # the default model: offline, unavailable
-    res = replay(_records(["vulca_baseline"], GOOD), ["vulca_baseline"])["results"]["vulca_baseline"]
-    assert res["json_valid_rate,none"] == 1.0 and res["empty_response_rate,none"] == 0.0
+    out = replay(_records(["vulca_baseline"], GOOD), ["vulca_baseline"])
+    res = out["results"]["vulca_baseline"]
+    assert res["json_valid_rate,none"] == 1.0 and "empty_response_rate,none" not in res
     assert not any(k.startswith(("profile_", "feat_", "expert_alignment")) for k in res)
+    derived = from_samples.derive("vulca_baseline", out["samples"]["vulca_baseline"])
+    assert derived["empty_response_rate"] == (0.0, False) and "expert_alignment_chance" not in derived
 
 
 def test_with_tiny_nli_every_metric_is_emitted_or_derived_from_the_sample_log(replay, monkeypatch, session_tmp):
@@ -127,25 +130,27 @@ def test_with_tiny_nli_every_metric_is_emitted_or_derived_from_the_sample_log(re
     records[1]["response"] = ""  # an empty answer is scored (as the code would) and counted
     out = replay(records, ["vulca_persona_kb_su_shi"])
     res = out["results"]["vulca_persona_kb_su_shi"]
-    assert res["json_valid_rate,none"] == pytest.approx(5 / 6) and res["empty_response_rate,none"] == pytest.approx(
-        1 / 6
-    )
+    assert res["json_valid_rate,none"] == pytest.approx(5 / 6) and "empty_response_rate,none" not in res
     # a tiny random NLI model is not the released code's: every NLI metric under its own key, never the paper's
     assert not any(f"{metric},none" in res for metric in NLI_METRICS)
     families = ("profile_", "primary_", "feat", "qual_", "expert_", "sem_", "rubric_")
     assert {k.split(",")[0] for k in res if k.startswith(families) and "_stderr" not in k} == {
-        f"{m}_custom_model" for m in EMITTED
+        "expert_alignment_custom_model"
     }
     samples = out["samples"]["vulca_persona_kb_su_shi"]
-    derived = {k: v for k, (v, _) in from_samples.derive("vulca_persona_kb_su_shi", samples, emitted=res).items()}
+    emitted = {k.split(",")[0] for k in res}
+    derived = {k: v for k, (v, _) in from_samples.derive("vulca_persona_kb_su_shi", samples, emitted=emitted).items()}
+    assert derived["empty_response_rate"] == pytest.approx(1 / 6)
     for metric in NLI_METRICS:
-        value = res[f"{metric}_custom_model,none"] if metric in EMITTED else derived[f"{metric}_custom_model"]
+        emitted_key = f"{metric}_custom_model,none"  # expert_alignment's; every other one: hanyi report
+        value = res[emitted_key] if metric == "expert_alignment" else derived[f"{metric}_custom_model"]
         assert not math.isnan(value), metric
     rates = [derived[f"primary_profile_rate_{k}_custom_model"] for k in ("comprehensive_analyst", "historically_focused",
              "technique_style_focused", "theory_comparison_focused", "general_descriptive", "lacks_specific_focus")]  # fmt: skip
     assert sum(rates) == pytest.approx(1.0)
     # the sample log holds plain numbers: the 0/1 statistic and the critique's zero-shot scores
-    assert samples[0]["expert_alignment_custom_model"] in (0.0, 1.0)
+    assert samples[0]["expert_alignment_custom_model"]["score"] in (0.0, 1.0)
+    assert samples[0]["expert_alignment_custom_model"]["chance"] == derived["expert_alignment_chance_custom_model"]
     assert set(samples[0]["vulca_nli_custom_model"]) == {"stance", "stance_top1", "features", "quality"}
 
 

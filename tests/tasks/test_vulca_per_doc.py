@@ -100,11 +100,10 @@ def test_per_doc_scoring_gives_the_former_batched_values_exactly_with_a_batch_in
     derived = {name: value for name, (value, _) in from_samples.derive("vulca_baseline", lines).items()}
     suffix = "_custom_model"  # a fake scorer is not the paper's model
     emitted = {
-        "expert_alignment": aggregate.vulca_expert_alignment([line["expert_alignment" + suffix] for line in lines]),
-        "expert_alignment_chance": aggregate.vulca_chance([line["expert_alignment_chance" + suffix] for line in lines]),
+        "expert_alignment": aggregate.vulca_expert_alignment([line["expert_alignment" + suffix] for line in lines])
     }
     varied = 0
-    for metric in critique_scoring.NLI_METRICS:
+    for metric in critique_scoring.NLI_METRICS:  # expert_alignment_chance: from the logged expert_alignment items
         value = emitted[metric] if metric in emitted else derived[metric + suffix]
         assert value == former[metric], metric
         varied += metric.startswith(("feat_", "qual_", "profile_")) and 0 < value < 1
@@ -161,8 +160,8 @@ def test_every_aggregation_gives_the_same_value_for_any_order_of_its_items(docs,
             random.Random(seed).shuffle(shuffled)
             assert agg(shuffled) == value, (task, metric)
         checked.add(metric)
-    assert {"json_valid_rate", "empty_response_rate", "expert_alignment", "expert_alignment_chance"} <= checked
-    assert len(_task_aggregations()) == 18 * 6
+    assert {"json_valid_rate", "expert_alignment", "expert_alignment_custom_model"} == checked
+    assert len(_task_aggregations()) == 18 * 3
 
 
 def test_every_function_target_is_a_name_defined_in_its_file():
@@ -215,9 +214,9 @@ def test_process_results_never_raises_and_logs_plain_json(docs, fake_nli, nli, m
         for results in ([answer], [], None, answer):
             out = utils.vulca_process_results(doc, results)
             json.dumps(out, allow_nan=False)  # plain JSON numbers and strings, nothing else
-            assert out["empty_response_rate"] in (0.0, 1.0) and out["json_valid_rate"] in (0.0, 1.0)
-            assert out["expert_alignment_custom_model"] in (0.0, 1.0)
-            assert 0 < out["expert_alignment_chance_custom_model"] <= 1
+            assert out["json_valid_rate"]["empty"] in (0.0, 1.0) and out["json_valid_rate"]["score"] in (0.0, 1.0)
+            assert out["expert_alignment_custom_model"]["score"] in (0.0, 1.0)
+            assert 0 < out["expert_alignment_custom_model"]["chance"] <= 1
 
 
 def test_breakdowns_need_no_model_and_name_the_former_metrics(docs, fake_nli, monkeypatch):
@@ -225,7 +224,8 @@ def test_breakdowns_need_no_model_and_name_the_former_metrics(docs, fake_nli, mo
     register_logits_fn("fake-nli-per-doc", None)  # no scorer: the report reads the logged scores only
     monkeypatch.setattr(critique_scoring, "_CACHE", {})
     derived = from_samples.derive("vulca_persona_kb_su_shi", lines, emitted={"json_valid_rate"})
-    names = {m + "_custom_model" for m in critique_scoring.NLI_METRICS if m not in critique_scoring.EMITTED}
+    names = {m + "_custom_model" for m in critique_scoring.NLI_METRICS if m != "expert_alignment"}
+    names.add("empty_response_rate")  # from the logged json_valid_rate items; the chance level from expert_alignment's
     assert set(derived) == names and names <= set(vulca_breakdowns.METRICS)
     assert derived["qual_logical_gaps_custom_model"][1] is False and derived["qual_clear_logic_custom_model"][1]
     assert derived["primary_profile_rate_lacks_specific_focus_custom_model"][1] is False
@@ -351,7 +351,7 @@ def test_report_intervals_need_no_task_code(replay, fake_nli, tmp_path):
     from hanyi.report.results import load_runs
 
     names = sorted({fn.__name__ for _, _, fn in _task_aggregations() if not isinstance(fn, str)})
-    assert names == ["vulca_chance", "vulca_expert_alignment"]
+    assert names == ["vulca_expert_alignment", "vulca_json_valid_rate"]
     texts = _texts(list(range(12)), seed=3)
     records = [
         {"task": "vulca_baseline", "key": {"doc_id": d}, "response": t}
@@ -361,7 +361,7 @@ def test_report_intervals_need_no_task_code(replay, fake_nli, tmp_path):
     for line in out["samples"]["vulca_baseline"]:
         line.pop("hanyi_per_doc", None)  # a plain run
     save_like_cli(out, str(tmp_path / "out"), model_args="path=replay")
-    metrics = ["expert_alignment_custom_model", "expert_alignment_chance_custom_model", "json_valid_rate"]
+    metrics = ["expert_alignment_custom_model", "json_valid_rate"]
     run = load_runs([str(tmp_path / "out")])[0]
     here = {m: interval_of(run, "vulca_baseline", m) for m in metrics}
     assert all(here[m].get("ci_low") is not None for m in metrics), here

@@ -15,7 +15,6 @@ from hanyi.metrics.cii_aggregations import (  # noqa: F401  (the aggregations th
     cii_acc_emotion_neutral,
     cii_acc_emotion_positive,
     cii_acc_robust,
-    cii_miss_rate,
 )
 from hanyi.metrics.cii_extract import score_response
 from hanyi.tasks import _common
@@ -98,9 +97,11 @@ def _scored_item(doc, results):
 
 
 def cii_process_results(doc, results):
-    """``acc``, ``acc_robust`` and ``miss_rate``: the columns of Tables 2 and 3 (prompt and few-shot variants)."""
+    """``acc`` and ``acc_robust``: the columns of Tables 2 and 3 (prompt and few-shot variants). The logged ``acc``
+    item also holds the doc's ``miss`` and labels: ``hanyi report`` computes ``miss_rate`` and the per-category
+    accuracies from it (hanyi/metrics/cii_breakdowns.py)."""
     item = _scored_item(doc, results)
-    return {"acc": item, "acc_robust": item, "miss_rate": item}
+    return {"acc": item, "acc_robust": item}
 
 
 def cii_table1_process_results(doc, results):
@@ -108,4 +109,4 @@ def cii_table1_process_results(doc, results):
     logged as the doc's ``correct`` and labels."""
     item = _scored_item(doc, results)
     cell = {"correct": item["correct"], "domain": item["domain"], "emotion": item["emotion"]}
-    return {"acc": item, "acc_robust": item, "miss_rate": item, **dict.fromkeys(TABLE1_METRICS, cell)}
+    return {"acc": item, "acc_robust": item, **dict.fromkeys(TABLE1_METRICS, cell)}

@@ -66,17 +66,18 @@ def cvlue_vqa_process_results(doc, results):
     cleaned = short_answer_zh.clean_answer(raw)
     ev = {"question_id": doc["question_id"], "image_path": doc["image_path"], "pred": raw, "gold": doc["answer"]}
     correct = short_answer_zh.vqa_correct_official(raw, doc["answer"])
-    item = _tags(doc, correct, **ev)
-    out = {
-        "accuracy": item,
-        "accuracy_strict": _tags(doc, short_answer_zh.vqa_correct_official(raw, doc["answer"], strict=True), **ev),
+    # the doc's diagnostics, from which `hanyi report` computes accuracy_strict, english_rate and empty_rate
+    flags = {
+        "strict": short_answer_zh.vqa_correct_official(raw, doc["answer"], strict=True),
+        "english": short_answer_zh.is_english_only(raw),
+        "empty": not cleaned,
+    }
+    return {
+        "accuracy": _tags(doc, correct, **ev, **flags),
         "accuracy_robust": _tags(
             doc, short_answer_zh.vqa_correct_official(cleaned, doc["answer"]), **ev, cleaned=cleaned
         ),
-        "english_rate": _tags(doc, short_answer_zh.is_english_only(raw)),
-        "empty_rate": _tags(doc, not cleaned),
     }
-    return out
 
 
 def cvlue_vg_process_results(doc, results):
@@ -95,10 +96,9 @@ def _vg_results(doc, results, fmt):
     pred = bbox.to_pixel_xywh(box, fmt, doc["width"], doc["height"]) if box else []
     iou = bbox.iou_official(pred, list(doc["bbox"])) if doc["bbox"] else 0.0
     ev = {"ref_id": doc["ref_id"], "image_path": doc["image_path"], "response": raw, "pred_bbox": pred}
-    item = _tags(doc, iou, **ev, gold_bbox=list(doc["bbox"]), coord_format=fmt)
-    out = {"miou": item, "acc_iou_0_5": _tags(doc, iou > 0.5), "parse_failure_rate": _tags(doc, box is None)}
-    out["off_scale_rate"] = _tags(doc, box is not None and max(box) > bbox.COORD_FORMATS[fmt])  # wrong convention?
-    return out
+    # `hanyi report` computes acc_iou_0_5 (from v), parse_failure_rate and off_scale_rate from this item
+    flags = {"parse_failure": box is None, "off_scale": box is not None and max(box) > bbox.COORD_FORMATS[fmt]}
+    return {"miou": _tags(doc, iou, **ev, gold_bbox=list(doc["bbox"]), coord_format=fmt, **flags)}
 
 
 def cvlue_vd_process_results(doc, results):

@@ -8,6 +8,7 @@ from hanyi.metrics import choice_punrebus as cp
 from hanyi.metrics import elements as el
 from hanyi.metrics.choice import extract_leading_letter, is_correct_choice
 from hanyi.metrics.choice_delimited import extract_choice_delimited
+from hanyi.metrics.punrebus_aggregations import JUDGE_SCALE
 from hanyi.tasks import _common
 from hanyi.tasks._common import prompt_kwargs, render, visuals
 from hanyi.tasks.punrebus.constants import JUDGE_METRIC, LETTERS, OPTIONS
@@ -43,8 +44,9 @@ def _response(results) -> str:
 
 
 def _choice_items(doc, response, paper_parser):
-    """Per doc: the paper parser's item under ``accuracy`` (what ``hanyi report`` reads for the per-category accuracies
-    and the confusion rows: hanyi/metrics/punrebus_breakdowns.py), the robust parser's under ``accuracy_robust``."""
+    """Per doc: the paper parser's item under ``accuracy`` (what ``hanyi report`` reads for ``parse_rate``, the
+    per-category accuracies and the confusion rows: hanyi/metrics/punrebus_breakdowns.py), the robust parser's under
+    ``accuracy_robust`` (``parse_rate_robust``)."""
     gold, rows = list(doc["categories"]), doc.get("category_rows")
     paper, robust = paper_parser(response), extract_choice_delimited(response, OPTIONS)
     item = {"parsed": paper is not None, "correct": is_correct_choice(paper, gold), "pred": paper, "gold": gold}
@@ -55,12 +57,7 @@ def _choice_items(doc, response, paper_parser):
         "pred": robust,
         "gold": gold,
     }
-    return {
-        "accuracy": item,
-        "accuracy_robust": robust_item,
-        "parse_rate": float(item["parsed"]),
-        "parse_rate_robust": float(robust_item["parsed"]),
-    }
+    return {"accuracy": item, "accuracy_robust": robust_item}
 
 
 def punrebus_matching_process_results(doc, results):
@@ -68,38 +65,52 @@ def punrebus_matching_process_results(doc, results):
 
 
 def punrebus_textonly_process_results(doc, results):
-    return _choice_items(doc, _response(results), lambda r: cp.extract_first_char_letter(r, LETTERS))
+    """Also the two parse rates, which the text-only task still emits (its own metric list; an lm-eval task too)."""
+    out = _choice_items(doc, _response(results), lambda r: cp.extract_first_char_letter(r, LETTERS))
+    out["parse_rate"] = float(out["accuracy"]["parsed"])
+    out["parse_rate_robust"] = float(out["accuracy_robust"]["parsed"])
+    return out
 
 
 def punrebus_expression_process_results(doc, results):
+    """The letter's items (as matching) and, with a judge configured, the judge's 1-10 score of the explanation,
+    asked here for this doc (the client's disk cache answers a repeated request) and logged with its evidence."""
     response = _response(results)
     # an image answer: accuracy and parse_rate both use the image scorer's parser ("Option X" accepted)
     out = _choice_items(doc, response, lambda r: extract_leading_letter(r, LETTERS))
     from hanyi.metrics.judge import JudgeConfig, warn_judge_disabled
 
-    if JudgeConfig.from_env(None) is None:
+    config = JudgeConfig.from_env(None)
+    if config is None:
         warn_judge_disabled([JUDGE_METRIC])
     else:
         prompt = render("punrebus", "judge_expression.jinja", options=OPTIONS, doc=doc, response=response)
-        out[JUDGE_METRIC] = {"prompt": prompt, "image_id": doc.get("image_id")}
+        out[JUDGE_METRIC] = {"image_id": doc.get("image_id"), **judge_expression(prompt, config)}
     return out
+
+
+def judge_expression(prompt, config) -> dict:
+    """One judgement: ``verdict`` (the judge's integer 1-10, None when unparsed or the request failed; not named
+    ``score``, which lmms-eval 0.7.3 reads as a number for its CLT standard error), ``judge_raw`` (its answer, None
+    when the request failed), ``judge_error`` (None when scored) and the ``prompt``."""
+    from hanyi.metrics.judge import get_judge_client, parse_integer_score
+
+    (result,) = get_judge_client(config).judge_many([prompt], lambda t: parse_integer_score(t, *JUDGE_SCALE))
+    return {"verdict": result.value, "judge_raw": result.raw, "judge_error": result.error, "prompt": prompt}
 
 
 def punrebus_elements_process_results(doc, results):
     response = _response(results)
     gold, pred = list(doc["elements_en"]), el.parse_elements_official(response)
     item = {"gold": gold, "pred": pred, "parsed": pred is not None, "lemmatizer": el.lemmatizer_backend()}
-    out = {  # the paper's keys only with WordNet; else element_abs_rule_lemma, ... (hanyi.backbones, once per process)
+    out = {  # the paper's key only with WordNet; else element_abs_rule_lemma (hanyi.backbones, once per process)
         backbones.metric_key("wordnet", "element_abs"): {
             **item,
             "instance_score": el.element_abs(gold, pred) if pred is not None else None,
+            # for `hanyi report`: element_abs_capped[_rule_lemma], element_zh_rate (hanyi/metrics/punrebus_breakdowns.py)
+            "instance_score_capped": el.element_abs_capped(gold, pred) if pred is not None else None,
+            "zh": el.has_cjk(response),
         },
-        backbones.metric_key("wordnet", "element_abs_capped"): {
-            **item,
-            "instance_score": el.element_abs_capped(gold, pred) if pred is not None else None,
-        },
-        "element_zh_rate": float(el.has_cjk(response)),
-        "element_parse_rate": float(pred is not None),
     }
     sim_key = backbones.metric_key("sbert", "element_sim")  # element_sim_custom_model for another embedder
     if sim_key is not None:  # S_Sim of this doc alone (the model loaded once per process): any order, any rank

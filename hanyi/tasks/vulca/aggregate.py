@@ -3,6 +3,6 @@
 critique). Every other VULCA number is computed by ``hanyi report`` from the sample log
 (:mod:`hanyi.metrics.vulca_breakdowns`). See docs/vulca.md."""
 
-from hanyi.metrics.vulca_aggregations import vulca_chance, vulca_expert_alignment
+from hanyi.metrics.vulca_aggregations import vulca_expert_alignment, vulca_json_valid_rate
 
-__all__ = ["vulca_chance", "vulca_expert_alignment"]
+__all__ = ["vulca_expert_alignment", "vulca_json_valid_rate"]

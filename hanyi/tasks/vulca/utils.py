@@ -58,16 +58,17 @@ def vulca_doc_to_messages(doc, lmms_eval_specific_kwargs=None):
 
 
 def vulca_process_results(doc, results):
-    """One critique's per-doc result, plain JSON: the emitted metrics' values (``json_valid_rate``,
-    ``empty_response_rate``, ``expert_alignment`` and its chance level) and, for ``hanyi report``'s breakdowns, the
-    critique's zero-shot scores (``vulca_nli``), embedding (``vulca_embed``) and judge levels (``vulca_rubric``). An
-    unusable answer (None, not text, empty) is scored as the empty text, as the released code would; nothing raises.
+    """One critique's per-doc result, plain JSON: the emitted metrics' items (``json_valid_rate``: ``score`` 1.0 when
+    the answer's JSON is valid, and its ``empty`` flag; ``expert_alignment``: ``score`` 1.0 when the critique matches a
+    human profile, and the ``chance`` level) and, for ``hanyi report``'s breakdowns, the critique's zero-shot scores (``vulca_nli``), embedding
+    (``vulca_embed``) and judge levels (``vulca_rubric``). An unusable answer (None, not text, empty) is scored as the
+    empty text, as the released code would; nothing raises.
     """
     response = _text(results[0] if isinstance(results, (list, tuple)) and results else None)
     split = split_critique(response)
     out = {
-        "json_valid_rate": float(split["json_valid"]),
-        "empty_response_rate": float(not response.strip()),
+        # "score": lmms-eval's name for a dict item's per-doc value (its CLT standard error; hanyi report's paired test)
+        "json_valid_rate": {"score": float(split["json_valid"]), "empty": float(not response.strip())},
         "vulca_evidence": {
             "doc": doc_label(doc, "title_zh"),
             "chars": len(response),
@@ -84,8 +85,7 @@ def vulca_process_results(doc, results):
     feats = critique_features([text], nli)[0]  # one doc's 38 (text, label) pairs: one batch
     reference = load_reference()
     suffix = "" if backbones.resolve("vulca_nli").paper else CUSTOM
-    out["expert_alignment" + suffix] = doc_matched(feats, reference)
-    out["expert_alignment_chance" + suffix] = chance(reference)
+    out["expert_alignment" + suffix] = {"score": doc_matched(feats, reference), "chance": chance(reference)}
     out["vulca_nli" + suffix] = feats
     return out
 
