@@ -31,6 +31,18 @@ for _var in ("HANYI_JUDGE_BASE_URL", "HANYI_JUDGE_MODEL", "HANYI_NO_AUTOHOOK"):
 DEMO_GROUPS = ("punrebus", "cvlue", "cii", "unpie", "vulca")
 
 
+@pytest.fixture(autouse=True)
+def _hanyi_log_level():
+    """Restore the ``hanyi`` logger's level after each test: ``hanyi tasks --count`` run in-process lowers it to ERROR
+    for its own output, and a later test that checks a warning would then see nothing (order-dependent)."""
+    import logging
+
+    logger = logging.getLogger("hanyi")
+    level = logger.level
+    yield
+    logger.setLevel(level)
+
+
 @pytest.fixture(scope="session")
 def session_tmp() -> str:
     return _SESSION_TMP

@@ -59,6 +59,10 @@ def worst_case(backbone_state: str, groups=GROUPS) -> dict:
 
     def add(name, depth):
         entry = index[name]
+        if entry["type"] == "tag":  # a tag runs its tasks and prints no row of its own (cii: cii_none)
+            for task in entry["tasks"]:
+                add(task, depth)
+            return
         alias = name if depth == 0 else " " * (depth - 1) + " - " + name
         results[name] = {"alias": alias}
         if entry["type"] == "group":
@@ -114,8 +118,8 @@ def test_the_five_groups_print_at_most_80_rows_and_120_columns(backbone_state):
     assert rows <= MAX_ROWS and width <= MAX_WIDTH, (backbone_state, rows, width)
     # not vacuous: every benchmark prints rows of its own
     table = printed(results)
-    for group in GROUPS:
-        assert f"{group}_" in table or f"|{group} " in table, group
+    for benchmark in GROUPS:
+        assert f"{benchmark}_" in table or f"|{benchmark} " in table, benchmark
 
 
 def test_each_benchmark_prints_its_paper_columns():
@@ -129,7 +133,7 @@ def test_each_benchmark_prints_its_paper_columns():
         ("punrebus_elements", "element_abs"),
         ("punrebus_elements", "element_sim"),
         ("cvlue_vqa", "accuracy"),
-        ("cvlue_vg", "acc_iou_0_5"),
+        ("cvlue_vg", "miou"),
         ("unpie_grounding", "exact_match"),
         ("unpie_disambiguation_de", "disamb_acc_bertscore"),
         ("unpie_reconstruction_ko", "bleu4"),
@@ -154,4 +158,5 @@ def test_the_check_counts_what_lmms_eval_prints():
 def test_the_shared_tiny_llava_run_prints_a_table_that_fits(llava_run):
     rows, width = size(printed(llava_run))
     assert rows <= MAX_ROWS and width <= MAX_WIDTH, (rows, width)
-    assert set(GROUPS) <= set(llava_run["results"])
+    for benchmark in GROUPS:  # every benchmark ran (cii is a tag: its task is cii_none)
+        assert any(task.startswith(benchmark) for task in llava_run["results"]), benchmark
