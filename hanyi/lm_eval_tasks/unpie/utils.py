@@ -14,3 +14,9 @@ unpie_reconstruction_process_results = _glue.stripped(lmms.unpie_reconstruction_
 # The lmms-eval tasks' metric_lists, their aggregation functions imported: the same objects in both harnesses.
 unpie_grounding_text_homo_metric_list = _glue.metric_list("unpie", "unpie_grounding_text_homo")
 unpie_reconstruction_text_de_homo_metric_list = _glue.metric_list("unpie", "unpie_reconstruction_text_de_homo")
+
+# The tasks that score both splits (their value is the paper's All): the same glue.
+unpie_grounding_all_process_results = _glue.stripped(lmms.unpie_grounding_all_process_results)
+unpie_reconstruction_all_process_results = _glue.stripped(lmms.unpie_reconstruction_all_process_results)
+unpie_grounding_text_metric_list = _glue.metric_list("unpie", "unpie_grounding_text")
+unpie_reconstruction_text_de_metric_list = _glue.metric_list("unpie", "unpie_reconstruction_text_de")

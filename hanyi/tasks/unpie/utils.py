@@ -6,6 +6,12 @@ from hanyi import backbones
 from hanyi.data import unpie as data
 from hanyi.metrics import free_text, mt_overlap
 from hanyi.metrics.unpie_aggregations import (  # noqa: F401  (named by the YAMLs as utils.*)
+    unpie_all_bleu4,
+    unpie_all_correct,
+    unpie_all_disamb_acc,
+    unpie_all_exact_match,
+    unpie_all_meteor,
+    unpie_all_pun_word_recovered,
     unpie_bleu4,
     unpie_correct,
     unpie_disamb_acc_bertscore,
@@ -132,3 +138,61 @@ def unpie_reconstruction_process_results(doc, results):
         prompt = render("unpie", "judge_same_pun.jinja", pun_sentence=doc["target"], prediction=pred)
         out[JUDGE_METRIC] = {**item, "judge_model": judge.model, "judge_prompt": prompt}
     return out | _caption_count(doc)
+
+
+# --- both splits in one task (unpie_grounding, unpie_disambiguation_<lang>, unpie_reconstruction_<lang>, ...) -----
+# Each scores a doc exactly as the one-split task does, then returns only the keys it emits (the paper's columns and
+# their _robust twins), each item naming the doc's ``split``; the per-doc diagnostics the one-split tasks emit as keys
+# (answer_rate, exact_match_strict/_lenient, image_unresolved, caption_missing) are in those items, for hanyi report
+# (hanyi/metrics/unpie_breakdowns.py).
+
+
+def _left_out(doc, keys) -> dict:
+    """A caption task's doc without a caption: left out of every score, logged under every key it would emit."""
+    item = {**_evidence(doc, "", ""), "split": doc["category"], "caption_missing": 1.0}
+    return {key: item for key in keys}
+
+
+def _tagged(doc, item, **extra) -> dict:
+    return {**item, "split": doc["category"], **_caption_count(doc), **extra}
+
+
+def unpie_grounding_all_process_results(doc, results):
+    if _caption_count(doc).get("caption_missing"):
+        return _left_out(doc, ("exact_match", "exact_match_robust"))
+    out = unpie_grounding_process_results(doc, results)
+    diagnostics = {k: out[k] for k in ("exact_match_strict", "exact_match_lenient")}
+    return {key: _tagged(doc, out[key], **diagnostics) for key in ("exact_match", "exact_match_robust")}
+
+
+def unpie_disambiguation_all_process_results(doc, results):
+    name = backbones.metric_key("bertscore", "disamb_acc_bertscore")  # _chrf without it, _custom_model for others
+    if _caption_count(doc).get("caption_missing"):
+        return _left_out(doc, (name, f"{name}_robust"))
+    out = unpie_disambiguation_process_results(doc, results)
+    return {key: _tagged(doc, out[key]) for key in (name, f"{name}_robust")}
+
+
+def _judge_configured() -> bool:
+    from hanyi.metrics.judge import JudgeConfig
+
+    return JudgeConfig.from_env() is not None
+
+
+def unpie_reconstruction_all_process_results(doc, results):
+    """The judge's ``correct_custom_judge`` when a judge is configured; without one, its offline stand-in
+    ``pun_word_recovered`` (and ``_robust``) instead, as a fallback key (never beside it)."""
+    meteor = backbones.metric_key("wordnet", "meteor")  # meteor_exact_stem without WordNet
+    overlap = ("bleu4", meteor, "bleu4_robust", f"{meteor}_robust")
+    extra = (JUDGE_METRIC,) if _judge_configured() else ("pun_word_recovered", "pun_word_recovered_robust")
+    if _caption_count(doc).get("caption_missing"):
+        return _left_out(doc, overlap + extra)
+    out = unpie_reconstruction_process_results(doc, results)
+    paper = _tagged(doc, out["bleu4"], pun_word_recovered=out["pun_word_recovered"])
+    robust = _tagged(doc, out["bleu4_robust"], pun_word_recovered=out["pun_word_recovered_robust"])
+    found = {"bleu4": paper, meteor: paper, "bleu4_robust": robust, f"{meteor}_robust": robust}
+    if JUDGE_METRIC in extra:
+        found[JUDGE_METRIC] = _tagged(doc, out[JUDGE_METRIC], pun_word_recovered=out["pun_word_recovered"])
+    else:
+        found |= {"pun_word_recovered": paper, "pun_word_recovered_robust": robust}
+    return found
