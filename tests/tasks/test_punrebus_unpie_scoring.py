@@ -154,7 +154,7 @@ def test_every_aggregation_gives_the_same_value_whatever_the_order_of_its_items(
             random.Random(seed).shuffle(shuffled)
             assert _same(aggregate(shuffled), expected), (entry["metric"], seed)
         checked += 1
-    assert checked >= 3
+    assert checked >= 2  # UNPIE disambiguation (both splits): the decision and its _robust twin
 
 
 def test_element_similarity_is_a_function_of_its_doc_and_the_aggregation_needs_no_model(task_docs, monkeypatch):
