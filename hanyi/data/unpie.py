@@ -134,34 +134,15 @@ def expand_rows(rows, kind: str, split: str, lang: str | None = None) -> tuple[l
 
 
 def expand(dataset, kind: str, split: str, lang: str | None = None, needs_image: bool = False, captions=False):
-    """``process_docs`` body of a one-split task: a ``datasets.Dataset`` of hub rows -> a Dataset of task docs
-    (:func:`expand_splits` with that one split)."""
-    return expand_splits([(dataset, split)], kind, lang=lang, needs_image=needs_image, captions=captions)
-
-
-def expand_splits(parts, kind: str, lang: str | None = None, needs_image: bool = False, captions=False):
-    """``process_docs`` body: ``[(datasets.Dataset of hub rows, split), ...]`` -> one Dataset of task docs, the docs
-    of each part in the order given (:func:`expand_rows`); each doc names its split (``category``, ``unpie_id``).
+    """``process_docs`` body: a ``datasets.Dataset`` of hub rows -> a Dataset of task docs (:func:`expand_rows`).
 
     The explanation image is passed through as stored bytes (no re-encoding). Corrupt rows are skipped and logged
     with their ids. A disambiguation doc whose disambiguator image cannot be resolved is left out here when the task
     shows the image (``needs_image``: the VLM tasks, which never send a request without one), and logged with its
     count and ids. The caption tasks (``captions``) need no image: each doc gets its ``caption`` from the caption
-    file (:func:`hanyi.data.unpie_captions.attach_captions`); a doc without one is kept, left out of every score and
-    counted in ``caption_missing``.
+    file (:func:`hanyi.data.unpie_captions.attach_captions`); a doc without one is kept, left out of every score and counted in
+    ``caption_missing``.
     """
-    import datasets
-
-    docs = []
-    for dataset, split in parts:
-        docs += _expand_one(dataset, kind, split, lang, needs_image, captions)
-    out = datasets.Dataset.from_list(docs)
-    if "pun_exp_image" in out.column_names:
-        out = out.cast_column("pun_exp_image", datasets.Image())
-    return out
-
-
-def _expand_one(dataset, kind: str, split: str, lang: str | None, needs_image: bool, captions: bool) -> list[dict]:
     import datasets
 
     if "pun_exp_image" in dataset.column_names:
@@ -191,18 +172,10 @@ def _expand_one(dataset, kind: str, split: str, lang: str | None, needs_image: b
         from hanyi.data.unpie_captions import attach_captions
 
         attach_captions(docs, tag)
-    return docs
-
-
-def load_split(split: str):
-    """Split ``split`` of the UNPIE data the tasks load (``dataset_path``: :func:`hanyi.data.sources.resolve`, the
-    ``default`` config), as ``datasets.load_dataset`` gives it: for a task that scores both splits
-    (``hanyi/tasks/unpie/loading.py``)."""
-    import datasets
-
-    from hanyi.data.sources import resolve
-
-    return datasets.load_dataset(resolve("unpie"), CONFIG, split=split)
+    out = datasets.Dataset.from_list(docs)
+    if "pun_exp_image" in out.column_names:
+        out = out.cast_column("pun_exp_image", datasets.Image())
+    return out
 
 
 # --- sample and prepare ------------------------------------------------------------------------------------------

@@ -8,10 +8,9 @@ backbone, give the same value whatever the order of their items (2 processes == 
 their intervals from a plain run's sample log (``light=True``, :mod:`hanyi.metrics.resample`). Only the judge's
 ``unpie_correct`` asks a service at aggregation time. Nothing here imports ``hanyi.tasks``.
 
-The ``unpie_all_*`` aggregations belong to the tasks that score both splits (``unpie_grounding``, ...): the paper's
-All, the unweighted mean of the Homo and Hetero values (§4). Each doc's statistic is tagged with its split
-(:func:`split_code`), and the combine is :func:`mean_over_splits` of the one-split combine, which gives the value
-lmms-eval's group of the two one-split tasks gave (``(homo * 1 + hetero * 1) / 2``), bit for bit.
+The tasks that score both splits (``unpie_grounding``, ...) use :func:`all_splits` of these: the paper's All, the
+unweighted mean of the Homo and Hetero values (§4), bit for bit the value of lmms-eval's group of the two one-split
+tasks (``(homo * 1 + hetero * 1) / 2``).
 """
 
 from __future__ import annotations
@@ -111,34 +110,25 @@ def judge_correct_per_doc(items: list[dict], prompts: list[str], judge_many=None
     return out
 
 
-# --- both splits in one task: All = mean of Homo and Hetero ----------------------------------------------------
+# --- the tasks that score both splits: All = the unweighted mean of Homo and Hetero --------------------------------
 
-#: The statistic's first column: the doc's split (0 homographic, 1 heterographic; the order of the paper's tables).
+#: A doc's split, the first column of its statistic in :func:`all_splits` (in the order of the paper's tables).
 SPLIT_CODES = {"homographic": 0.0, "heterographic": 1.0}
 
 
-def split_code(item: dict) -> float:
-    """The split column of a doc's statistic: its split's code, or NaN for a doc left out of every score (a caption
-    task's doc without a caption), which so belongs to no split."""
-    return math.nan if item.get("caption_missing") else SPLIT_CODES[item["split"]]
-
-
 def mean_over_splits(combine):
-    """The combine of a both-splits task: ``combine`` on each split's statistics (the columns after the split code),
-    then the unweighted mean over the splits that have a doc, summed in the tables' order (Homo, Hetero), as
-    lmms-eval's group mean (``weight_by_size: false``) computed it from the two one-split tasks. NaN for no doc.
+    """``combine`` on each split's statistics (the columns after the split), then the unweighted mean over the
+    splits that have a doc, Homo first, as lmms-eval's group mean (``weight_by_size: false``); NaN for no doc.
 
     >>> import numpy as np
-    >>> mean_over_splits(rate)(np.array([[0.0, 1.0], [0.0, 0.0], [1.0, 1.0], [np.nan, 0.0]]))
+    >>> mean_over_splits(rate)(np.array([[0.0, 1.0], [0.0, 0.0], [1.0, 1.0]]))
     0.75
     """
 
     def combine_all(stats) -> float:
-        if len(stats) == 0:
-            return math.nan
         values = []
         for code in SPLIT_CODES.values():
-            rows = stats[stats[:, 0] == code, 1:]
+            rows = stats[stats[:, 0] == code, 1:] if len(stats) else stats
             if len(rows):
                 values.append(float(combine(rows[:, 0] if rows.shape[1] == 1 else rows)))
         return sum(values) / len(values) if values else math.nan
@@ -147,52 +137,29 @@ def mean_over_splits(combine):
     return combine_all
 
 
-#: The combines of the ``unpie_all_*`` aggregations (one object each, so the report finds them by identity).
-ALL_RATE = mean_over_splits(rate)
-ALL_BLEU4 = mean_over_splits(mt_overlap.bleu4_from_stats)
-ALL_METEOR = mean_over_splits(mt_overlap.meteor_from_scores)
+def all_splits(agg, name: str):
+    """The aggregation ``name`` of a task that scores both splits from the one-split aggregation ``agg``: each doc's
+    ``agg`` statistic led by its split (its item's ``split``), combined by :func:`mean_over_splits`. A caption task's
+    doc without a caption (``caption_missing``) is left out, as its one-split task leaves it out."""
+
+    def per_doc(items: list[dict]) -> list[tuple]:
+        scored = [it for it in items if not it.get("caption_missing")]
+        stats = agg.per_doc(scored)
+        return [(SPLIT_CODES[it["split"]], *(s if isinstance(s, tuple) else (s,))) for it, s in zip(scored, stats)]
+
+    return decomposed(mean_over_splits(agg.combine), light=agg.light, name=name)(per_doc)
 
 
-@decomposed(ALL_RATE, light=True)
-def unpie_all_exact_match(items: list[dict]) -> list[tuple[float, float]]:
-    """Grounding All (Table 4): :func:`unpie_mean_correct` per split, averaged over the splits."""
-    return [(split_code(it), math.nan if it.get("caption_missing") else float(bool(it["correct"]))) for it in items]
+@decomposed(rate, light=True)
+def unpie_word_recovered(items: list[dict]) -> list[float]:
+    """Reconstruction ``pun_word_recovered`` (ours, the offline stand-in for Table 6 Correct) from the logged items:
+    the share of predictions that contain the pun word (a one-split task averages the logged floats, ``mean``)."""
+    return [it["pun_word_recovered"] for it in items]
 
 
-@decomposed(ALL_RATE, light=True)
-def unpie_all_disamb_acc(items: list[dict]) -> list[tuple[float, float]]:
-    """Disambiguation All (Table 5): the per-split share of closer-reference decisions (:func:`unpie_disamb_acc_bertscore`,
-    whichever scorer the key names), averaged over the splits; a doc whose image did not resolve is left out."""
-    return [(split_code(it), math.nan if it.get("caption_missing") else _decisions([it])[0]) for it in items]
-
-
-@decomposed(ALL_RATE, light=True)
-def unpie_all_pun_word_recovered(items: list[dict]) -> list[tuple[float, float]]:
-    """Reconstruction ``pun_word_recovered`` All (ours, offline stand-in for Table 6 Correct): the per-split share of
-    predictions containing the pun word (logged per doc as ``pun_word_recovered``), averaged over the splits."""
-    return [
-        (split_code(it), math.nan if it.get("caption_missing") else float(it["pun_word_recovered"])) for it in items
-    ]
-
-
-@decomposed(ALL_BLEU4, light=True)
-def unpie_all_bleu4(items: list[dict]) -> list[tuple[float, ...]]:
-    """Reconstruction BLEU-4 All (Table 6): corpus BLEU-4 of each split (:func:`unpie_bleu4`), averaged."""
-    return [(split_code(it), *(it.get("bleu_stats") or [math.nan] * 10)) for it in items]
-
-
-@decomposed(ALL_METEOR, light=True)
-def unpie_all_meteor(items: list[dict]) -> list[tuple[float, float]]:
-    """Reconstruction METEOR All (Table 6): mean sentence METEOR of each split (:func:`unpie_meteor`), averaged."""
-    scored = [it for it in items if not it.get("caption_missing")]
-    unpie_meteor.per_doc(scored)  # the matcher check: one matcher for every doc
-    return [(split_code(it), it.get("meteor_score", math.nan)) for it in items]
-
-
-@decomposed(ALL_RATE)
-def unpie_all_correct(items: list[dict]) -> list[tuple[float, float]]:
-    """Reconstruction ``correct_custom_judge`` All (ours; Table 6 Correct is GPT-4 with an unpublished prompt): the
-    judge's per-split share of "same pun" verdicts (:func:`unpie_correct`), averaged over the splits."""
-    scored = [it for it in items if not it.get("caption_missing")]
-    verdicts = iter(judge_correct_per_doc(scored, [it["judge_prompt"] for it in scored]))
-    return [(split_code(it), math.nan if it.get("caption_missing") else next(verdicts)) for it in items]
+unpie_mean_correct_all = all_splits(unpie_mean_correct, "unpie_mean_correct_all")
+unpie_disamb_acc_all = all_splits(unpie_disamb_acc_bertscore, "unpie_disamb_acc_all")  # any scorer's decisions
+unpie_bleu4_all = all_splits(unpie_bleu4, "unpie_bleu4_all")
+unpie_meteor_all = all_splits(unpie_meteor, "unpie_meteor_all")
+unpie_word_recovered_all = all_splits(unpie_word_recovered, "unpie_word_recovered_all")
+unpie_correct_all = all_splits(unpie_correct, "unpie_correct_all")

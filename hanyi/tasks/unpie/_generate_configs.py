@@ -44,7 +44,7 @@ def _task(kind, mode, lang, suffix=None, split="homographic"):
     and process_docs appends the heterographic docs)."""
     stem = f"unpie_{kind}{MODE_INFIX[mode]}" + (f"_{lang}" if lang else "")
     infix = "_sm" if mode == "sm" else ""  # the caption tasks keep docs with no image and attach the captions
-    docs = f"unpie_{kind}{infix}" + (f"_{lang}" if lang else "") + (f"_{suffix}" if suffix else "") + "_docs"
+    docs = f"unpie_{kind}{infix}" + (f"_{lang}" if lang else "") + ("_split" if suffix else "") + "_docs"
     slot = IMAGE_SLOT[kind] if mode == "vlm" else '""'
     name = f"{stem}_{suffix}" if suffix else stem
     head = [f"task: {name}", f"include: _{kind}_yaml", f"tag: [{GROUP[mode]}_splits]", f"test_split: {split}"]

@@ -6,20 +6,20 @@ from hanyi import backbones
 from hanyi.data import unpie as data
 from hanyi.metrics import free_text, mt_overlap
 from hanyi.metrics.unpie_aggregations import (  # noqa: F401  (named by the YAMLs as utils.*)
-    unpie_all_bleu4,
-    unpie_all_correct,
-    unpie_all_disamb_acc,
-    unpie_all_exact_match,
-    unpie_all_meteor,
-    unpie_all_pun_word_recovered,
     unpie_bleu4,
+    unpie_bleu4_all,
     unpie_correct,
+    unpie_correct_all,
+    unpie_disamb_acc_all,
     unpie_disamb_acc_bertscore,
     unpie_disamb_acc_bertscore_custom_model,
     unpie_disamb_acc_chrf,
     unpie_mean_correct,
+    unpie_mean_correct_all,
     unpie_meteor,
+    unpie_meteor_all,
     unpie_sum,
+    unpie_word_recovered_all,
 )
 from hanyi.tasks import _common
 from hanyi.tasks._common import prompt_kwargs, render, visuals
@@ -62,7 +62,8 @@ def _response(results) -> str:
 
 def _evidence(doc, response, prediction):
     keys = ("unpie_id", "meaning_idx", "lang")
-    return {**{k: doc[k] for k in keys if k in doc}, "response": response, "prediction": prediction}
+    found = {k: doc[k] for k in keys if k in doc} | {"split": doc["category"]} | _caption_count(doc)
+    return {**found, "response": response, "prediction": prediction}
 
 
 def _overlap_item(item, reference):
@@ -85,12 +86,14 @@ def unpie_grounding_process_results(doc, results):
     response = _response(results)
     pred, gold = free_text.extract_labelled_answer(response, ANSWER_LABELS["grounding"]), doc["pun_phrase"]
     item = {**_evidence(doc, response, pred), "gold": gold, "correct": free_text.exact_match(pred, gold)}
+    item["exact_match_strict"] = float(free_text.exact_match_strict(response, gold))  # logged for hanyi report
+    item["exact_match_lenient"] = float(free_text.exact_match_lenient(pred, gold, doc["pun_sentence"]))
     robust = free_text.extract_after_preamble(response, ANSWER_LABELS["grounding"])
     return {
         "exact_match": item,
         "exact_match_robust": {**item, "prediction": robust, "correct": free_text.exact_match(robust, gold)},
-        "exact_match_strict": float(free_text.exact_match_strict(response, gold)),
-        "exact_match_lenient": float(free_text.exact_match_lenient(pred, gold, doc["pun_sentence"])),
+        "exact_match_strict": item["exact_match_strict"],
+        "exact_match_lenient": item["exact_match_lenient"],
         "answer_rate": float(bool(pred)),
     } | _caption_count(doc)
 
@@ -117,8 +120,9 @@ def unpie_reconstruction_process_results(doc, results):
     response = _response(results)
     pred = free_text.extract_labelled_answer(response, ANSWER_LABELS["reconstruction"])
     item = _overlap_item(_evidence(doc, response, pred), doc["target"])
+    item["pun_word_recovered"] = float(free_text.word_recovered(pred, doc["pun_phrase"]))
     out = {
-        "pun_word_recovered": float(free_text.word_recovered(pred, doc["pun_phrase"])),
+        "pun_word_recovered": item["pun_word_recovered"],
         "bleu4": item,
         backbones.metric_key("wordnet", "meteor"): item,  # meteor_exact_stem without WordNet
     }
@@ -126,9 +130,10 @@ def unpie_reconstruction_process_results(doc, results):
         {**item, "prediction": free_text.extract_after_preamble(response, ANSWER_LABELS["reconstruction"])},
         doc["target"],
     )
+    robust["pun_word_recovered"] = float(free_text.word_recovered(robust["prediction"], doc["pun_phrase"]))
     out.update({"bleu4_robust": robust, backbones.metric_key("wordnet", "meteor") + "_robust": robust})
     out["answer_rate"] = float(bool(pred))
-    out["pun_word_recovered_robust"] = float(free_text.word_recovered(robust["prediction"], doc["pun_phrase"]))
+    out["pun_word_recovered_robust"] = robust["pun_word_recovered"]
     from hanyi.metrics.judge import JudgeConfig, warn_judge_disabled
 
     judge = JudgeConfig.from_env()
@@ -138,61 +143,3 @@ def unpie_reconstruction_process_results(doc, results):
         prompt = render("unpie", "judge_same_pun.jinja", pun_sentence=doc["target"], prediction=pred)
         out[JUDGE_METRIC] = {**item, "judge_model": judge.model, "judge_prompt": prompt}
     return out | _caption_count(doc)
-
-
-# --- both splits in one task (unpie_grounding, unpie_disambiguation_<lang>, unpie_reconstruction_<lang>, ...) -----
-# Each scores a doc exactly as the one-split task does, then returns only the keys it emits (the paper's columns and
-# their _robust twins), each item naming the doc's ``split``; the per-doc diagnostics the one-split tasks emit as keys
-# (answer_rate, exact_match_strict/_lenient, image_unresolved, caption_missing) are in those items, for hanyi report
-# (hanyi/metrics/unpie_breakdowns.py).
-
-
-def _left_out(doc, keys) -> dict:
-    """A caption task's doc without a caption: left out of every score, logged under every key it would emit."""
-    item = {**_evidence(doc, "", ""), "split": doc["category"], "caption_missing": 1.0}
-    return {key: item for key in keys}
-
-
-def _tagged(doc, item, **extra) -> dict:
-    return {**item, "split": doc["category"], **_caption_count(doc), **extra}
-
-
-def unpie_grounding_all_process_results(doc, results):
-    if _caption_count(doc).get("caption_missing"):
-        return _left_out(doc, ("exact_match", "exact_match_robust"))
-    out = unpie_grounding_process_results(doc, results)
-    diagnostics = {k: out[k] for k in ("exact_match_strict", "exact_match_lenient")}
-    return {key: _tagged(doc, out[key], **diagnostics) for key in ("exact_match", "exact_match_robust")}
-
-
-def unpie_disambiguation_all_process_results(doc, results):
-    name = backbones.metric_key("bertscore", "disamb_acc_bertscore")  # _chrf without it, _custom_model for others
-    if _caption_count(doc).get("caption_missing"):
-        return _left_out(doc, (name, f"{name}_robust"))
-    out = unpie_disambiguation_process_results(doc, results)
-    return {key: _tagged(doc, out[key]) for key in (name, f"{name}_robust")}
-
-
-def _judge_configured() -> bool:
-    from hanyi.metrics.judge import JudgeConfig
-
-    return JudgeConfig.from_env() is not None
-
-
-def unpie_reconstruction_all_process_results(doc, results):
-    """The judge's ``correct_custom_judge`` when a judge is configured; without one, its offline stand-in
-    ``pun_word_recovered`` (and ``_robust``) instead, as a fallback key (never beside it)."""
-    meteor = backbones.metric_key("wordnet", "meteor")  # meteor_exact_stem without WordNet
-    overlap = ("bleu4", meteor, "bleu4_robust", f"{meteor}_robust")
-    extra = (JUDGE_METRIC,) if _judge_configured() else ("pun_word_recovered", "pun_word_recovered_robust")
-    if _caption_count(doc).get("caption_missing"):
-        return _left_out(doc, overlap + extra)
-    out = unpie_reconstruction_process_results(doc, results)
-    paper = _tagged(doc, out["bleu4"], pun_word_recovered=out["pun_word_recovered"])
-    robust = _tagged(doc, out["bleu4_robust"], pun_word_recovered=out["pun_word_recovered_robust"])
-    found = {"bleu4": paper, meteor: paper, "bleu4_robust": robust, f"{meteor}_robust": robust}
-    if JUDGE_METRIC in extra:
-        found[JUDGE_METRIC] = _tagged(doc, out[JUDGE_METRIC], pun_word_recovered=out["pun_word_recovered"])
-    else:
-        found |= {"pun_word_recovered": paper, "pun_word_recovered_robust": robust}
-    return found
