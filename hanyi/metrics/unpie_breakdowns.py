@@ -2,7 +2,7 @@
 
 The tasks that score both splits (``unpie_grounding``, ``unpie_disambiguation_<lang>``, ``unpie_reconstruction_<lang>``
 and their ``_sm`` / ``_text`` twins) emit the paper's All (the unweighted mean of Homo and Hetero, §4) of their
-table's columns and the ``_robust`` twins. Each logged item names its doc's ``split`` and holds the doc's
+table's columns and the ``_robust`` twins. Each logged item names its doc's split (``category``) and holds the doc's
 diagnostics, so the report computes, with the arithmetic of the one-split tasks (the same values, bit for bit):
 
 * ``<metric>_homo`` / ``<metric>_hetero``: every metric's value on one split, as ``unpie_<...>_homo`` /
@@ -43,7 +43,7 @@ def _by_split(items: list[dict]) -> dict[str, list[dict]]:
     """``{suffix: items of that split}`` for the splits that have a doc, in table order."""
     out: dict[str, list[dict]] = {}
     for split, suffix in SUFFIX.items():
-        rows = [it for it in items if it["split"] == split]
+        rows = [it for it in items if it["category"] == split]
         if rows:
             out[suffix] = rows
     return out

@@ -461,6 +461,27 @@ def test_judge_score_is_never_the_papers_correct_under_any_judge_model(
     assert "correct,none" not in res and res["correct_custom_judge,none"] == 1.0
     sample = out["samples"]["unpie_reconstruction_text_de_homo"][0]
     assert sample["correct_custom_judge"]["judge_model"] == "gpt-4-0613"
+    assert sample["correct_custom_judge"]["judge_verdict"] is True  # asked per doc, logged (reconstruction 0.8)
+
+
+def test_a_judge_that_is_down_gives_nan_and_a_warning_not_a_lost_run(
+    replay, tasks, tmp_path, monkeypatch, fake_judge, caplog
+):
+    records = _recon_records(tasks, "unpie_reconstruction_text_de", lambda d: "[English]: a pun")
+    with fake_judge(failure_rate=1.0, failure_statuses=(500,)) as judge:
+        monkeypatch.setenv("HANYI_JUDGE_BASE_URL", judge.base_url)
+        monkeypatch.setenv("HANYI_JUDGE_MODEL", "fake")
+        monkeypatch.setenv("HANYI_JUDGE_MAX_RETRIES", "0")
+        monkeypatch.setenv("HANYI_JUDGE_CACHE_DIR", str(tmp_path / "judge"))
+        out = replay(records, ["unpie_reconstruction_text_de"])
+    res = out["results"]["unpie_reconstruction_text_de"]
+    assert res["correct_custom_judge,none"] != res["correct_custom_judge,none"]  # NaN: every request failed
+    assert "bleu4,none" in res and "pun_word_recovered,none" not in res  # the rest is scored; no stand-in beside it
+    assert all(
+        s["correct_custom_judge"]["judge_score"] != s["correct_custom_judge"]["judge_score"]
+        for s in out["samples"]["unpie_reconstruction_text_de"]
+    )
+    assert "1 request failures, 0 parse failures; first error: request_failed: HTTP 500" in caplog.text  # the client
 
 
 def test_tiny_llava_runs_the_unpie_group(llava_run):

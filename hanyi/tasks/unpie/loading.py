@@ -27,21 +27,17 @@ def _expand_checked(dataset, kind, lang=None, needs_image=False, captions=False,
 
 
 def _both_checked(homographic, kind, lang=None, needs_image=False, captions=False):
-    """The docs of the test split (``homographic``), then those of the heterographic split of the same data."""
     import datasets
 
-    heterographic = datasets.load_dataset(sources.resolve("unpie"), data.CONFIG, split="heterographic")
-    kw = dict(kind=kind, lang=lang, needs_image=needs_image, captions=captions)
-    parts = [_expand_checked(homographic, split="homographic", **kw), _expand_checked(heterographic, **kw)]
-    return datasets.concatenate_datasets(parts)
+    heterographic = datasets.load_dataset(sources.resolve("unpie"), "default", split="heterographic")
+    parts = [(homographic, "homographic"), (heterographic, "heterographic")]
+    return datasets.concatenate_datasets([_expand_checked(d, kind, lang, needs_image, captions, s) for d, s in parts])
 
 
-def _docs(kind, lang=None, both=False, **kw):
-    """``process_docs``: the docs of the split lmms-eval hands over, or (``both``) of both splits."""
+def _docs(kind, lang=None, both=False, **kw):  # the docs of the split lmms-eval hands over, or of both splits
     return functools.partial(_both_checked if both else _expand_checked, kind=kind, lang=lang, **kw)
 
 
-# One split: the split lmms-eval hands over (the task's test_split).
 unpie_grounding_split_docs = _docs("grounding")
 unpie_grounding_sm_split_docs = _docs("grounding", captions=True)
 unpie_disambiguation_de_split_docs = _docs("disambiguation", "de", needs_image=True)

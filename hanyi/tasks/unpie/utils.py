@@ -61,8 +61,8 @@ def _response(results) -> str:
 
 
 def _evidence(doc, response, prediction):
-    keys = ("unpie_id", "meaning_idx", "lang")
-    found = {k: doc[k] for k in keys if k in doc} | {"split": doc["category"]} | _caption_count(doc)
+    keys = ("unpie_id", "meaning_idx", "lang", "category")  # category: the doc's split
+    found = {k: doc[k] for k in keys if k in doc} | _caption_count(doc)
     return {**found, "response": response, "prediction": prediction}
 
 
@@ -141,5 +141,6 @@ def unpie_reconstruction_process_results(doc, results):
         warn_judge_disabled([JUDGE_METRIC])
     else:  # our prompt, any judge model: never the paper's "correct" (its GPT-4 prompt is unpublished)
         prompt = render("unpie", "judge_same_pun.jinja", pun_sentence=doc["target"], prediction=pred)
-        out[JUDGE_METRIC] = {**item, "judge_model": judge.model, "judge_prompt": prompt}
+        verdict = scoring.judge_same_pun(judge, prompt, pred)  # asked here, per doc, and logged
+        out[JUDGE_METRIC] = {**item, "judge_model": judge.model, "judge_prompt": prompt, **verdict}
     return out | _caption_count(doc)
