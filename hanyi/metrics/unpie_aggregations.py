@@ -102,11 +102,8 @@ def mean_over_splits(combine):
     """
 
     def combine_all(stats) -> float:
-        values = []
-        for code in SPLIT_CODES.values():
-            rows = stats[stats[:, 0] == code, 1:] if len(stats) else stats
-            if len(rows):
-                values.append(float(combine(rows[:, 0] if rows.shape[1] == 1 else rows)))
+        parts = [stats[stats[:, 0] == code, 1:] for code in SPLIT_CODES.values()] if len(stats) else []
+        values = [float(combine(rows[:, 0] if rows.shape[1] == 1 else rows)) for rows in parts if len(rows)]
         return sum(values) / len(values) if values else math.nan
 
     return combine_all

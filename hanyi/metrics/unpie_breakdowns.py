@@ -14,10 +14,12 @@ diagnostics, so the report computes, with the arithmetic of the one-split tasks 
 * ``pun_word_recovered`` (and ``_robust``) on a run that emitted ``correct_custom_judge`` instead.
 
 A caption task's doc without a caption (``caption_missing``) is left out of every score, as in the one-split tasks;
-a split none of whose docs is scored has no value (the one-split task emitted none).
+a split none of whose docs is scored (a ``--limit`` run) has NaN (its one-split task emitted nothing).
 """
 
 from __future__ import annotations
+
+import math
 
 from hanyi.metrics.from_samples import breakdown
 from hanyi.metrics.unpie_aggregations import unpie_bleu4, unpie_disamb_acc_bertscore, unpie_mean_correct, unpie_meteor
@@ -50,23 +52,24 @@ def _by_split(items: list[dict]) -> dict[str, list[dict]]:
 
 
 def _per_split(items: list[dict], metrics: dict) -> dict:
-    """``{<name>_<suffix>: fn(scored items of the split)}`` for every ``name: fn`` of ``metrics``, over the docs that
-    were scored (not ``caption_missing``), for each split that has one."""
+    """``{<name>_<suffix>: fn(scored items of the split)}`` for every ``name: fn`` of ``metrics`` and both splits, over
+    the docs that were scored (not ``caption_missing``); NaN for a split with none."""
     out = {}
-    for suffix, rows in _by_split(items).items():
-        scored = [it for it in rows if not it.get("caption_missing")]
-        if scored:
-            out |= {f"{name}_{suffix}": fn(scored) for name, fn in metrics.items()}
+    groups = _by_split(items)
+    for suffix in SUFFIX.values():
+        scored = [it for it in groups.get(suffix, []) if not it.get("caption_missing")]
+        out |= {f"{name}_{suffix}": fn(scored) if scored else math.nan for name, fn in metrics.items()}
     return out
 
 
 def _all_of(out: dict, names) -> dict:
-    """The All of each rate in ``names``: the mean of its split values present in ``out``."""
+    """The All of each rate in ``names`` (never NaN on a scored split): the mean of its values on the splits scored,
+    NaN for none."""
     found = {}
     for name in names:
-        values = [out[f"{name}_{suffix}"] for suffix in SUFFIX.values() if f"{name}_{suffix}" in out]
-        if values:
-            found[name] = _mean(values)
+        values = [out[f"{name}_{suffix}"] for suffix in SUFFIX.values()]
+        values = [v for v in values if not math.isnan(v)]
+        found[name] = _mean(values) if values else math.nan
     return found
 
 
@@ -137,7 +140,7 @@ for _name in DISAMB_KEYS:
 def _meteor_name(items: list[dict]) -> str:
     """``meteor`` (WordNet synonyms) or its fallback ``meteor_exact_stem``, as the items' matcher says."""
     matchers = {it["meteor_matcher"] for it in items if not it.get("caption_missing")}
-    return "meteor" if matchers == {"exact+stem+wordnet"} else "meteor_exact_stem"
+    return "meteor_exact_stem" if matchers - {"exact+stem+wordnet"} else "meteor"
 
 
 def _reconstruction(items: list[dict], suffix: str = "") -> dict:
@@ -150,7 +153,7 @@ def _reconstruction(items: list[dict], suffix: str = "") -> dict:
     if not suffix:
         metrics["answer_rate"] = _answered
     out = _per_split(items, metrics)
-    return out | _all_of(out, (f"pun_word_recovered{suffix}", "answer_rate"))
+    return out | _all_of(out, [name for name in metrics if name.startswith(("pun_word", "answer_rate"))])
 
 
 @breakdown(RECONSTRUCTION, "bleu4", lower_is_better=LOWER_IS_BETTER)

@@ -102,7 +102,7 @@ def test_a_split_with_no_doc_gives_the_other_splits_value_and_an_uncaptioned_doc
         "exact_match",
         "exact_match_robust",
     }
-    hetero = {**right, "split": "heterographic"}
+    hetero = {**right, "category": "heterographic"}
     assert agg.unpie_mean_correct_all([right, wrong, uncaptioned["exact_match"]]) == 0.5  # Homo only
     assert agg.unpie_mean_correct_all([right, wrong, hetero]) == (0.5 + 1.0) / 2
     assert math.isnan(agg.unpie_mean_correct_all([uncaptioned["exact_match"]]))  # no doc scored at all

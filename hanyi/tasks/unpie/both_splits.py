@@ -23,10 +23,8 @@ def unpie_disambiguation_all_process_results(doc, results):
 
 def unpie_reconstruction_all_process_results(doc, results):
     """The judge's key with a judge configured; without one, its offline stand-in ``pun_word_recovered``."""
-    from hanyi.metrics.judge import JudgeConfig
-
     out = utils.unpie_reconstruction_process_results(doc, results)
     out |= {"pun_word_recovered": out.get("bleu4"), "pun_word_recovered_robust": out.get("bleu4_robust")}
     meteor = backbones.metric_key("wordnet", "meteor")
-    correct = [JUDGE_METRIC] if JudgeConfig.from_env() else ["pun_word_recovered", "pun_word_recovered_robust"]
+    correct = [JUDGE_METRIC] if backbones.available("judge") else ["pun_word_recovered", "pun_word_recovered_robust"]
     return _both_splits(doc, out, ["bleu4", meteor, "bleu4_robust", f"{meteor}_robust", *correct])

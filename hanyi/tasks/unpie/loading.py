@@ -15,6 +15,8 @@ counted in ``caption_missing`` and left out of every score).
 
 import functools
 
+import datasets
+
 from hanyi.data import sources
 from hanyi.data import unpie as data
 from hanyi.tasks.unpie import scoring
@@ -27,8 +29,6 @@ def _expand_checked(dataset, kind, lang=None, needs_image=False, captions=False,
 
 
 def _both_checked(homographic, kind, lang=None, needs_image=False, captions=False):
-    import datasets
-
     heterographic = datasets.load_dataset(sources.resolve("unpie"), "default", split="heterographic")
     parts = [(homographic, "homographic"), (heterographic, "heterographic")]
     return datasets.concatenate_datasets([_expand_checked(d, kind, lang, needs_image, captions, s) for d, s in parts])

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 
+from hanyi.metrics import judge
 from hanyi.metrics import reference_choice as rc
 from hanyi.metrics.reference_choice import BATCH_ENV, LAYERS_ENV, MODEL_ENV, bertscore_settings  # noqa: F401
 
@@ -61,8 +62,6 @@ def decisions(predictions: list[str], target: str, distractor: str, name: str) -
 def judge_same_pun(config, prompt: str, prediction: str) -> dict:
     """One doc's "same pun?" verdict (``judge_raw``, ``judge_verdict``) and ``judge_score``: 1.0 yes; 0.0 no, an
     unparseable verdict or an empty prediction (not sent); NaN a failed request (left out of the score)."""
-    from hanyi.metrics import judge
-
     if not prediction.strip():
         return {"judge_score": 0.0}
     (res,) = judge.get_judge_client(config).judge_many([prompt], parse=judge.parse_yes_no)  # a failure: logged there
