@@ -14,6 +14,7 @@ counted in ``caption_missing`` and left out of every score).
 """
 
 import functools
+import os
 
 import datasets
 
@@ -29,7 +30,8 @@ def _expand_checked(dataset, kind, lang=None, needs_image=False, captions=False,
 
 
 def _both_checked(homographic, kind, lang=None, needs_image=False, captions=False):
-    heterographic = datasets.load_dataset(sources.resolve("unpie"), "default", split="heterographic")
+    cache = os.environ.get("LMMS_EVAL_DATASETS_CACHE")  # lmms-eval's datasets cache, if set (else the default)
+    heterographic = datasets.load_dataset(sources.resolve("unpie"), "default", split="heterographic", cache_dir=cache)
     parts = [(homographic, "homographic"), (heterographic, "heterographic")]
     return datasets.concatenate_datasets([_expand_checked(d, kind, lang, needs_image, captions, s) for d, s in parts])
 
