@@ -120,7 +120,7 @@ def replay_launches(tmp_path_factory, fake_judge):
 def test_two_processes_give_the_single_process_metrics(replay_launches, launcher):
     bench = _bench()
     single, multi = replay_launches["single"], replay_launches[launcher]
-    assert len(single[0]) > 60, sorted(single[0])  # every task and group reported
+    assert len(single[0]) > 50, sorted(single[0])  # every task and group reported (56; UNPIE: 18 tasks, 3 groups)
     # the model- and judge-based metrics were computed, so their parity is checked too
     # a tiny local BERT is not the paper's mBERT layer 9, so the decision is reported under its own key
     assert "disamb_acc_bertscore_custom_model,none" in single[0]["unpie_disambiguation_de"]
