@@ -131,3 +131,19 @@ def test_full_table_reads_the_prompt_variant_key_the_anchor_files_use():
     assert provenance.comparability(prov, "accuracy", fields)[1] == [
         "a different prompt variant (paper row: code_exact, ours: paper)"
     ]
+
+
+@pytest.mark.parametrize("docs, comparable", [(2000, True), (1990, False)])
+def test_the_homo_value_of_a_task_that_scores_both_splits_compares_on_the_docs_of_its_run(tmp_path, docs, comparable):
+    """UNPIE's ``unpie_reconstruction_de`` scores both splits (2,000 docs); its Homo BLEU-4 (``bleu4_homo``, from the
+    sample log) is the paper's Homo column, 1,000 docs of one split: the map entry's ``n`` is the run's 2,000."""
+    results = {"unpie_reconstruction_de": {"bleu4,none": 29.0, "bleu4_homo,none": 28.0, "bleu4_hetero,none": 30.0}}
+    run = write_run(tmp_path / "run", results, n={"unpie_reconstruction_de": docs}, configs={})
+    out = tmp_path / "rep"
+    assert report_main([run, "--out", str(out), "--no-plots"]) == 0
+    rep = json.loads((out / "report.json").read_text(encoding="utf-8"))
+    comps = next(s for s in rep["sections"] if s["benchmark"] == "unpie")["comparisons"]
+    homo = [c for c in comps if c["metric"] == "bleu4_homo"]
+    assert homo and all(c["comparable"] == comparable for c in homo), homo
+    if not comparable:
+        assert all("2000 docs in the paper, 1990 here" in c["reasons"] for c in homo)

@@ -16,6 +16,16 @@ are the paper's keys; ``tests/test_plain_run.py`` compares with the one that fit
 ``responses``: from the sample logs of a tiny-LLaVA run of the five groups on the bundled sample data (``make demo``):
 the gold target for docs with an even ``doc_id`` (so scores are not all 0), the model's own answer otherwise.
 ``expected``: runs ``lmms-eval --model replay`` on them and keeps every number of every task.
+
+UNPIE's tasks were renamed after the fixture was made (task versions grounding 0.4, disambiguation 0.8,
+reconstruction 0.8): ``unpie_<x>`` (``unpie_grounding``, ``unpie_disambiguation_<lang>``,
+``unpie_reconstruction_<lang>``), a group of ``unpie_<x>_homo`` and ``unpie_<x>_hetero`` in 0.3.0, is now one task
+that scores the docs of both splits, homographic ones first. :func:`merged_responses` and :func:`merged_expected`
+map the fixture onto it, explicitly: a record of ``unpie_<x>_homo`` doc ``i`` answers ``unpie_<x>`` doc ``i``, one of
+``unpie_<x>_hetero`` doc ``i`` answers ``unpie_<x>`` doc ``n + i`` (``n``: the number of homographic docs, the records
+of ``unpie_<x>_homo``); the number ``<metric>`` of ``unpie_<x>_homo`` (``_hetero``) is ``<metric>_homo``
+(``_hetero``) of ``unpie_<x>``, which ``hanyi report`` computes from the sample log, and the numbers of the group
+``unpie_<x>`` are those of the task ``unpie_<x>``.
 """
 
 from __future__ import annotations
@@ -53,6 +63,64 @@ def responses(run_dir: str, out: str) -> int:
         for rec in records:
             f.write(json.dumps(rec, ensure_ascii=False) + "\n")
     return len(records)
+
+
+_UNPIE_SPLIT_TASK = re.compile(r"(unpie_(?:grounding|disambiguation_\w\w|reconstruction_\w\w))_(homo|hetero)")
+
+
+def unpie_merged(task: str) -> tuple[str, str] | None:
+    """``(task, split suffix)`` that hanyi 0.3.0's one-split UNPIE task ``task`` became, or None for another task.
+
+    >>> unpie_merged("unpie_reconstruction_de_hetero"), unpie_merged("unpie_grounding")
+    (('unpie_reconstruction_de', 'hetero'), None)
+    """
+    found = _UNPIE_SPLIT_TASK.fullmatch(task)
+    return (found.group(1), found.group(2)) if found else None
+
+
+def merged_records(records: list[dict]) -> list[dict]:
+    """``records`` with each one-split UNPIE record moved to the task that scores both splits (see the module
+    docstring); every other record unchanged."""
+    homographic: dict[str, int] = {}
+    for rec in records:
+        merged = unpie_merged(rec["task"])
+        if merged and merged[1] == "homo":
+            homographic[merged[0]] = homographic.get(merged[0], 0) + 1
+    out = []
+    for rec in records:
+        merged = unpie_merged(rec["task"])
+        if merged:
+            task, split = merged
+            rec = {**rec, "task": task, "doc_id": rec["doc_id"] + (homographic[task] if split == "hetero" else 0)}
+        out.append(rec)
+    return out
+
+
+def merged_responses(responses_file: str, out: str) -> int:
+    """Write ``responses_file`` with :func:`merged_records`; returns the number of records moved."""
+    with open(responses_file, encoding="utf-8") as f:
+        records = [json.loads(line) for line in f if line.strip()]
+    merged = merged_records(records)
+    with open(out, "w", encoding="utf-8") as f:
+        for rec in merged:
+            f.write(json.dumps(rec, ensure_ascii=False) + "\n")
+    return sum(a["task"] != b["task"] for a, b in zip(records, merged))
+
+
+def merged_expected(expected: dict) -> dict:
+    """``expected`` (hanyi 0.3.0's numbers) with each one-split UNPIE task's ``<metric>,<filter>`` moved to
+    ``<metric>_<split suffix>,<filter>`` of the task that scores both splits (see the module docstring)."""
+    out: dict[str, dict] = {}
+    for task, values in expected.items():
+        merged = unpie_merged(task)
+        if not merged:
+            out.setdefault(task, {}).update(values)
+            continue
+        target = out.setdefault(merged[0], {})
+        for key, value in values.items():
+            metric, _, filt = key.partition(",")
+            target[f"{metric}_{merged[1]},{filt}"] = value
+    return out
 
 
 def run_replay(responses_file: str, output_path: str, env: dict | None = None, extra_args=()) -> dict:

@@ -103,11 +103,24 @@ def _variant_line(folder: str, name: str, cfg: dict) -> str:
 
 
 def _task_set(names: list, tasks) -> str:
-    """``names`` in few words: ``prefix*`` when they are exactly the tasks starting with their common prefix."""
-    prefix = os.path.commonprefix(names)
-    if len(names) > 2 and {t for t in tasks if t.startswith(prefix)} == set(names):
-        return f"`{prefix}*` ({len(names)} tasks)"
-    return ", ".join(f"`{n}`" for n in names)
+    """``names`` in few words: ``prefix*`` when they are exactly the tasks starting with their common prefix; else
+    ``prefix*_{a,b}`` when they are those ending in ``_a`` or ``_b``; else ``prefix*`` but ``*_{c,d}`` when they are
+    those not ending so (UNPIE's one-split tasks ``..._{homo,hetero}`` beside its both-splits tasks); else a list.
+
+    >>> _task_set(["x_de", "x_fr", "x_sm_de"], ["x_de", "x_fr", "x_sm_de", "x_de_homo", "x_fr_homo", "x_sm_de_homo"])
+    '`x_*_{de,fr}` (3 tasks)'
+    """
+    prefix, n = os.path.commonprefix(names), len(names)
+    family = {t for t in tasks if t.startswith(prefix)}
+    end = {t: t.rsplit("_", 1)[-1] for t in family}
+    ends, rest = sorted({end[t] for t in names}), sorted({end[t] for t in family - set(names)})
+    if n > 2 and family == set(names):
+        return f"`{prefix}*` ({n} tasks)"
+    if n > 2 and len(ends) < n and {t for t in family if end[t] in ends} == set(names):
+        return f"`{prefix}*_{{{','.join(ends)}}}` ({n} tasks)"
+    if n > 2 and {t for t in family if end[t] not in rest} == set(names):
+        return f"`{prefix}*` but `*_{{{','.join(rest)}}}` ({n} tasks)"
+    return ", ".join(f"`{t}`" for t in names)
 
 
 def _metrics_once(tasks: dict) -> list[str]:

@@ -32,6 +32,7 @@ MODULES: tuple[str, ...] = (
     "hanyi.metrics.cii_breakdowns",
     "hanyi.metrics.cvlue_breakdowns",
     "hanyi.metrics.vulca_breakdowns",
+    "hanyi.metrics.unpie_breakdowns",
 )
 
 

@@ -2,22 +2,23 @@
 ``hanyi/tasks/unpie/utils.py`` (Chung et al., "Can visual language models resolve textual ambiguity with visual
 cues? Let visual puns tell you!", EMNLP 2024, §3-4; docs/unpie.md).
 
-``process_results`` scores each doc (its BERTScore/chrF decision, sentence METEOR, BLEU-4 sufficient statistics) and
-logs the numbers in the per-doc item; each aggregation here combines those numbers. So they are cheap, need no
-backbone, give the same value whatever the order of their items (2 processes == 1), and ``hanyi report`` recomputes
-their intervals from a plain run's sample log (``light=True``, :mod:`hanyi.metrics.resample`). Only the judge's
-``unpie_correct`` asks a service at aggregation time. Nothing here imports ``hanyi.tasks``.
+``process_results`` scores each doc (its BERTScore/chrF decision, sentence METEOR, BLEU-4 sufficient statistics, the
+judge's verdict) and logs the numbers in the per-doc item; each aggregation here combines those numbers. So they are
+cheap, need no backbone or service, give the same value whatever the order of their items (2 processes == 1), and
+``hanyi report`` recomputes their intervals from a plain run's sample log (``light=True``,
+:mod:`hanyi.metrics.resample`). Nothing here imports ``hanyi.tasks``.
+
+The tasks that score both splits (``unpie_grounding``, ...) use :func:`all_splits` of these: the paper's All, the
+unweighted mean of the Homo and Hetero values (§4), bit for bit the value of lmms-eval's group of the two one-split
+tasks (``(homo * 1 + hetero * 1) / 2``).
 """
 
 from __future__ import annotations
 
-import logging
 import math
 
 from hanyi.metrics import mt_overlap
 from hanyi.metrics.resample import decomposed, rate
-
-log = logging.getLogger("hanyi.unpie")
 
 
 def _decisions(items: list[dict]) -> list[float]:
@@ -77,30 +78,59 @@ def unpie_sum(items: list[float]) -> float:
     return float(sum(items))
 
 
-@decomposed(rate)
+@decomposed(rate, light=True)
 def unpie_correct(items: list[dict]) -> list[float]:
     """Reconstruction ``correct_custom_judge`` (ours; the paper's Table 6 "Correct" is GPT-4 with an unpublished
-    prompt): per doc 1.0 for a "Yes, the same pun" verdict, 0.0 for "No", an unparseable verdict or an empty
-    prediction (not sent), NaN for a failed request (left out) or when no judge is configured. The prompts were
-    rendered by ``process_results`` (``judge_prompt``); the judge is asked here, in one batch."""
-    return judge_correct_per_doc(items, [it["judge_prompt"] for it in items])
+    prompt): the share of "Yes, the same pun" verdicts, from each doc's ``judge_score`` logged by ``process_results``
+    (1.0 yes; 0.0 no, an unparseable verdict or an empty prediction, not sent; NaN, left out, a failed request)."""
+    return [it["judge_score"] for it in items]
 
 
-def judge_correct_per_doc(items: list[dict], prompts: list[str], judge_many=None) -> list[float]:
-    """:func:`unpie_correct`'s statistics: one batched judge call; each asked item gets ``judge_raw`` and
-    ``judge_verdict``."""
-    from hanyi.metrics.judge import JudgeConfig, get_judge_client, parse_yes_no, summarize_judgements
+# --- the tasks that score both splits: All = the unweighted mean of Homo and Hetero --------------------------------
 
-    if judge_many is None:
-        config = JudgeConfig.from_env()
-        if config is None:
-            return [math.nan] * len(items)
-        judge_many = get_judge_client(config).judge_many
-    asked = [i for i, it in enumerate(items) if it["prediction"].strip()]
-    results = judge_many([prompts[i] for i in asked], parse=parse_yes_no)
-    out = [0.0] * len(items)
-    for i, res in zip(asked, results):
-        out[i] = math.nan if res.request_failed else float(res.value is True)
-        items[i]["judge_raw"], items[i]["judge_verdict"] = res.raw, res.value
-    log.info("unpie correct: %s, %d empty answers counted 0", summarize_judgements(results), len(items) - len(asked))
-    return out
+#: A doc's split, the first column of its statistic in :func:`all_splits` (in the order of the paper's tables).
+SPLIT_CODES = {"homographic": 0.0, "heterographic": 1.0}
+
+
+def mean_over_splits(combine):
+    """``combine`` on each split's statistics (the columns after the split), then the unweighted mean over the
+    splits that have a doc, Homo first, as lmms-eval's group mean (``weight_by_size: false``); NaN for no doc.
+
+    >>> import numpy as np
+    >>> mean_over_splits(rate)(np.array([[0.0, 1.0], [0.0, 0.0], [1.0, 1.0]]))
+    0.75
+    """
+
+    def combine_all(stats) -> float:
+        parts = [stats[stats[:, 0] == code, 1:] for code in SPLIT_CODES.values()] if len(stats) else []
+        values = [float(combine(rows[:, 0] if rows.shape[1] == 1 else rows)) for rows in parts if len(rows)]
+        return sum(values) / len(values) if values else math.nan
+
+    return combine_all
+
+
+def all_splits(agg, name: str):
+    """The aggregation ``name`` of a task that scores both splits, from the one-split ``agg``: each doc's statistic led
+    by its split (``category``), combined by :func:`mean_over_splits`; a doc without a caption is left out."""
+
+    def per_doc(items: list[dict]) -> list[tuple]:
+        scored = [it for it in items if not it.get("caption_missing")]
+        stats = agg.per_doc(scored)
+        return [(SPLIT_CODES[it["category"]], *(s if isinstance(s, tuple) else (s,))) for it, s in zip(scored, stats)]
+
+    return decomposed(mean_over_splits(agg.combine), light=agg.light, name=name)(per_doc)
+
+
+@decomposed(rate, light=True)
+def unpie_word_recovered(items: list[dict]) -> list[float]:
+    """Reconstruction ``pun_word_recovered`` (ours, the offline stand-in for Table 6 Correct) from the logged items:
+    the share of predictions that contain the pun word (a one-split task averages the logged floats, ``mean``)."""
+    return [it["pun_word_recovered"] for it in items]
+
+
+unpie_mean_correct_all = all_splits(unpie_mean_correct, "unpie_mean_correct_all")
+unpie_disamb_acc_all = all_splits(unpie_disamb_acc_bertscore, "unpie_disamb_acc_all")  # any scorer's decisions
+unpie_bleu4_all = all_splits(unpie_bleu4, "unpie_bleu4_all")
+unpie_meteor_all = all_splits(unpie_meteor, "unpie_meteor_all")
+unpie_word_recovered_all = all_splits(unpie_word_recovered, "unpie_word_recovered_all")
+unpie_correct_all = all_splits(unpie_correct, "unpie_correct_all")

@@ -11,7 +11,7 @@ missing one makes every comparison with the table "not comparable (unknown ...)"
     {task: "cvlue_vqa*", metric: [vqa_acc, accuracy], table: t4, column: VQA Acc, rows: {setting: zero-shot}}
 
 ``task`` is a task id or an ``fnmatch`` pattern; ``metric`` a name or a list of names (the first one the task has
-wins); ``{}`` in either expands over the keys of ``columns``; ``rows`` keeps anchor rows whose fields equal the given
+wins); ``n`` (optional) replaces the table's ``n`` for this entry's tasks; ``{}`` in either expands over the keys of ``columns``; ``rows`` keeps anchor rows whose fields equal the given
 values (``null`` = field absent; a list = any of them). An anchor row may name the ``task`` and ``prompt_variant``
 that produced it: such a row is compared only with our run of that same task with that same prompt variant (a row
 without them, e.g. a random or human baseline, is shown for every task the map links); ``scale`` turns our value into the paper's unit: a number, or ``auto`` (multiply by
@@ -51,6 +51,9 @@ class Link:
     rows_filter: tuple = ()
     label: str | None = None
     variant: str | None = None
+    #: The map entry's ``n``: the docs of *our* task's run that the paper's number corresponds to, when that is not
+    #: the table's ``n`` (UNPIE's Homo value of a task that scores both splits: one split of twice as many docs).
+    n: object = None
 
     @property
     def cite(self) -> str:
@@ -189,7 +192,8 @@ def links_for(
                 sorted((k, tuple(v) if isinstance(v, list) else v) for k, v in (entry.get("rows") or {}).items())
             )
             table = tables[entry["table"]]
-            links.append(Link(task, metric, table, column, entry.get("scale", 1), rows_filter, label, variant))
+            scale = entry.get("scale", 1)
+            links.append(Link(task, metric, table, column, scale, rows_filter, label, variant, entry.get("n")))
     return links
 
 

@@ -330,6 +330,8 @@ def anchor_fields(link: anchor_mod.Link, model: str | None = None) -> dict:
         value = prov_mod.anchor_value(table.get(key), link.column)
         if value is not None:
             out[key] = value
+    if link.n is not None:  # the map entry's: the docs of our task's run behind the paper's number
+        out["n"] = link.n
     row = next((r for r in table["rows"] if r.get("model") == model), {}) if model is not None else {}
     for key in (*ANCHOR_FIELDS, "variant"):
         value = prov_mod.anchor_value(row.get(key), link.column)

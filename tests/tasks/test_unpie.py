@@ -13,7 +13,9 @@ from hanyi.data.sources import SAMPLE_DIR
 from hanyi.metrics.mt_overlap import simple_tokenize
 from hanyi.tasks.unpie import utils
 
-GROUPS = {"unpie": 14, "unpie_text": 8, "unpie_sm": 14}
+#: The groups (their tasks score both splits) and the tags of the one-split tasks, with their task counts.
+GROUPS = {"unpie": 7, "unpie_text": 4, "unpie_sm": 7}
+SPLIT_TAGS = {"unpie_splits": 14, "unpie_text_splits": 8, "unpie_sm_splits": 14}
 FIXTURES = os.path.join(os.path.dirname(os.path.dirname(__file__)), "fixtures", "unpie")
 
 
@@ -36,22 +38,27 @@ def _leaf_tasks(task_manager, name):
 @pytest.fixture(scope="module")
 def tasks(task_manager):
     found = {}
-    for group in GROUPS:
-        found.update(_leaf_tasks(task_manager, group))
+    for name in (*GROUPS, *SPLIT_TAGS):
+        found.update(_leaf_tasks(task_manager, name))
     return found
 
 
 def test_groups_hold_only_generate_until_tasks_with_version(tasks, task_manager):
-    for group, n in GROUPS.items():
-        leaves = _leaf_tasks(task_manager, group)
-        assert len(leaves) == n, group
+    for name, n in (GROUPS | SPLIT_TAGS).items():
+        leaves = _leaf_tasks(task_manager, name)
+        assert len(leaves) == n, name
+        both = name in GROUPS  # the groups' tasks score both splits; the tags' tasks one split each
+        assert all(t.config.task.endswith(("_homo", "_hetero")) != both for t in leaves.values()), name
         for task in leaves.values():
             assert task.OUTPUT_TYPE == "generate_until"
             # 0.2 robust keys (all); 0.3 meteor_exact_stem / disamb_acc_bertscore_custom_model fallback keys;
             # disambiguation 0.4: paper and _robust keys in one call; issue 27: caption_missing, exact_match_robust,
             # reconstruction 0.5: correct_custom_judge; issue 26: 0.6 order-independent METEOR mean and BERTScore batch,
-            # 0.7 each doc scored in process_results (logged), the aggregations combine the logged numbers
-            expected = {"grounding": 0.3, "reconstruction": 0.7, "disambiguation": 0.7}
+            # 0.7 each doc scored in process_results (logged), the aggregations combine the logged numbers;
+            # grounding 0.4, the others 0.8: one task for both splits (the one-split tasks keep their version)
+            expected = {"grounding": 0.3, "reconstruction": 0.8, "disambiguation": 0.7}  # 0.8: the judge per doc
+            if both:
+                expected = {"grounding": 0.4, "reconstruction": 0.8, "disambiguation": 0.8}
             kind = next(k for k in expected if k in task.config.task)
             assert task.config.metadata["version"] == expected[kind]
             assert task.config.generation_kwargs["max_new_tokens"] == 200
@@ -308,12 +315,17 @@ def replay_run(replay, tasks, tmp_path_factory):
     records += _disamb_records(tasks, "unpie_disambiguation_de_hetero", wrong={("heterographic-0", 1)})
     records += _recon_records(tasks, "unpie_reconstruction_de_homo", lambda d: f"[English]: {d['target']}")
     records += _recon_records(tasks, "unpie_reconstruction_de_hetero", lambda d: "")
-    names = ["unpie_grounding", "unpie_disambiguation_de", "unpie_reconstruction_de"]
+    # the same answers (matched by unpie_id and meaning_idx) for the tasks that score both splits
+    both = {"grounding": "unpie_grounding", "disambiguation": "unpie_disambiguation_de"}
+    both["reconstruction"] = "unpie_reconstruction_de"
+    records += [{**r, "task": next(t for k, t in both.items() if k in r["task"])} for r in records]
+    names = sorted({r["task"] for r in records})
     import nltk
 
     with pytest.MonkeyPatch.context() as mp:  # without WordNet: meteor_exact_stem (test_backbones: with WordNet)
         mp.setattr(nltk.data, "path", [str(tmp_path_factory.mktemp("no_nltk_data"))])
-        return replay(records, names)["results"]
+        out = replay(records, names)
+    return {**out["results"], "samples": out["samples"]}
 
 
 def test_grounding_end_to_end_and_all_is_mean_of_homo_and_hetero(replay_run):
@@ -325,8 +337,10 @@ def test_grounding_end_to_end_and_all_is_mean_of_homo_and_hetero(replay_run):
     assert hetero["exact_match_lenient,none"] == pytest.approx(2 / 3) and hetero["answer_rate,none"] == pytest.approx(
         2 / 3
     )
-    assert group["exact_match,none"] == pytest.approx(0.5)
-    assert group["exact_match_lenient,none"] == pytest.approx(2 / 3)
+    assert group["exact_match,none"] == (homo["exact_match,none"] + hetero["exact_match,none"]) / 2 == 0.5
+    assert group["exact_match_robust,none"] == (homo["exact_match_robust,none"] + hetero["exact_match_robust,none"]) / 2
+    # the task that scores both splits emits All only; its diagnostics and Homo/Hetero values are the report's
+    assert sorted(k for k in group if "," in k and "stderr" not in k) == ["exact_match,none", "exact_match_robust,none"]
 
 
 def test_disambiguation_without_bertscore_weights_reports_chrf_only_and_excludes_unresolved(replay_run):
@@ -336,7 +350,12 @@ def test_disambiguation_without_bertscore_weights_reports_chrf_only_and_excludes
     assert hetero["disamb_acc_chrf,none"] == pytest.approx(4 / 5)  # 1 wrong of 5 scored; 1 image unresolved
     # the doc whose image is unresolved is left out at load (a VLM task sends no request without its image)
     assert hetero["image_unresolved,none"] == 0.0 and homo["image_unresolved,none"] == 0.0
-    assert replay_run["unpie_disambiguation_de"]["disamb_acc_chrf,none"] == pytest.approx(0.9)
+    both = replay_run["unpie_disambiguation_de"]
+    assert both["disamb_acc_chrf,none"] == (homo["disamb_acc_chrf,none"] + hetero["disamb_acc_chrf,none"]) / 2 == 0.9
+    assert sorted(k for k in both if "," in k and "stderr" not in k) == [
+        "disamb_acc_chrf,none",
+        "disamb_acc_chrf_robust,none",
+    ]
 
 
 def test_reconstruction_overlap_metrics_and_no_judge_metric_without_judge(replay_run):
@@ -354,6 +373,44 @@ def test_reconstruction_overlap_metrics_and_no_judge_metric_without_judge(replay
     assert homo["pun_word_recovered,none"] == 1.0 and hetero["pun_word_recovered,none"] == 0.0
     assert replay_run["unpie_reconstruction_de"]["bleu4,none"] == pytest.approx(50.0)
     assert hetero["answer_rate,none"] == 0.0
+    both = replay_run["unpie_reconstruction_de"]
+    for key in ("bleu4,none", "meteor_exact_stem,none", "pun_word_recovered,none", "bleu4_robust,none"):
+        assert both[key] == (homo[key] + hetero[key]) / 2, key  # All, bit for bit the former group's mean
+    assert "answer_rate,none" not in both and "correct_custom_judge,none" not in both  # no judge: its stand-in
+
+
+@pytest.mark.parametrize("kind", ["grounding", "disambiguation_de", "reconstruction_de"])
+def test_the_report_gives_the_one_split_numbers_of_a_task_that_scores_both_splits(replay_run, kind):
+    """Every number the one-split tasks emit is computed by hanyi report from the both-splits task's sample log,
+    under ``<metric>_homo`` / ``<metric>_hetero`` (the diagnostics also at All: the former group's mean), the same
+    value bit for bit."""
+    from hanyi.metrics.from_samples import derive
+
+    task = f"unpie_{kind}"
+    found = {k: v for k, (v, _) in derive(task, replay_run["samples"][task]).items()}
+    checked = 0
+    for suffix in ("homo", "hetero"):
+        for key, value in replay_run[f"{task}_{suffix}"].items():
+            if "," not in key or "stderr" in key:
+                continue
+            metric = key.split(",")[0]
+            assert found[f"{metric}_{suffix}"] == value, (metric, suffix)
+            checked += 1
+    assert checked >= 8
+    homo, hetero = replay_run[f"{task}_homo"], replay_run[f"{task}_hetero"]
+    assert found["answer_rate"] == (homo["answer_rate,none"] + hetero["answer_rate,none"]) / 2
+    if kind == "grounding":
+        assert found["exact_match_lenient"] == pytest.approx(2 / 3)  # the former group's value
+    if kind.startswith("disambiguation"):
+        assert found["image_unresolved"] == 0.0 == found["image_unresolved_hetero"]
+
+
+def test_a_task_that_scores_both_splits_has_the_docs_of_both_in_order(tasks):
+    for both in ("unpie_grounding", "unpie_disambiguation_de", "unpie_reconstruction_sm_ko", "unpie_grounding_text"):
+        docs = list(tasks[both].test_docs())
+        homo, hetero = (list(tasks[f"{both}_{s}"].test_docs()) for s in ("homo", "hetero"))
+        assert docs == homo + hetero, both  # homographic docs first: doc i of _hetero is doc len(homo) + i
+        assert {d["category"] for d in docs} == {"homographic", "heterographic"}
 
 
 def test_disambiguation_with_another_bertscore_model_has_its_own_key(replay, tasks, tmp_path, monkeypatch):
@@ -404,16 +461,36 @@ def test_judge_score_is_never_the_papers_correct_under_any_judge_model(
     assert "correct,none" not in res and res["correct_custom_judge,none"] == 1.0
     sample = out["samples"]["unpie_reconstruction_text_de_homo"][0]
     assert sample["correct_custom_judge"]["judge_model"] == "gpt-4-0613"
+    assert sample["correct_custom_judge"]["judge_verdict"] is True  # asked per doc, logged (reconstruction 0.8)
+
+
+def test_a_judge_that_is_down_gives_nan_and_a_warning_not_a_lost_run(
+    replay, tasks, tmp_path, monkeypatch, fake_judge, caplog
+):
+    records = _recon_records(tasks, "unpie_reconstruction_text_de", lambda d: "[English]: a pun")
+    with fake_judge(failure_rate=1.0, failure_statuses=(500,)) as judge:
+        monkeypatch.setenv("HANYI_JUDGE_BASE_URL", judge.base_url)
+        monkeypatch.setenv("HANYI_JUDGE_MODEL", "fake")
+        monkeypatch.setenv("HANYI_JUDGE_MAX_RETRIES", "0")
+        monkeypatch.setenv("HANYI_JUDGE_CACHE_DIR", str(tmp_path / "judge"))
+        out = replay(records, ["unpie_reconstruction_text_de"])
+    res = out["results"]["unpie_reconstruction_text_de"]
+    assert res["correct_custom_judge,none"] != res["correct_custom_judge,none"]  # NaN: every request failed
+    assert "bleu4,none" in res and "pun_word_recovered,none" not in res  # the rest is scored; no stand-in beside it
+    assert all(
+        s["correct_custom_judge"]["judge_score"] != s["correct_custom_judge"]["judge_score"]
+        for s in out["samples"]["unpie_reconstruction_text_de"]
+    )
+    assert "1 request failures, 0 parse failures; first error: request_failed: HTTP 500" in caplog.text  # the client
 
 
 def test_tiny_llava_runs_the_unpie_group(llava_run):
     results = llava_run["results"]
-    assert results["unpie_grounding_homo"]["exact_match,none"] >= 0.0
-    assert "unpie_grounding" in results and "unpie_reconstruction_ko" in results
+    assert results["unpie_grounding"]["exact_match,none"] >= 0.0
+    assert "unpie_grounding_homo" not in results and "unpie_reconstruction_ko" in results
     # the doc whose image cannot be resolved is left out at load: no request without an image (issue 25)
-    assert llava_run["n-samples"]["unpie_disambiguation_fr_hetero"]["effective"] == 5
-    assert results["unpie_disambiguation_fr_hetero"]["image_unresolved,none"] == 0.0
-    assert llava_run["n-samples"]["unpie_reconstruction_ko_hetero"]["effective"] == 6
+    assert llava_run["n-samples"]["unpie_disambiguation_fr"]["effective"] == 6 + 5
+    assert llava_run["n-samples"]["unpie_reconstruction_ko"]["effective"] == 6 + 6
 
 
 def test_caption_script_keys_match_what_sm_tasks_read(tmp_path):
@@ -440,7 +517,9 @@ def test_preamble_answers_scored_robustly_under_their_own_keys(replay, tasks):
         tasks, "unpie_reconstruction_de_homo", lambda d: f"Sure! Here is the English pun:\n\n**{d['target']}**"
     )
     records += _recon_records(tasks, "unpie_reconstruction_de_hetero", lambda d: f"[English]: {d['target']}")
-    res = replay(records, ["unpie_disambiguation_de_homo", "unpie_reconstruction_de"])["results"]
+    res = replay(
+        records, ["unpie_disambiguation_de_homo", "unpie_reconstruction_de_homo", "unpie_reconstruction_de_hetero"]
+    )["results"]
     disamb, homo, hetero = (
         res[k]
         for k in ("unpie_disambiguation_de_homo", "unpie_reconstruction_de_homo", "unpie_reconstruction_de_hetero")

@@ -213,28 +213,31 @@ class _FakeJudge:
         return out
 
 
-def test_judge_correct_per_doc_equals_former_and_calls_the_judge_once_per_pass(sample_docs, monkeypatch):
+def test_judge_is_asked_per_doc_and_the_aggregation_equals_the_former_batch_without_asking(sample_docs, monkeypatch):
+    """Since reconstruction 0.8 the judge is asked in ``process_results``, one doc at a time
+    (``scoring.judge_same_pun``), and its verdict logged; ``unpie_correct`` combines the logged scores: the former
+    batch aggregation's value, with no judge call."""
     import hanyi.metrics.judge as judge
 
     fake = _FakeJudge()
-    monkeypatch.setattr(judge.JudgeConfig, "from_env", classmethod(lambda cls: object()))
     monkeypatch.setattr(judge, "get_judge_client", lambda config: fake)
     marks = ["GOOD", "bad", "FAIL", "MAYBE", "", "GOOD"]
-    items = [{"prediction": f"{marks[i % len(marks)]} answer" if marks[i % len(marks)] else "  ",
-              "reference": d["target"]} for i, d in enumerate(sample_docs["reconstruction"])]  # fmt: skip
-    prompts = [it["prediction"] for it in items]  # the markers survive rendering; the former path on raw strings
-    items = [{**it, "judge_prompt": p} for it, p in zip(items, prompts)]  # rendered by process_results
-    former = _former_judge_correct([dict(it) for it in items], prompts, _FakeJudge().judge_many)
-    value = utils.unpie_correct(items)
-    assert fake.calls == 1 and value == former  # one batch for the whole task
-    stats = utils.unpie_correct.per_doc(items)  # a second pass asks again (the real client answers from its cache)
-    assert fake.calls == 2
+    preds = [
+        f"{marks[i % len(marks)]} answer" if marks[i % len(marks)] else "  "
+        for i in range(len(sample_docs["reconstruction"]))
+    ]
+    items = [{"prediction": p, "judge_prompt": p, **scoring.judge_same_pun(object(), p, p)} for p in preds]
+    assert fake.calls == sum(bool(p.strip()) for p in preds)  # one request per answered doc, none for an empty one
+    former = _former_judge_correct([dict(it) for it in items], preds, _FakeJudge().judge_many)
+    monkeypatch.setattr(judge, "get_judge_client", lambda config: pytest.fail("the aggregation asked the judge"))
+    assert utils.unpie_correct(items) == former and utils.unpie_correct.light
+    stats = utils.unpie_correct.per_doc(items)
     kinds = [marks[i % len(marks)] for i in range(len(items))]
     assert [math.isnan(s) for s in stats] == [k == "FAIL" for k in kinds]
     assert [s for s, k in zip(stats, kinds) if k != "FAIL"] == [float(k == "GOOD") for k in kinds if k != "FAIL"]
+    assert [it.get("judge_verdict") for it in items[:4]] == [True, False, None, None]  # logged with the raw answer
     _interval(utils.unpie_correct, items)
-    monkeypatch.setattr(judge.JudgeConfig, "from_env", classmethod(lambda cls: None))
-    assert math.isnan(utils.unpie_correct([dict(it) for it in items]))
+    assert math.isnan(utils.unpie_correct([it for it, k in zip(items, kinds) if k == "FAIL"]))  # judge down: NaN
 
 
 def test_proportions_get_the_exact_interval_of_their_scored_docs():

@@ -1,7 +1,13 @@
 """Regenerate the UNPIE task and group YAMLs from constants.py: ``python -m hanyi.tasks.unpie._generate_configs``.
 
-Each task YAML is ``include`` + the keys it changes; the shared keys live in ``_default_template_yaml`` and the
-three ``_<kind>_yaml`` files. Run after changing constants; commit the output.
+Each task YAML is ``include`` + the keys it changes; the shared keys live in ``_default_template_yaml``, the three
+``_<kind>_yaml`` files (one-split tasks) and the three ``_<kind>_all_yaml`` files (tasks that score both splits,
+whose value is the paper's All). Run after changing constants; commit the output.
+
+* ``unpie_<kind>[_<mode>][_<lang>]``: both splits, homographic docs then heterographic ones (loading.py); the groups
+  ``unpie``, ``unpie_sm`` and ``unpie_text`` hold these.
+* ``unpie_<kind>[_<mode>][_<lang>]_{homo,hetero}``: one split each, as before; tagged ``unpie_splits``,
+  ``unpie_sm_splits`` and ``unpie_text_splits``, in no group.
 """
 
 import os
@@ -22,13 +28,6 @@ TEMPLATES = {  # (kind, mode) -> template; disambiguation has no LM variant (pap
     ("reconstruction", "sm"): "reconstruction_image.jinja",
 }
 IMAGE_SLOT = {"grounding": '""', "disambiguation": '""', "reconstruction": "(see the attached image)"}
-_DISAMB = ("disamb_acc_bertscore", "disamb_acc_bertscore_custom_model", "disamb_acc_chrf")
-_RECON = ("pun_word_recovered", "bleu4", "meteor", "meteor_exact_stem")
-AGGREGATE = {  # paper keys, their fallback keys, then the robust (_robust) twins
-    "grounding": ("exact_match", "exact_match_strict", "exact_match_lenient", "answer_rate", "exact_match_robust"),
-    "disambiguation": (*_DISAMB, "answer_rate", *(f"{m}_robust" for m in _DISAMB)),
-    "reconstruction": ("correct_custom_judge", *_RECON, "answer_rate", *(f"{m}_robust" for m in _RECON)),
-}
 MODE_INFIX = {"vlm": "", "text": "_text", "sm": "_sm"}
 
 
@@ -37,37 +36,39 @@ def _write(name, lines, folder=None):
         f.write("\n".join(lines) + "\n")
 
 
-def _task(kind, mode, lang, suffix, split):
+GROUP = {"vlm": "unpie", "text": "unpie_text", "sm": "unpie_sm"}
+
+
+def _task(kind, mode, lang, suffix=None, split="homographic"):
+    """One task YAML: one split (``suffix``: homo/hetero), or both (``suffix`` None: the test split is homographic,
+    and process_docs appends the heterographic docs)."""
     stem = f"unpie_{kind}{MODE_INFIX[mode]}" + (f"_{lang}" if lang else "")
     infix = "_sm" if mode == "sm" else ""  # the caption tasks keep docs with no image and attach the captions
-    docs = f"unpie_{kind}{infix}" + (f"_{lang}" if lang else "") + f"_{suffix}_docs"
+    docs = f"unpie_{kind}{infix}" + (f"_{lang}" if lang else "") + ("_split" if suffix else "") + "_docs"
     slot = IMAGE_SLOT[kind] if mode == "vlm" else '""'
-    _write(
-        f"{stem}_{suffix}",
-        [
-            f"task: {stem}_{suffix}",
-            f"include: _{kind}_yaml",
-            f"test_split: {split}",
-            f"process_docs: !function loading.{docs}",
-            "lmms_eval_specific_kwargs:",
-            f"  default: {{mode: {mode}, template: {TEMPLATES[kind, mode]}, image_slot: {slot}}}",
-        ],
-    )
+    name = f"{stem}_{suffix}" if suffix else stem
+    head = [f"task: {name}", f"include: _{kind}_yaml", f"tag: [{GROUP[mode]}_splits]", f"test_split: {split}"]
+    if not suffix:
+        head = [
+            f"task: {name}",
+            f"include: _{kind}_all_yaml",
+            "test_split: homographic  # + heterographic (loading.py)",
+        ]
+    lines = head + [
+        f"process_docs: !function loading.{docs}",
+        "lmms_eval_specific_kwargs:",
+        f"  default: {{mode: {mode}, template: {TEMPLATES[kind, mode]}, image_slot: {slot}}}",
+    ]
+    _write(name, lines)
     return stem
 
 
-#: Group versions that moved from 0.1 (0.2: correct -> correct_custom_judge, our judge prompt).
-GROUP_VERSION = {"reconstruction": "0.2"}
-
-
-def _group(name, members, metrics, version="0.1"):
+def _group(name, members, version):
     lines = [f"group: {name}", "task:"] + [f"  - {m}" for m in members]
-    if metrics:
-        lines.append("aggregate_metric_list:  # All = unweighted mean of Homo and Hetero (paper §4)")
-        lines += [f"  - {{metric: {m}, aggregation: mean, weight_by_size: false}}" for m in metrics]
-    _write(name, lines + ["metadata:", f"  version: {version}"])
-    if name.startswith(("unpie_text", "unpie_grounding_text", "unpie_reconstruction_text")):
-        _write(name, lines + ["metadata:", f"  version: {version}"], LM_EVAL_DIR)
+    lines += ["metadata:", f"  version: {version}  # 0.2 its members score both splits (All); no per-split tasks"]
+    _write(name, lines)
+    if name == "unpie_text":
+        _write(name, lines, LM_EVAL_DIR)
 
 
 def main():
@@ -75,11 +76,10 @@ def main():
     for kind, mode in TEMPLATES:
         for lang in [code for code, _ in LANGUAGE_NAMES] if kind != "grounding" else [None]:
             for suffix, split in SPLIT_SUFFIX:
-                stem = _task(kind, mode, lang, suffix, split)
-            _group(stem, [f"{stem}_{s}" for s, _ in SPLIT_SUFFIX], AGGREGATE[kind], GROUP_VERSION.get(kind, "0.1"))
-            groups[mode].append(stem)
-    for mode, name in (("vlm", "unpie"), ("text", "unpie_text"), ("sm", "unpie_sm")):
-        _group(name, groups[mode], ())
+                _task(kind, mode, lang, suffix, split)
+            groups[mode].append(_task(kind, mode, lang))
+    for mode, name in GROUP.items():
+        _group(name, groups[mode], "0.2")
 
 
 if __name__ == "__main__":

@@ -1,5 +1,12 @@
 """UNPIE ``process_docs`` functions: hub rows -> task docs (hanyi.data.unpie.expand), one name per task YAML.
 
+Both splits in one task (the tasks whose value is the paper's All, docs/unpie.md "Tasks"): lmms-eval and lm-eval
+hand ``process_docs`` the ``test_split`` only, so those tasks say ``test_split: homographic`` and their functions
+append the docs of ``datasets.load_dataset(<the same dataset_path>, "default", split="heterographic")``, which reads
+what the harness has just loaded (a folder from disk, a hub id from the ``datasets`` cache: offline too). Neither
+``dataset_kwargs: {split: "homographic+heterographic"}`` (one ``Dataset``, which lmms-eval indexes by split name) nor
+``data_files`` globbing both parquet files into one split (each row's split lost) works.
+
 The backbones a task's scoring needs are checked here, at task load, before any model call. The VLM
 disambiguation tasks leave out docs whose disambiguator image cannot be resolved (a VLM task never sends a request
 without its image); the caption (``_sm``) tasks keep them and attach each doc's caption (a doc without one is
@@ -7,46 +14,58 @@ counted in ``caption_missing`` and left out of every score).
 """
 
 import functools
+import os
 
+import datasets
+
+from hanyi.data import sources
 from hanyi.data import unpie as data
 from hanyi.tasks.unpie import scoring
 
 
-def _expand_checked(dataset, kind, split, lang, needs_image=False, captions=False):
+def _expand_checked(dataset, kind, lang=None, needs_image=False, captions=False, split=None):
     scoring.require_backbones(kind)  # at task load, before any model call, once per process
+    split = split or str(dataset.split)  # the split lmms-eval hands over (its test_split), as ``datasets`` names it
     return data.expand(dataset, kind=kind, split=split, lang=lang, needs_image=needs_image, captions=captions)
 
 
-def _docs(kind, split, lang=None, needs_image=False, captions=False):
-    kw = dict(kind=kind, split=split, lang=lang, needs_image=needs_image, captions=captions)
-    return functools.partial(_expand_checked, **kw)
+def _both_checked(homographic, kind, lang=None, needs_image=False, captions=False):
+    cache = os.environ.get("LMMS_EVAL_DATASETS_CACHE")  # lmms-eval's datasets cache, if set (else the default)
+    heterographic = datasets.load_dataset(sources.resolve("unpie"), "default", split="heterographic", cache_dir=cache)
+    parts = [(homographic, "homographic"), (heterographic, "heterographic")]
+    return datasets.concatenate_datasets([_expand_checked(d, kind, lang, needs_image, captions, s) for d, s in parts])
 
 
-unpie_grounding_homo_docs = _docs("grounding", "homographic")
-unpie_grounding_hetero_docs = _docs("grounding", "heterographic")
-unpie_grounding_sm_homo_docs = _docs("grounding", "homographic", captions=True)
-unpie_grounding_sm_hetero_docs = _docs("grounding", "heterographic", captions=True)
-unpie_disambiguation_de_homo_docs = _docs("disambiguation", "homographic", "de", needs_image=True)
-unpie_disambiguation_de_hetero_docs = _docs("disambiguation", "heterographic", "de", needs_image=True)
-unpie_disambiguation_fr_homo_docs = _docs("disambiguation", "homographic", "fr", needs_image=True)
-unpie_disambiguation_fr_hetero_docs = _docs("disambiguation", "heterographic", "fr", needs_image=True)
-unpie_disambiguation_ko_homo_docs = _docs("disambiguation", "homographic", "ko", needs_image=True)
-unpie_disambiguation_ko_hetero_docs = _docs("disambiguation", "heterographic", "ko", needs_image=True)
-unpie_disambiguation_sm_de_homo_docs = _docs("disambiguation", "homographic", "de", captions=True)
-unpie_disambiguation_sm_de_hetero_docs = _docs("disambiguation", "heterographic", "de", captions=True)
-unpie_disambiguation_sm_fr_homo_docs = _docs("disambiguation", "homographic", "fr", captions=True)
-unpie_disambiguation_sm_fr_hetero_docs = _docs("disambiguation", "heterographic", "fr", captions=True)
-unpie_disambiguation_sm_ko_homo_docs = _docs("disambiguation", "homographic", "ko", captions=True)
-unpie_disambiguation_sm_ko_hetero_docs = _docs("disambiguation", "heterographic", "ko", captions=True)
-unpie_reconstruction_de_homo_docs = _docs("reconstruction", "homographic", "de")
-unpie_reconstruction_de_hetero_docs = _docs("reconstruction", "heterographic", "de")
-unpie_reconstruction_fr_homo_docs = _docs("reconstruction", "homographic", "fr")
-unpie_reconstruction_fr_hetero_docs = _docs("reconstruction", "heterographic", "fr")
-unpie_reconstruction_ko_homo_docs = _docs("reconstruction", "homographic", "ko")
-unpie_reconstruction_ko_hetero_docs = _docs("reconstruction", "heterographic", "ko")
-unpie_reconstruction_sm_de_homo_docs = _docs("reconstruction", "homographic", "de", captions=True)
-unpie_reconstruction_sm_de_hetero_docs = _docs("reconstruction", "heterographic", "de", captions=True)
-unpie_reconstruction_sm_fr_homo_docs = _docs("reconstruction", "homographic", "fr", captions=True)
-unpie_reconstruction_sm_fr_hetero_docs = _docs("reconstruction", "heterographic", "fr", captions=True)
-unpie_reconstruction_sm_ko_homo_docs = _docs("reconstruction", "homographic", "ko", captions=True)
-unpie_reconstruction_sm_ko_hetero_docs = _docs("reconstruction", "heterographic", "ko", captions=True)
+def _docs(kind, lang=None, both=False, **kw):  # the docs of the split lmms-eval hands over, or of both splits
+    return functools.partial(_both_checked if both else _expand_checked, kind=kind, lang=lang, **kw)
+
+
+unpie_grounding_split_docs = _docs("grounding")
+unpie_grounding_sm_split_docs = _docs("grounding", captions=True)
+unpie_disambiguation_de_split_docs = _docs("disambiguation", "de", needs_image=True)
+unpie_disambiguation_fr_split_docs = _docs("disambiguation", "fr", needs_image=True)
+unpie_disambiguation_ko_split_docs = _docs("disambiguation", "ko", needs_image=True)
+unpie_disambiguation_sm_de_split_docs = _docs("disambiguation", "de", captions=True)
+unpie_disambiguation_sm_fr_split_docs = _docs("disambiguation", "fr", captions=True)
+unpie_disambiguation_sm_ko_split_docs = _docs("disambiguation", "ko", captions=True)
+unpie_reconstruction_de_split_docs = _docs("reconstruction", "de")
+unpie_reconstruction_fr_split_docs = _docs("reconstruction", "fr")
+unpie_reconstruction_ko_split_docs = _docs("reconstruction", "ko")
+unpie_reconstruction_sm_de_split_docs = _docs("reconstruction", "de", captions=True)
+unpie_reconstruction_sm_fr_split_docs = _docs("reconstruction", "fr", captions=True)
+unpie_reconstruction_sm_ko_split_docs = _docs("reconstruction", "ko", captions=True)
+# Both splits, homographic docs then heterographic ones: the tasks whose value is the paper's All.
+unpie_grounding_docs = _docs("grounding", both=True)
+unpie_grounding_sm_docs = _docs("grounding", both=True, captions=True)
+unpie_disambiguation_de_docs = _docs("disambiguation", "de", both=True, needs_image=True)
+unpie_disambiguation_fr_docs = _docs("disambiguation", "fr", both=True, needs_image=True)
+unpie_disambiguation_ko_docs = _docs("disambiguation", "ko", both=True, needs_image=True)
+unpie_disambiguation_sm_de_docs = _docs("disambiguation", "de", both=True, captions=True)
+unpie_disambiguation_sm_fr_docs = _docs("disambiguation", "fr", both=True, captions=True)
+unpie_disambiguation_sm_ko_docs = _docs("disambiguation", "ko", both=True, captions=True)
+unpie_reconstruction_de_docs = _docs("reconstruction", "de", both=True)
+unpie_reconstruction_fr_docs = _docs("reconstruction", "fr", both=True)
+unpie_reconstruction_ko_docs = _docs("reconstruction", "ko", both=True)
+unpie_reconstruction_sm_de_docs = _docs("reconstruction", "de", both=True, captions=True)
+unpie_reconstruction_sm_fr_docs = _docs("reconstruction", "fr", both=True, captions=True)
+unpie_reconstruction_sm_ko_docs = _docs("reconstruction", "ko", both=True, captions=True)

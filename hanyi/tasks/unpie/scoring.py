@@ -1,4 +1,5 @@
-"""UNPIE scoring glue called by ``utils.py``'s ``process_results``: metric-model settings, per-doc decisions.
+"""UNPIE scoring glue called by ``utils.py``'s ``process_results``: metric-model settings, per-doc decisions and
+judge verdicts.
 
 Settings are validated when the task loads (:mod:`hanyi.settings`) and the BERTScore backbone is resolved then, once
 per process (:mod:`hanyi.backbones`): ``HANYI_UNPIE_BERTSCORE_MODEL`` (local path or hub id, default
@@ -8,6 +9,9 @@ table), ``HANYI_UNPIE_BERTSCORE_BATCH`` (default 64); the judge comes from ``HAN
 
 from __future__ import annotations
 
+import math
+
+from hanyi.metrics import judge
 from hanyi.metrics import reference_choice as rc
 from hanyi.metrics.reference_choice import BATCH_ENV, LAYERS_ENV, MODEL_ENV, bertscore_settings  # noqa: F401
 
@@ -53,3 +57,16 @@ def decisions(predictions: list[str], target: str, distractor: str, name: str) -
     Each dict: ``target_score``, ``distractor_score``, ``correct``."""
     n = len(predictions)
     return rc.decide(predictions, [target] * n, [distractor] * n, pair_scorer(name))
+
+
+def judge_same_pun(config, prompt: str, prediction: str) -> dict:
+    """One doc's "same pun?" verdict (``judge_raw``, ``judge_verdict``) and ``judge_score``: 1.0 yes; 0.0 no, an
+    unparseable verdict or an empty prediction (not sent); NaN a failed request (left out of the score)."""
+    if not prediction.strip():
+        return {"judge_score": 0.0}
+    (res,) = judge.get_judge_client(config).judge_many([prompt], parse=judge.parse_yes_no)  # a failure: logged there
+    return {
+        "judge_score": math.nan if res.request_failed else float(res.value is True),
+        "judge_raw": res.raw,
+        "judge_verdict": res.value,
+    }

@@ -7,13 +7,19 @@ from hanyi.data import unpie as data
 from hanyi.metrics import free_text, mt_overlap
 from hanyi.metrics.unpie_aggregations import (  # noqa: F401  (named by the YAMLs as utils.*)
     unpie_bleu4,
+    unpie_bleu4_all,
     unpie_correct,
+    unpie_correct_all,
+    unpie_disamb_acc_all,
     unpie_disamb_acc_bertscore,
     unpie_disamb_acc_bertscore_custom_model,
     unpie_disamb_acc_chrf,
     unpie_mean_correct,
+    unpie_mean_correct_all,
     unpie_meteor,
+    unpie_meteor_all,
     unpie_sum,
+    unpie_word_recovered_all,
 )
 from hanyi.tasks import _common
 from hanyi.tasks._common import prompt_kwargs, render, visuals
@@ -55,8 +61,9 @@ def _response(results) -> str:
 
 
 def _evidence(doc, response, prediction):
-    keys = ("unpie_id", "meaning_idx", "lang")
-    return {**{k: doc[k] for k in keys if k in doc}, "response": response, "prediction": prediction}
+    keys = ("unpie_id", "meaning_idx", "lang", "category")  # category: the doc's split
+    found = {k: doc[k] for k in keys if k in doc} | _caption_count(doc)
+    return {**found, "response": response, "prediction": prediction}
 
 
 def _overlap_item(item, reference):
@@ -79,12 +86,14 @@ def unpie_grounding_process_results(doc, results):
     response = _response(results)
     pred, gold = free_text.extract_labelled_answer(response, ANSWER_LABELS["grounding"]), doc["pun_phrase"]
     item = {**_evidence(doc, response, pred), "gold": gold, "correct": free_text.exact_match(pred, gold)}
+    item["exact_match_strict"] = float(free_text.exact_match_strict(response, gold))  # logged for hanyi report
+    item["exact_match_lenient"] = float(free_text.exact_match_lenient(pred, gold, doc["pun_sentence"]))
     robust = free_text.extract_after_preamble(response, ANSWER_LABELS["grounding"])
     return {
         "exact_match": item,
         "exact_match_robust": {**item, "prediction": robust, "correct": free_text.exact_match(robust, gold)},
-        "exact_match_strict": float(free_text.exact_match_strict(response, gold)),
-        "exact_match_lenient": float(free_text.exact_match_lenient(pred, gold, doc["pun_sentence"])),
+        "exact_match_strict": item["exact_match_strict"],
+        "exact_match_lenient": item["exact_match_lenient"],
         "answer_rate": float(bool(pred)),
     } | _caption_count(doc)
 
@@ -111,8 +120,9 @@ def unpie_reconstruction_process_results(doc, results):
     response = _response(results)
     pred = free_text.extract_labelled_answer(response, ANSWER_LABELS["reconstruction"])
     item = _overlap_item(_evidence(doc, response, pred), doc["target"])
+    item["pun_word_recovered"] = float(free_text.word_recovered(pred, doc["pun_phrase"]))
     out = {
-        "pun_word_recovered": float(free_text.word_recovered(pred, doc["pun_phrase"])),
+        "pun_word_recovered": item["pun_word_recovered"],
         "bleu4": item,
         backbones.metric_key("wordnet", "meteor"): item,  # meteor_exact_stem without WordNet
     }
@@ -120,9 +130,10 @@ def unpie_reconstruction_process_results(doc, results):
         {**item, "prediction": free_text.extract_after_preamble(response, ANSWER_LABELS["reconstruction"])},
         doc["target"],
     )
+    robust["pun_word_recovered"] = float(free_text.word_recovered(robust["prediction"], doc["pun_phrase"]))
     out.update({"bleu4_robust": robust, backbones.metric_key("wordnet", "meteor") + "_robust": robust})
     out["answer_rate"] = float(bool(pred))
-    out["pun_word_recovered_robust"] = float(free_text.word_recovered(robust["prediction"], doc["pun_phrase"]))
+    out["pun_word_recovered_robust"] = robust["pun_word_recovered"]
     from hanyi.metrics.judge import JudgeConfig, warn_judge_disabled
 
     judge = JudgeConfig.from_env()
@@ -130,5 +141,6 @@ def unpie_reconstruction_process_results(doc, results):
         warn_judge_disabled([JUDGE_METRIC])
     else:  # our prompt, any judge model: never the paper's "correct" (its GPT-4 prompt is unpublished)
         prompt = render("unpie", "judge_same_pun.jinja", pun_sentence=doc["target"], prediction=pred)
-        out[JUDGE_METRIC] = {**item, "judge_model": judge.model, "judge_prompt": prompt}
+        verdict = scoring.judge_same_pun(judge, prompt, pred)  # asked here, per doc, and logged
+        out[JUDGE_METRIC] = {**item, "judge_model": judge.model, "judge_prompt": prompt, **verdict}
     return out | _caption_count(doc)

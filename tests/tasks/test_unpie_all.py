@@ -1,0 +1,140 @@
+"""UNPIE tasks that score both splits: their aggregations (``all_splits`` of the one-split tasks' own) give the
+paper's All, the unweighted mean of Homo and Hetero, with the arithmetic of lmms-eval's group of the two one-split tasks
+(``aggregate_subtask_metrics``, ``weight_by_size: false``), bit for bit, whatever the order of the docs; ``hanyi
+report`` gives them an interval."""
+
+import math
+import os
+import random
+
+import pytest
+from lmms_eval.api.metrics import aggregate_subtask_metrics
+from lmms_eval.api.metrics import mean as lmms_mean
+
+from hanyi.data import unpie as data
+from hanyi.data.sources import SAMPLE_DIR
+from hanyi.metrics import resample
+from hanyi.metrics import unpie_aggregations as agg
+from hanyi.tasks.unpie import both_splits, utils
+
+ANSWERS = ["", "cut", "[answer]: chemistry", "Here is the answer:\nsweet", "gecko", "nothing", "[German]: x"]
+
+
+def _same(a, b):
+    return (isinstance(a, float) and isinstance(b, float) and math.isnan(a) and math.isnan(b)) or a == b
+
+
+@pytest.fixture(scope="module")
+def docs():
+    """The sample's docs per kind and split (German for disambiguation and reconstruction)."""
+    import datasets
+
+    root = os.path.join(SAMPLE_DIR, "unpie")
+    rows = {s: datasets.load_dataset(root, split=s) for s in data.SPLITS}
+    out = {}
+    for kind in data.KINDS:
+        lang = None if kind == "grounding" else "de"
+        out[kind] = {s: data.expand_rows(rows[s], kind, s, lang)[0] for s in data.SPLITS}
+    return out
+
+
+def _answer(doc, rng):
+    gold = [doc.get(k) for k in ("pun_phrase", "target", "distractor") if isinstance(doc.get(k), str)]
+    pool = ANSWERS + gold + [f"[English]: {g}" for g in gold] + [f"[German]: {g}" for g in gold]
+    return rng.choice(pool)
+
+
+#: (kind, the both-splits key, its aggregation, the one-split key, the one-split aggregation)
+CASES = [
+    ("grounding", "exact_match", agg.unpie_mean_correct_all, "exact_match", agg.unpie_mean_correct),
+    ("grounding", "exact_match_robust", agg.unpie_mean_correct_all, "exact_match_robust", agg.unpie_mean_correct),
+    ("disambiguation", "DISAMB", agg.unpie_disamb_acc_all, "DISAMB", agg.unpie_disamb_acc_bertscore),
+    ("reconstruction", "bleu4", agg.unpie_bleu4_all, "bleu4", agg.unpie_bleu4),
+    ("reconstruction", "METEOR", agg.unpie_meteor_all, "METEOR", agg.unpie_meteor),
+    ("reconstruction", "pun_word_recovered", agg.unpie_word_recovered_all, "pun_word_recovered", lmms_mean),
+]
+
+
+@pytest.fixture
+def no_backbones(monkeypatch):
+    """No judge; BERTScore and WordNet as this machine has them (their keys: :func:`_key`)."""
+    monkeypatch.delenv("HANYI_JUDGE_BASE_URL", raising=False)
+
+
+def _key(key: str) -> str:
+    """The disambiguation / METEOR key this machine emits (the paper's, or its fallback)."""
+    from hanyi import backbones
+
+    if key == "DISAMB":
+        return backbones.metric_key("bertscore", "disamb_acc_bertscore")
+    return backbones.metric_key("wordnet", "meteor") if key == "METEOR" else key
+
+
+@pytest.mark.parametrize("kind, key, both, leaf_key, leaf", CASES)
+def test_all_is_the_former_groups_mean_bit_for_bit_in_any_order(docs, no_backbones, kind, key, both, leaf_key, leaf):
+    key, leaf_key = _key(key), _key(leaf_key)
+    one_split = getattr(utils, f"unpie_{kind}_process_results")
+    both_splits_hook = getattr(both_splits, f"unpie_{kind}_all_process_results")
+    for seed in range(6):
+        rng = random.Random(seed)
+        values, items = [], []
+        for split in data.SPLITS:
+            split_docs = docs[kind][split] * (2 if split == "homographic" else 5)  # unequal: All is no pooled mean
+            answers = [_answer(d, rng) for d in split_docs]
+            leaf_items = [one_split(d, [a])[leaf_key] for d, a in zip(split_docs, answers)]
+            values.append(leaf(leaf_items))
+            items += [both_splits_hook(d, [a])[key] for d, a in zip(split_docs, answers)]
+        group = aggregate_subtask_metrics(values, [len(docs[kind][s]) for s in data.SPLITS], weight_by_size=False)
+        assert _same(both(items), group), (key, seed)
+        for order in range(3):
+            random.Random(order).shuffle(items)
+            assert _same(both(items), group), (key, seed, order)
+        assert resample.by_name(both.__name__) is both is getattr(agg, both.__name__) and both.light  # YAML name
+        stats = resample.as_array(both.per_doc(items))
+        assert stats.shape[1] >= 2 and _same(both.combine(stats), group)
+
+
+def test_a_split_with_no_doc_gives_the_other_splits_value_and_an_uncaptioned_doc_is_no_doc(docs, no_backbones):
+    doc = {**docs["grounding"]["homographic"][0], "caption": "a knife"}
+    right, wrong = (both_splits.unpie_grounding_all_process_results(doc, [a])["exact_match"] for a in ("cut", "spoon"))
+    uncaptioned = both_splits.unpie_grounding_all_process_results({**doc, "caption": ""}, ["cut"])
+    assert uncaptioned["exact_match"]["caption_missing"] == 1.0 and set(uncaptioned) == {
+        "exact_match",
+        "exact_match_robust",
+    }
+    hetero = {**right, "category": "heterographic"}
+    assert agg.unpie_mean_correct_all([right, wrong, uncaptioned["exact_match"]]) == 0.5  # Homo only
+    assert agg.unpie_mean_correct_all([right, wrong, hetero]) == (0.5 + 1.0) / 2
+    assert math.isnan(agg.unpie_mean_correct_all([uncaptioned["exact_match"]]))  # no doc scored at all
+
+
+def test_the_all_interval_is_a_bootstrap_of_the_mean_of_the_split_values(docs, no_backbones):
+    rng = random.Random(3)
+    items = []
+    for split in data.SPLITS:
+        for d in docs["reconstruction"][split] * 4:
+            items.append(both_splits.unpie_reconstruction_all_process_results(d, [_answer(d, rng)])["bleu4"])
+    out = resample.bootstrap(
+        agg.unpie_bleu4_all.combine, resample.as_array(agg.unpie_bleu4_all.per_doc(items)), iters=200
+    )
+    assert out["value"] == agg.unpie_bleu4_all(items)
+    assert out["ci_low"] is not None and out["ci_low"] <= out["value"] <= out["ci_high"]
+
+
+def test_reconstruction_emits_the_judge_or_its_offline_stand_in_never_both(docs, no_backbones, monkeypatch):
+    doc = docs["reconstruction"]["homographic"][0]
+    keys = set(both_splits.unpie_reconstruction_all_process_results(doc, ["[English]: x"]))
+    meteor = _key("METEOR")
+    assert keys == {
+        "bleu4",
+        "bleu4_robust",
+        meteor,
+        f"{meteor}_robust",
+        "pun_word_recovered",
+        "pun_word_recovered_robust",
+    }
+    monkeypatch.setenv("HANYI_JUDGE_BASE_URL", "http://127.0.0.1:9/v1")
+    monkeypatch.setenv("HANYI_JUDGE_MODEL", "fake")
+    out = both_splits.unpie_reconstruction_all_process_results(doc, ["[English]: x"])
+    assert "correct_custom_judge" in out and not any(k.startswith("pun_word_recovered") for k in out)
+    assert out["bleu4"]["pun_word_recovered"] in (0.0, 1.0)  # still logged, for hanyi report
