@@ -258,7 +258,7 @@ BACKBONES: dict[str, Backbone] = {
             lambda: "hanyi setup (or set HANYI_UNPIE_BERTSCORE_MODEL to a local copy of bert-base-multilingual-cased)",
             _check_bertscore,
             lambda: _env_key("HANYI_UNPIE_BERTSCORE_MODEL", "HANYI_UNPIE_BERTSCORE_LAYERS"),
-            {"disamb_acc_bertscore": "disamb_acc_bertscore_custom_model"},
+            {"disamb_acc_bertscore": "disamb_acc_custom_model"},
         ),
         Backbone(
             "vulca_nli",

@@ -37,9 +37,10 @@ def _fallback_and_custom_keys() -> tuple[set[str], set[str], set[str]]:
     return paper, fallback, custom
 
 
-def _emitted(metric: str, backbone_state: str) -> bool:
+def _emitted(metric: str, backbone_state: str, declared: set[str]) -> bool:
     """Whether a run with ``backbone_state`` ("paper": every paper backbone; "fallback": none, so the fallback keys;
-    "custom": other models where hanyi allows them) can emit ``metric`` (robust siblings follow their key)."""
+    "custom": other models where hanyi allows them) can emit ``metric`` of a task that declares ``declared`` (a
+    ``_robust`` sibling follows its key; a key whose ``<key>_custom_model`` is declared is replaced by it)."""
     paper, fallback, custom = _fallback_and_custom_keys()
     base = metric.removesuffix("_robust")
     is_custom = base in custom or base.endswith("_custom_model")
@@ -47,7 +48,8 @@ def _emitted(metric: str, backbone_state: str) -> bool:
         return base not in fallback and not is_custom
     if backbone_state == "fallback":
         return base not in paper and not is_custom
-    return base not in fallback and (is_custom or base not in paper)
+    replaced = base in paper or f"{base}_custom_model" in declared
+    return base not in fallback and (is_custom or not replaced)
 
 
 def worst_case(backbone_state: str, groups=GROUPS) -> dict:
@@ -75,13 +77,14 @@ def worst_case(backbone_state: str, groups=GROUPS) -> dict:
             if metrics and len(subtasks[name]) == 1:
                 metrics = [k.split(",")[0] for k in results[subtasks[name][0]] if "," in k and "_stderr" not in k]
             for metric in metrics:
-                if _emitted(metric, backbone_state):
+                if _emitted(metric, backbone_state, set(metrics)):
                     results[name] |= {f"{metric},none": 0.5, f"{metric}_stderr,none": 0.01}
             if metrics:
                 groups_out[name] = dict(results[name])
             return
+        declared = {m["metric"] for m in entry["config"].get("metric_list") or []}
         for m in entry["config"].get("metric_list") or []:
-            if _emitted(m["metric"], backbone_state):
+            if _emitted(m["metric"], backbone_state, declared):
                 results[name] |= {
                     f"{m['metric']},none": 0.5,
                     f"{m['metric']}_stderr,none": 0.01,

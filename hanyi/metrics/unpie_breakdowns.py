@@ -31,7 +31,7 @@ GROUNDING = r"unpie_grounding(_sm|_text)?"
 DISAMBIGUATION = r"unpie_disambiguation(_sm)?_(de|fr|ko)"
 RECONSTRUCTION = r"unpie_reconstruction(_sm|_text)?_(de|fr|ko)"
 #: The disambiguation key a run emits: the paper's BERTScore decision, or a fallback that replaces it.
-DISAMB_KEYS = ("disamb_acc_bertscore", "disamb_acc_bertscore_custom_model", "disamb_acc_chrf")
+DISAMB_KEYS = ("disamb_acc_bertscore", "disamb_acc_custom_model", "disamb_acc_chrf")
 LOWER_IS_BETTER = [f"{c}{s}" for c in COUNTS for s in ("", "_homo", "_hetero")]
 
 

@@ -51,7 +51,7 @@ def test_groups_hold_only_generate_until_tasks_with_version(tasks, task_manager)
         assert all(t.config.task.endswith(("_homo", "_hetero")) != both for t in leaves.values()), name
         for task in leaves.values():
             assert task.OUTPUT_TYPE == "generate_until"
-            # 0.2 robust keys (all); 0.3 meteor_exact_stem / disamb_acc_bertscore_custom_model fallback keys;
+            # 0.2 robust keys (all); 0.3 meteor_exact_stem / disamb_acc_custom_model fallback keys;
             # disambiguation 0.4: paper and _robust keys in one call; issue 27: caption_missing, exact_match_robust,
             # reconstruction 0.5: correct_custom_judge; issue 26: 0.6 order-independent METEOR mean and BERTScore batch,
             # 0.7 each doc scored in process_results (logged), the aggregations combine the logged numbers;
@@ -423,7 +423,7 @@ def test_disambiguation_with_another_bertscore_model_has_its_own_key(replay, tas
     records = _disamb_records(tasks, "unpie_disambiguation_de_hetero", wrong={("heterographic-0", 1)})
     res = replay(records, ["unpie_disambiguation_de_hetero"])["results"]["unpie_disambiguation_de_hetero"]
     assert "disamb_acc_chrf,none" not in res and "disamb_acc_bertscore,none" not in res
-    assert res["disamb_acc_bertscore_custom_model,none"] == pytest.approx(4 / 5)
+    assert res["disamb_acc_custom_model,none"] == pytest.approx(4 / 5)
 
 
 def test_judge_correct_through_fake_judge_server(replay, tasks, tmp_path, monkeypatch, fake_judge):
