@@ -38,7 +38,7 @@ def unpie_disamb_acc_bertscore(items: list[dict]) -> list[float]:
 
 
 @decomposed(rate, light=True)
-def unpie_disamb_acc_bertscore_custom_model(items: list[dict]) -> list[float]:
+def unpie_disamb_acc_custom_model(items: list[dict]) -> list[float]:
     """:func:`unpie_disamb_acc_bertscore` with another BERTScore model or layer (``HANYI_UNPIE_BERTSCORE_*``)."""
     return _decisions(items)
 

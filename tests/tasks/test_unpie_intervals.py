@@ -178,7 +178,7 @@ def test_disambiguation_accuracy_per_doc_equals_former_and_scores_nothing(sample
 def test_bertscore_aggregations_keep_their_name_and_decision(sample_docs, monkeypatch):
     monkeypatch.setattr(scoring, "bertscore_scorer", lambda: rc.chrf_scores)  # any pair scorer: the plumbing
     for agg, name in ((utils.unpie_disamb_acc_bertscore, "disamb_acc_bertscore"),
-                      (utils.unpie_disamb_acc_bertscore_custom_model, "disamb_acc_custom_model")):  # fmt: skip
+                      (utils.unpie_disamb_acc_custom_model, "disamb_acc_custom_model")):  # fmt: skip
         items = _disamb_items(sample_docs["disambiguation"], 5, name)
         assert agg.__name__ == f"unpie_{name}" and resample.by_name(agg.__name__) is agg
         assert agg(items) == _former_disambiguation_accuracy([dict(it) for it in items], rc.chrf_scores)
