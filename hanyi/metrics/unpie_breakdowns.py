@@ -22,7 +22,22 @@ from __future__ import annotations
 import math
 
 from hanyi.metrics.from_samples import breakdown
-from hanyi.metrics.unpie_aggregations import unpie_bleu4, unpie_disamb_acc_bertscore, unpie_mean_correct, unpie_meteor
+from hanyi.metrics.resample import decomposed
+from hanyi.metrics.unpie_aggregations import (
+    SPLIT_CODES,
+    unpie_bleu4,
+    unpie_bleu4_all,
+    unpie_correct,
+    unpie_correct_all,
+    unpie_disamb_acc_all,
+    unpie_disamb_acc_bertscore,
+    unpie_mean_correct,
+    unpie_mean_correct_all,
+    unpie_meteor,
+    unpie_meteor_all,
+    unpie_word_recovered,
+    unpie_word_recovered_all,
+)
 
 #: Split -> metric-name suffix, in the order of the paper's tables.
 SUFFIX = {"homographic": "homo", "heterographic": "hetero"}
@@ -33,6 +48,40 @@ RECONSTRUCTION = r"unpie_reconstruction(_sm|_text)?_(de|fr|ko)"
 #: The disambiguation key a run emits: the paper's BERTScore decision, or a fallback that replaces it.
 DISAMB_KEYS = ("disamb_acc_bertscore", "disamb_acc_custom_model", "disamb_acc_chrf")
 LOWER_IS_BETTER = [f"{c}{s}" for c in COUNTS for s in ("", "_homo", "_hetero")]
+#: One-split aggregation -> the both-splits tasks' aggregation built from it (its per-doc statistics lead with the split).
+ALL_SPLITS = {
+    unpie_mean_correct: unpie_mean_correct_all,
+    unpie_disamb_acc_bertscore: unpie_disamb_acc_all,
+    unpie_bleu4: unpie_bleu4_all,
+    unpie_meteor: unpie_meteor_all,
+    unpie_word_recovered: unpie_word_recovered_all,
+    unpie_correct: unpie_correct_all,
+}
+
+
+def one_split(agg, split: str):
+    """``agg`` (a one-split aggregation) on the docs of one ``split`` of a both-splits task's items (a
+    ``<metric>_homo`` / ``_hetero`` value), decomposed so that the report gives it an interval: the split-tagged
+    statistics of the task's own aggregation (:func:`~hanyi.metrics.unpie_aggregations.all_splits`), of which the
+    combine keeps the split's rows; NaN when the split has no scored doc."""
+    code = SPLIT_CODES[split]
+
+    def combine(stats) -> float:
+        rows = stats[stats[:, 0] == code, 1:] if len(stats) else stats
+        if not len(rows):
+            return math.nan
+        return float(agg.combine(rows[:, 0] if rows.shape[1] == 1 else rows))
+
+    name = f"{agg.__name__}_{SUFFIX[split]}"
+    return decomposed(combine, light=agg.light, name=name)(ALL_SPLITS[agg].per_doc)
+
+
+def _split_intervals(metrics: dict) -> dict:
+    """``{<name>_<suffix>: the one-split aggregation}`` for every ``name: aggregation`` and both splits: the report's
+    intervals of the Homo / Hetero values (:func:`hanyi.metrics.unpie_aggregations.one_split`)."""
+    return {
+        f"{name}_{suffix}": one_split(agg, split) for name, agg in metrics.items() for split, suffix in SUFFIX.items()
+    }
 
 
 def _mean(values: list[float]) -> float:
@@ -95,7 +144,12 @@ def _captions(items: list[dict]) -> dict:
     return _counts(items, "caption_missing", lambda it: float(it["caption_missing"]))
 
 
-@breakdown(GROUNDING, "exact_match", lower_is_better=LOWER_IS_BETTER)
+@breakdown(
+    GROUNDING,
+    "exact_match",
+    lower_is_better=LOWER_IS_BETTER,
+    intervals=_split_intervals({"exact_match": unpie_mean_correct}),
+)
 def grounding(items: list[dict]) -> dict:
     """Per split: ``exact_match``, ``answer_rate``, ``exact_match_strict``, ``exact_match_lenient``; the All of the
     three diagnostics; ``caption_missing`` (caption task)."""
@@ -111,7 +165,7 @@ def grounding(items: list[dict]) -> dict:
     return out | _all_of(out, ("answer_rate", "exact_match_strict", "exact_match_lenient")) | _captions(items)
 
 
-@breakdown(GROUNDING, "exact_match_robust")
+@breakdown(GROUNDING, "exact_match_robust", intervals=_split_intervals({"exact_match_robust": unpie_mean_correct}))
 def grounding_robust(items: list[dict]) -> dict:
     return _per_split(items, {"exact_match_robust": unpie_mean_correct})
 
@@ -129,8 +183,11 @@ def _disambiguation(name: str):
     def robust(items: list[dict]) -> dict:
         return _per_split(items, {f"{name}_robust": unpie_disamb_acc_bertscore})
 
-    breakdown(DISAMBIGUATION, name, lower_is_better=LOWER_IS_BETTER)(paper)
-    breakdown(DISAMBIGUATION, f"{name}_robust")(robust)
+    decision = unpie_disamb_acc_bertscore  # any scorer's logged decisions
+    breakdown(DISAMBIGUATION, name, lower_is_better=LOWER_IS_BETTER, intervals=_split_intervals({name: decision}))(
+        paper
+    )
+    breakdown(DISAMBIGUATION, f"{name}_robust", intervals=_split_intervals({f"{name}_robust": decision}))(robust)
 
 
 for _name in DISAMB_KEYS:
@@ -156,19 +213,30 @@ def _reconstruction(items: list[dict], suffix: str = "") -> dict:
     return out | _all_of(out, [name for name in metrics if name.startswith(("pun_word", "answer_rate"))])
 
 
-@breakdown(RECONSTRUCTION, "bleu4", lower_is_better=LOWER_IS_BETTER)
+def _reconstruction_intervals(suffix: str = "") -> dict:
+    return _split_intervals(
+        {
+            f"bleu4{suffix}": unpie_bleu4,
+            f"meteor{suffix}": unpie_meteor,
+            f"meteor_exact_stem{suffix}": unpie_meteor,
+            f"pun_word_recovered{suffix}": unpie_word_recovered,
+        }
+    )
+
+
+@breakdown(RECONSTRUCTION, "bleu4", lower_is_better=LOWER_IS_BETTER, intervals=_reconstruction_intervals())
 def reconstruction(items: list[dict]) -> dict:
     """Per split: ``bleu4``, ``meteor`` (or ``meteor_exact_stem``), ``pun_word_recovered``, ``answer_rate``; the All
     of the last two; ``caption_missing`` (caption task)."""
     return _reconstruction(items) | _captions(items)
 
 
-@breakdown(RECONSTRUCTION, "bleu4_robust")
+@breakdown(RECONSTRUCTION, "bleu4_robust", intervals=_reconstruction_intervals("_robust"))
 def reconstruction_robust(items: list[dict]) -> dict:
     return _reconstruction(items, "_robust")
 
 
-@breakdown(RECONSTRUCTION, "correct_custom_judge")
+@breakdown(RECONSTRUCTION, "correct_custom_judge", intervals=_split_intervals({"correct_custom_judge": unpie_correct}))
 def judge(items: list[dict]) -> dict:
     """Per split: the judge's ``correct_custom_judge`` from each doc's logged ``judge_score`` (1 same pun, 0 not, NaN
     for a failed request, left out): the share over the docs judged."""

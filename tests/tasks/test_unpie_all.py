@@ -139,3 +139,27 @@ def test_reconstruction_emits_the_judge_or_its_offline_stand_in_never_both(docs,
     out = both_splits.unpie_reconstruction_all_process_results(doc, ["[English]: x"])
     assert "correct_custom_judge" in out and not any(k.startswith("pun_word_recovered") for k in out)
     assert out["bleu4"]["pun_word_recovered"] in (0.0, 1.0)  # still logged, for hanyi report
+
+
+@pytest.mark.parametrize("kind, task", [("grounding", "unpie_grounding"), ("disambiguation", "unpie_disambiguation_de"),
+                                        ("reconstruction", "unpie_reconstruction_de")])  # fmt: skip
+def test_every_homo_and_hetero_value_of_the_report_has_an_interval_that_reproduces_it(docs, no_backbones, kind, task):
+    """The report's ``<metric>_homo`` / ``_hetero`` values (columns of Tables 4-6) get an interval: the one-split
+    aggregation registered beside the breakdown gives the breakdown's value from the same logged items."""
+    from hanyi.metrics import from_samples
+
+    hook = getattr(both_splits, f"unpie_{kind}_all_process_results")
+    rng = random.Random(5)
+    lines = [hook(d, [_answer(d, rng)]) for s in data.SPLITS for d in docs[kind][s] * 3]
+    lines = [{**line, "doc_id": i} for i, line in enumerate(lines)]
+    derived = from_samples.derive(task, lines)
+    split_values = [m for m in derived if m.endswith(("_homo", "_hetero")) and not m.startswith(("answer_rate",
+                    "exact_match_strict", "exact_match_lenient", "image_unresolved", "caption_missing"))]  # fmt: skip
+    assert len(split_values) >= 4, sorted(derived)
+    for metric in split_values:
+        sources = [(s, fn) for s, fn in from_samples.interval_sources(task, metric) if all(s in ln for ln in lines)]
+        assert sources, f"{task}: {metric} has no interval"
+        source, fn = sources[0]
+        assert fn.light and _same(fn([ln[source] for ln in lines]), derived[metric][0]), metric
+        out = resample.bootstrap(fn.combine, resample.as_array(fn.per_doc([ln[source] for ln in lines])), iters=50)
+        assert _same(out["value"], derived[metric][0])
