@@ -54,8 +54,11 @@ system-deps:
 	    || echo "make: could not install$$need; the tests that need them will skip"; \
 	else echo "make: not installed:$$need (apt-get install them as root); the tests that need them will skip"; fi
 
+# Two test processes (pytest-xdist), each test file in one of them (its module fixtures are built once).
+# TEST_WORKERS=0 runs in this process only.
+TEST_WORKERS ?= 2
 test: system-deps install $(WORDNET)
-	$(BIN)/python -m pytest -q -ra
+	$(BIN)/python -m pytest -q -ra -n $(TEST_WORKERS) --dist loadfile
 
 test-fast: install
 	$(BIN)/python -m pytest -q -m "not slow"

@@ -134,6 +134,19 @@ def llava_run(evaluate, task_manager, tiny_llava):
     )
 
 
+#: The slowest test files (multi-process launches, subprocess runs of the harnesses), collected first so that
+#: ``make test``'s two processes (pytest-xdist, ``--dist loadfile``) do not end with one of them alone.
+SLOW_FILES = ("test_multiprocess.py", "test_plain_run.py", "test_lm_eval.py", "test_export.py", "test_discovery.py")
+
+
+def pytest_collection_modifyitems(config, items):
+    def rank(item) -> int:
+        name = item.nodeid.split("::")[0].rsplit("/", 1)[-1]
+        return SLOW_FILES.index(name) if name in SLOW_FILES else len(SLOW_FILES)
+
+    items.sort(key=rank)  # stable: the order within a file, and of the other files, is kept
+
+
 def pytest_addoption(parser):
     parser.addoption(
         "--update-snapshots", action="store_true", help="rewrite tests/snapshots/* from the current prompts"
