@@ -72,8 +72,19 @@ def one_split(agg, split: str):
             return math.nan
         return float(agg.combine(rows[:, 0] if rows.shape[1] == 1 else rows))
 
+    def doc_values(items: list[dict]) -> list[float]:
+        """Per item, its doc's statistic on this split: NaN for a doc of the other split, one without a caption, or
+        a statistic that is not one number (BLEU's counts). The report's paired comparison of two runs reads it."""
+        out = []
+        for it in items:
+            stat = agg.per_doc([it])[0] if it["category"] == split and not it.get("caption_missing") else math.nan
+            out.append(math.nan if isinstance(stat, tuple) else float(stat))
+        return out
+
     name = f"{agg.__name__}_{SUFFIX[split]}"
-    return decomposed(combine, light=agg.light, name=name)(ALL_SPLITS[agg].per_doc)
+    aggregate = decomposed(combine, light=agg.light, name=name)(ALL_SPLITS[agg].per_doc)
+    aggregate.doc_values = doc_values
+    return aggregate
 
 
 def _split_intervals(metrics: dict) -> dict:

@@ -676,8 +676,9 @@ def data_differs(runs: list[Run], task: str) -> str | None:
 
 
 def paired_records(runs: list[Run], tasks: list[str], hints=None, notes: list | None = None) -> list[dict]:
-    """Doc-by-doc comparison of two runs on every headline metric both logged per doc (B − A). A task whose doc ids
-    hold different docs in the two runs is not paired; the reason goes to ``notes``."""
+    """Doc-by-doc comparison of two runs on every headline metric both logged per doc (B − A), and on the cells of a
+    categories hint marked ``paired: true``. A task whose doc ids hold different docs in the two runs is not paired;
+    the reason goes to ``notes``."""
     from hanyi.report.retriever import differ
 
     a_run, b_run = runs
@@ -690,7 +691,10 @@ def paired_records(runs: list[Run], tasks: list[str], hints=None, notes: list | 
             if notes is not None:
                 notes.append(why)
             continue
-        head, _ = category_tables(_metric_names(runs, task), hints)
+        head, tables = category_tables(_metric_names(runs, task), hints)
+        # a categories hint with ``paired: true`` (UNPIE's split: the values the one-split tasks emitted) is paired too
+        paired_dims = {hint["dimension"] for hint in hints or () if hint.get("paired")}
+        head += [name for (_, dim), cells in tables.items() if dim in paired_dims for _, name in cells]
         for name in head:
             if is_count(a_run, task, name) or is_count(b_run, task, name):
                 continue

@@ -113,8 +113,11 @@ def from_samples_per_doc(run, task: str, name: str) -> dict:
     lines = [s for s in t.samples if isinstance(s, dict)]
     for source, fn in interval_sources(task, metric):
         if all(source in s for s in lines):
+            per_doc = (
+                getattr(fn, "doc_values", None) or fn.per_doc
+            )  # one number per line (UNPIE's one split: NaN off it)
             try:
-                values = [float(v) for v in fn.per_doc([s[source] for s in lines])]
+                values = [float(v) for v in per_doc([s[source] for s in lines])]
             except Exception:  # an older or foreign log
                 return {}
             return {s.get("doc_id"): v for s, v in zip(lines, values) if math.isfinite(v)}

@@ -163,3 +163,32 @@ def test_every_homo_and_hetero_value_of_the_report_has_an_interval_that_reproduc
         assert fn.light and _same(fn([ln[source] for ln in lines]), derived[metric][0]), metric
         out = resample.bootstrap(fn.combine, resample.as_array(fn.per_doc([ln[source] for ln in lines])), iters=50)
         assert _same(out["value"], derived[metric][0])
+
+
+def test_two_runs_get_a_paired_comparison_of_the_homo_and_hetero_values(docs, no_backbones, tmp_path):
+    """``hanyi report RUN_A RUN_B`` compares the Homo and Hetero grounding accuracies doc by doc, on the docs of that
+    split, as it did when the one-split tasks emitted them (0.3.0)."""
+    import json
+
+    from tests.test_report_honest import report, section, write_run
+
+    split_docs = [(s, d) for s in data.SPLITS for d in docs["grounding"][s] * 6]
+    answers = {"a": [d["pun_phrase"] if i % 3 else "no" for i, (_, d) in enumerate(split_docs)], "b": ["no"] * 3}
+    answers["b"] = [d["pun_phrase"] if i % 2 else "no" for i, (_, d) in enumerate(split_docs)]
+    dirs, correct = [], {}
+    for name, responses in answers.items():
+        lines = [
+            {"doc_id": i, **json.loads(json.dumps(both_splits.unpie_grounding_all_process_results(d, [r])))}
+            for i, ((_, d), r) in enumerate(zip(split_docs, responses))
+        ]
+        correct[name] = {s: [float(ln["exact_match"]["correct"]) for (sp, _), ln in zip(split_docs, lines) if sp == s]
+                         for s in data.SPLITS}  # fmt: skip
+        emitted = {"exact_match,none": agg.unpie_mean_correct_all([ln["exact_match"] for ln in lines])}
+        dirs.append(write_run(tmp_path / name, "pretrained=m", {"unpie_grounding": emitted}, samples={"unpie_grounding": lines}))  # fmt: skip
+    rep = report(tmp_path, *dirs)
+    paired = {p["metric"]: p for p in section(rep, "unpie")["paired"]}
+    for split, suffix in (("homographic", "homo"), ("heterographic", "hetero")):
+        rec = paired[f"exact_match_{suffix}"]
+        a, b = correct["a"][split], correct["b"][split]
+        assert rec["n_pairs"] == len(a) == len(docs["grounding"][split]) * 6
+        assert rec["difference"] == pytest.approx((sum(b) - sum(a)) / len(a)) and rec["difference"] != 0
