@@ -1,11 +1,11 @@
 """Aggregations that split into per-doc statistics, so every headline number can carry a bootstrap interval.
 
 Most of hanyi's aggregations are not a plain mean of what ``process_results`` logged: corpus BLEU-4 sums n-gram
-counts over the corpus, BERTScore/chrF disambiguation scores every doc's pair at aggregation time in one batch,
-CVLUE's ITR scores one unit per query, VULCA averages NLI profiles. Each such aggregation is written as two steps:
+counts over the corpus, UNPIE's All is the mean of its two splits' values, CVLUE's ITR scores one unit per query,
+VULCA averages NLI profiles. Each such aggregation is written as two steps:
 
 * ``per_doc(items)``: one statistic per scored unit (a float, or a tuple of floats of fixed length), where all
-  the expensive work (backbones, parsing) happens once;
+  the work is reading what ``process_results`` logged (backbones and judges run there, once per doc);
 * ``combine(stats)``: the aggregate from a ``numpy`` array of those statistics (shape ``(n,)`` or ``(n, k)``);
   cheap, so it can run on thousands of resamples.
 

@@ -1,15 +1,14 @@
 """Shared LLM-judge client for hanyi metrics (CII-Bench, UNPIE, Pun Rebus, VULCA), see ``docs/judge.md``.
 
 One OpenAI-compatible client (``POST {base_url}/chat/completions``: OpenAI, vLLM, sglang, any proxy) with bounded
-concurrency, retries with backoff, a persistent per-request disk cache, and API-key redaction. Metrics call it in
-batch at aggregation time::
+concurrency, retries with backoff, a persistent per-request disk cache, and API-key redaction. A task asks it once
+per doc in ``process_results`` and logs the verdict in the doc's item (the aggregation only combines them)::
 
     config = JudgeConfig.from_env(task_metadata)          # None when no judge is configured
     if config is None:
         warn_judge_disabled(["cii_painting_judge_score"])
     else:
-        results = get_judge_client(config).judge_many(prompts, lambda t: parse_integer_score(t, 1, 5))
-        summary = summarize_judgements(results)
+        (result,) = get_judge_client(config).judge_many([prompt], lambda t: parse_integer_score(t, 1, 5))
 
 Importing this package uses the standard library only; ``httpx`` is imported when the first request is sent.
 """
