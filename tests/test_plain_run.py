@@ -33,9 +33,10 @@ def _same(a, b) -> bool:
     return (isinstance(a, float) and isinstance(b, float) and math.isnan(a) and math.isnan(b)) or a == b
 
 
-#: Numbers now scored per doc in ``process_results`` with an encoder whose bits depend on the batch's shape (Pun Rebus
-#: elements 1.4: Sentence-BERT encodes one doc's strings per call, no longer the corpus in one batch): equal up to that
-#: float noise (docs/punrebus.md, Changelog, elements 1.4), relative tolerance.
+#: Numbers whose bits changed on purpose since 0.3.0, relative tolerance, each checked exactly in another way:
+#: S_Sim (Pun Rebus elements 1.6) now encodes one string per call as the official scorer does, where 0.3.0 encoded the
+#: corpus in one padded batch, whose shape changes the float bits (docs/performance.md, "A cache of string
+#: encodings"): every doc's score is now bit for bit the official loop's (:func:`_element_sim_is_the_official_loops`).
 NEAR = {("punrebus_elements", "element_sim,none"): 1e-6}
 
 #: Entries of 0.3.0's results that are no longer results entries, each with the task that holds its numbers now:
@@ -88,6 +89,7 @@ def test_a_plain_run_gives_the_numbers_of_before(tmp_path):
                 assert _same(value, expected[task][key]), (task, key, value, expected[task][key])
             compared += 1
     assert compared >= 50  # 55: the per-split and diagnostic numbers (155) are now the report's, checked below
+    _element_sim_is_the_official_loops(tmp_path / "out", found["punrebus_elements"])
 
     # every number no longer emitted is a breakdown that hanyi report computes from the sample log, the same value
     from hanyi.report.results import load_runs
@@ -111,6 +113,29 @@ def test_a_plain_run_gives_the_numbers_of_before(tmp_path):
     assert unpie_moved == 7  # the 7 UNPIE tasks: their Homo/Hetero values and diagnostics, from the report
     print(f"{compared} numbers emitted as before, {moved} computed from the sample log as before")
     _report_stands_on_its_own(tmp_path)
+
+
+def _element_sim_is_the_official_loops(out, emitted):
+    """Every logged S_Sim is bit for bit the official scorer's loop on the same gold and parsed elements (one
+    ``encode`` call per string, ``cos_sim`` per pair), and ``element_sim`` is their exactly rounded mean."""
+    import glob
+
+    from hanyi.metrics import elements as el
+
+    model = el.load_sbert()
+    if "element_sim,none" not in emitted:
+        assert model is None or "element_sim_custom_model,none" in emitted
+        return
+    (path,) = glob.glob(os.path.join(str(out), "**", "*_samples_punrebus_elements.jsonl"), recursive=True)
+    scores = []
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            item = json.loads(line)["element_sim"]
+            if item["parsed"]:
+                official = el.element_sim_official(item["gold"], item["pred"], model)
+                assert item["instance_score"] == official, (item, official)
+                scores.append(official)
+    assert len(scores) >= 5 and emitted["element_sim,none"] == math.fsum(scores) / len(scores)
 
 
 BLOCKED = r"""

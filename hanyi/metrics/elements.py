@@ -28,7 +28,8 @@ import math
 import os
 import re
 import threading
-from collections.abc import Callable, Sequence
+import weakref
+from collections.abc import Sequence
 
 log = logging.getLogger(__name__)
 
@@ -200,38 +201,51 @@ def load_sbert(name: str | None = None):
             return None
 
 
-def encode_unique(strings: Sequence[str], encode: Callable[[list[str]], object]) -> dict[str, object]:
-    """Encode each distinct string once, in one batch call; returns ``{string: vector}``."""
-    unique = sorted(set(strings))
-    vectors = encode(unique) if unique else []
-    return dict(zip(unique, vectors))
+#: Per-process cache of one-string encodings, per model: ``{model: {string: vector}}``. A string's vector depends on
+#: the string alone (one string per call: no batch shape, docs/performance.md "A cache of string encodings"), so a
+#: cached vector is bit for bit the vector a fresh call would give. Bounded: cleared when it reaches the limit.
+_ENCODINGS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_ENCODINGS_MAX = 50_000
+
+
+def encode_one(model, text: str):
+    """``model.encode(text, convert_to_tensor=True)``, one string per call as the official scorer encodes, cached per
+    process and model (the caller holds ``_ENCODE_LOCK``)."""
+    cache = _ENCODINGS.setdefault(model, {})
+    vector = cache.get(text)
+    if vector is None:
+        if len(cache) >= _ENCODINGS_MAX:
+            cache.clear()
+        vector = cache[text] = model.encode(text, convert_to_tensor=True)
+    return vector
 
 
 def element_sim_scores(pairs: Sequence[tuple[Sequence[str], Sequence[str]]], model=None) -> list[float]:
-    """S_Sim (paper eq. 2) for each ``(gold, pred)`` pair, batched: every distinct string is encoded once.
+    """S_Sim (paper eq. 2) for each ``(gold, pred)`` pair, bit for bit the official scorer's value.
 
-    ``cos`` is computed on the model's unit vectors; the running max starts at 0 as in the scorer, so an empty
-    ``pred`` gives 0. ``model`` is a SentenceTransformer (default: :func:`load_sbert`).
+    As in the official ``similarity_score_answers``: every string is encoded alone (one ``encode`` call per string,
+    tensor output), each gold/prediction pair is compared with sentence-transformers' ``cos_sim``, the running max
+    starts at 0 (so an empty ``pred`` gives 0 and negative cosines count 0) and the instance score is the mean over
+    the gold elements, duplicates included. Unlike the official loop, each distinct string is encoded once per process
+    (:func:`encode_one`): a one-string call repeats exactly, so the cache changes no bit, and a doc's score depends
+    neither on the other docs nor on their order (a batch of several strings would: its shape changes the bits).
+    ``model`` is a SentenceTransformer (default: :func:`load_sbert`).
     """
-    import torch
+    from sentence_transformers import util
 
     model = model or load_sbert()
-    strings = [s for gold, pred in pairs for s in (*gold, *pred)]
-    with _ENCODE_LOCK:
-        emb = encode_unique(strings, lambda xs: model.encode(xs, convert_to_tensor=True, batch_size=256))
     scores = []
-    for gold, pred in pairs:
-        if not gold:
-            scores.append(0.0)
-            continue
-        total = 0.0
-        for g in gold:
-            best = 0.0
-            if pred:
-                sims = torch.nn.functional.cosine_similarity(emb[g].unsqueeze(0), torch.stack([emb[p] for p in pred]))
-                best = max(0.0, float(sims.max()))
-            total += best
-        scores.append(total / len(gold))
+    with _ENCODE_LOCK:
+        for gold, pred in pairs:
+            total = 0.0
+            for g in gold:
+                best = 0
+                for p in pred:
+                    sim = util.cos_sim(encode_one(model, g), encode_one(model, p))
+                    if sim > best:
+                        best = sim
+                total += float(best)
+            scores.append(total / len(gold) if gold else 0.0)
     return scores
 
 

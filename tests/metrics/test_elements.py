@@ -100,21 +100,37 @@ def sbert():
     return model
 
 
-def test_batched_sim_equals_official_pairwise_loop(sbert):
+def test_sim_equals_the_official_pairwise_loop_bit_for_bit(sbert):
     pairs = [
         (["bat", "peach", "coin"], ["bat", "peach 桃", "coin"]),
         (["official hat", "official hat"], ["hat", "bird"]),
         (["quail", "chrysanthemum"], ["pheasant", "flower", "rock"]),
         (["fish"], []),
         (["bat", "coin"], ["coin", "bat"]),
+        (["a lotus in a pond with two carp"], ["carp", "pond lotus", "a lotus in a pond with two carp fish"]),
     ]
-    batched = el.element_sim_scores(pairs, sbert)
+    el._ENCODINGS.clear()
+    scores = el.element_sim_scores(pairs, sbert)
     official = [el.element_sim_official(g, p, sbert) for g, p in pairs]
-    assert batched == pytest.approx(official, abs=1e-6)
-    assert batched[4] == pytest.approx(1.0, abs=1e-5)  # verbatim answer
-    assert 0.9 < batched[0] < 1.0  # "peach 桃" is close to, not equal to, "peach"
-    assert batched[3] == 0.0  # max starts at 0: empty P gives 0
-    assert 0.0 < batched[2] < 1.0
+    assert scores == official  # exactly: one string per encode call, cos_sim per pair, as the official scorer
+    assert scores[4] == pytest.approx(1.0, abs=1e-5)  # verbatim answer
+    assert 0.9 < scores[0] < 1.0  # "peach 桃" is close to, not equal to, "peach"
+    assert scores[3] == 0.0  # max starts at 0: empty P gives 0
+    assert 0.0 < scores[2] < 1.0
+
+
+def test_a_docs_sim_depends_neither_on_other_docs_nor_on_their_order(sbert):
+    pairs = [
+        (["quail", "chrysanthemum"], ["pheasant", "flower", "rock"]),
+        (["a lotus in a pond with two carp"], ["carp", "pond lotus"]),
+        (["bat", "peach", "coin"], ["five bats", "peach 桃", "coins"]),
+    ]
+    el._ENCODINGS.clear()
+    alone = [el.element_sim_scores([p], sbert)[0] for p in pairs]  # each doc scored on its own, cold cache
+    el._ENCODINGS.clear()
+    together = el.element_sim_scores(pairs[::-1], sbert)[::-1]  # all docs, reversed, one cache
+    assert together == alone
+    assert el.element_sim_scores(pairs, sbert) == alone  # warm cache: the same bits
 
 
 def test_mean_does_not_depend_on_item_order():
