@@ -170,6 +170,8 @@ def test_element_similarity_is_a_function_of_its_doc_and_the_aggregation_needs_n
 
     class Fake:
         def encode(self, strings, convert_to_tensor=True, batch_size=256):
+            if isinstance(strings, str):  # one string per call (elements 1.6): a vector, as SentenceTransformer's
+                return self.encode([strings])[0]
             return [
                 torch.tensor([float(len(s) % 7) + 1e-7 * i, float(sum(map(ord, s)) % 11), 1.0])
                 for i, s in enumerate(strings)
