@@ -201,36 +201,24 @@ def load_sbert(name: str | None = None):
             return None
 
 
-#: Per-process cache of one-string encodings, per model: ``{model: {string: vector}}``. A string's vector depends on
-#: the string alone (one string per call: no batch shape, docs/performance.md "A cache of string encodings"), so a
-#: cached vector is bit for bit the vector a fresh call would give. Bounded: cleared when it reaches the limit.
+#: ``{model: {string: vector}}``, per process: one-string encodings repeat exactly, so a cached vector has a fresh
+#: call's bits (docs/performance.md, "A cache of string encodings"); as large as the benchmark's distinct strings.
 _ENCODINGS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-_ENCODINGS_MAX = 50_000
 
 
 def encode_one(model, text: str):
-    """``model.encode(text, convert_to_tensor=True)``, one string per call as the official scorer encodes, cached per
-    process and model (the caller holds ``_ENCODE_LOCK``)."""
+    """``model.encode(text, convert_to_tensor=True)``, cached (the caller holds ``_ENCODE_LOCK``)."""
     cache = _ENCODINGS.setdefault(model, {})
-    vector = cache.get(text)
-    if vector is None:
-        if len(cache) >= _ENCODINGS_MAX:
-            cache.clear()
-        vector = cache[text] = model.encode(text, convert_to_tensor=True)
-    return vector
+    if text not in cache:
+        cache[text] = model.encode(text, convert_to_tensor=True)
+    return cache[text]
 
 
 def element_sim_scores(pairs: Sequence[tuple[Sequence[str], Sequence[str]]], model=None) -> list[float]:
-    """S_Sim (paper eq. 2) for each ``(gold, pred)`` pair, bit for bit the official scorer's value.
-
-    As in the official ``similarity_score_answers``: every string is encoded alone (one ``encode`` call per string,
-    tensor output), each gold/prediction pair is compared with sentence-transformers' ``cos_sim``, the running max
-    starts at 0 (so an empty ``pred`` gives 0 and negative cosines count 0) and the instance score is the mean over
-    the gold elements, duplicates included. Unlike the official loop, each distinct string is encoded once per process
-    (:func:`encode_one`): a one-string call repeats exactly, so the cache changes no bit, and a doc's score depends
-    neither on the other docs nor on their order (a batch of several strings would: its shape changes the bits).
-    ``model`` is a SentenceTransformer (default: :func:`load_sbert`).
-    """
+    """S_Sim (paper eq. 2) of each ``(gold, pred)`` pair, bit for bit the official scorer's: each string encoded
+    alone (one ``encode`` call per string, cached: :func:`encode_one`), ``cos_sim`` per pair, the running max from 0
+    (an empty ``pred`` gives 0), the mean over the gold elements. A doc's score depends neither on the other docs nor
+    on their order (a batch's shape would change the bits). ``model``: a SentenceTransformer (:func:`load_sbert`)."""
     from sentence_transformers import util
 
     model = model or load_sbert()
