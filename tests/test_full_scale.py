@@ -107,6 +107,28 @@ def test_slope_cases_pair_ours_with_the_built_ins_at_each_size():
     assert fs.case_tasks("mmstar@800", {"mmstar@800": "/d"}) == [{"task": "mmstar", "dataset_path": "/d"}]
 
 
+def test_each_judged_pair_decodes_the_same_kind_of_image_on_both_sides(tmp_path):
+    """The replay model decodes every image: a built-in with PNGs against Pun Rebus's JPEGs (3.5 times the decode at
+    48 px) would count a codec as task code. Each target's built-in gets the image format of the case it judges."""
+    import datasets
+
+    fs = _full_scale()
+    assert fs.SLOPE_TARGET["punrebus_matching"] == "mmstar_jpeg" and fs.SLOPE_TARGET["cii"] == "mmstar"
+    assert fs.case_tasks("mmstar_jpeg@8", {"mmstar_jpeg@8": "/d"}) == [{"task": "mmstar", "dataset_path": "/d"}]
+    assert fs.builtin_folder("mmstar_jpeg@8") == fs.builtin_folder("mmstar@8")
+    formats = {}
+    for name in ("mmstar", "mmstar_jpeg"):
+        path = fs.build_builtin_one(str(tmp_path), name, 4)
+        split = datasets.load_dataset(path, "default", split="val", cache_dir=str(tmp_path / "c"))
+        formats[name] = {
+            split.cast_column("image", datasets.Image(decode=False))[i]["image"]["bytes"][:3] for i in range(4)
+        }
+        assert sorted(split.column_names) == sorted(
+            ["index", "question", "image", "answer", "category", "l2_category", "meta_info", "bench"]
+        )
+    assert formats == {"mmstar": {b"\x89PN"}, "mmstar_jpeg": {b"\xff\xd8\xff"}}
+
+
 def test_help_is_fast_and_imports_no_harness():
     proc = subprocess.run(
         [sys.executable, "-X", "importtime", SCRIPT, "--help"], capture_output=True, text=True, cwd=REPO, timeout=60
