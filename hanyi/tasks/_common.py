@@ -125,14 +125,12 @@ _PNG = b"\x89PNG\r\n\x1a\n"
 def _undecodable(data) -> str | None:
     """Why an image (its bytes, or a file path) does not decode, or ``None``; cheap. PNG: what PIL's ``verify`` checks
     (a first ``IHDR``, each chunk's CRC, an ``IEND``: truncation), read without PIL, 10 times faster on small images.
-    JPEG: decoded at 1/8 scale (``draft``). Others: decoded. lmms-eval sets ``ImageFile.LOAD_TRUNCATED_IMAGES`` (a
-    truncated image would be filled in grey): unset here."""
+    JPEG: decoded at 1/8 scale (``draft``). Others: decoded. The caller unsets ``ImageFile.LOAD_TRUNCATED_IMAGES``."""
     import io
     from pathlib import Path
 
-    from PIL import Image, ImageFile
+    from PIL import Image
 
-    truncated_ok, ImageFile.LOAD_TRUNCATED_IMAGES = ImageFile.LOAD_TRUNCATED_IMAGES, False
     try:
         data, pos = Path(data).read_bytes() if isinstance(data, str) else data, 8
         while data[:8] == _PNG:  # chunks: length, type, data, CRC
@@ -152,8 +150,6 @@ def _undecodable(data) -> str | None:
             image.load()
     except Exception as exc:
         return f"{type(exc).__name__}: {str(exc)[:120]}"
-    finally:
-        ImageFile.LOAD_TRUNCATED_IMAGES = truncated_ok
     return None
 
 
@@ -175,10 +171,18 @@ def _check_cells(work: list[tuple], threads: int) -> list[tuple]:
     here, the others in ``threads`` threads (PIL decodes outside the GIL)."""
     from concurrent.futures import ThreadPoolExecutor
 
+    from PIL import ImageFile
+
     slow = [i for i, (_, data) in enumerate(work) if not (isinstance(data, bytes) and data.startswith(_PNG))]
     why = {i: _undecodable(work[i][1]) for i in sorted(set(range(len(work))) - set(slow))}
-    with ThreadPoolExecutor(max_workers=max(1, min(threads, len(slow) // 64 + 1))) as pool:
-        why.update(zip(slow, pool.map(lambda i: _undecodable(work[i][1]), slow, chunksize=32)))
+    # lmms-eval sets LOAD_TRUNCATED_IMAGES when imported (a truncated image would be filled in grey): unset for the
+    # whole check, not per image (the threads share the flag)
+    truncated_ok, ImageFile.LOAD_TRUNCATED_IMAGES = ImageFile.LOAD_TRUNCATED_IMAGES, False
+    try:
+        with ThreadPoolExecutor(max_workers=max(1, min(threads, len(slow) // 64 + 1))) as pool:
+            why.update(zip(slow, pool.map(lambda i: _undecodable(work[i][1]), slow, chunksize=32)))
+    finally:
+        ImageFile.LOAD_TRUNCATED_IMAGES = truncated_ok
     return [(work[i][0], reason) for i, reason in sorted(why.items()) if reason]
 
 
