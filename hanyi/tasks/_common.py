@@ -9,6 +9,7 @@ import functools
 import os
 import re
 import zlib
+from concurrent.futures import ThreadPoolExecutor
 
 from hanyi import TASKS_DIR
 
@@ -150,7 +151,6 @@ def _undecodable(data) -> str | None:
             image.load()
     except Exception as exc:
         return f"{type(exc).__name__}: {str(exc)[:120]}"
-    return None
 
 
 def undecodable_images(dataset, column: str, id_field: str, threads: int = 4) -> list[tuple]:
@@ -160,23 +160,19 @@ def undecodable_images(dataset, column: str, id_field: str, threads: int = 4) ->
     for batch in dataset.select_columns([column, id_field]).with_format("arrow")[:].to_batches(max_chunksize=1024):
         images, ids = batch.column(column), batch.column(id_field).to_pylist()
         if getattr(images.type, "num_fields", 0):
-            cells = dict(zip((f.name for f in images.type), images.flatten()))
-            rows = zip(ids, cells["bytes"].to_pylist(), cells["path"].to_pylist())
-            bad += _check_cells([(rid, blob or path) for rid, blob, path in rows if blob or path], threads)
+            blobs, paths = (cells.to_pylist() for cells in images.flatten())  # datasets' struct<bytes, path>
+            bad += _check_cells([(rid, b or p) for rid, b, p in zip(ids, blobs, paths) if b or p], threads)
     return bad
 
 
 def _check_cells(work: list[tuple], threads: int) -> list[tuple]:
     """``[(key, reason), ...]``, in order, for the ``(key, bytes or path)`` of ``work`` that do not decode: PNG bytes
     here, the others in ``threads`` threads (PIL decodes outside the GIL)."""
-    from concurrent.futures import ThreadPoolExecutor
-
     from PIL import ImageFile
 
     slow = [i for i, (_, data) in enumerate(work) if not (isinstance(data, bytes) and data.startswith(_PNG))]
     why = {i: _undecodable(work[i][1]) for i in sorted(set(range(len(work))) - set(slow))}
-    # lmms-eval sets LOAD_TRUNCATED_IMAGES when imported (a truncated image would be filled in grey): unset for the
-    # whole check, not per image (the threads share the flag)
+    # lmms-eval sets it (a truncated image filled in grey): unset once for all threads, which share the flag
     truncated_ok, ImageFile.LOAD_TRUNCATED_IMAGES = ImageFile.LOAD_TRUNCATED_IMAGES, False
     try:
         with ThreadPoolExecutor(max_workers=max(1, min(threads, len(slow) // 64 + 1))) as pool:
