@@ -206,30 +206,23 @@ def load_sbert(name: str | None = None):
 _ENCODINGS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
-def encode_one(model, text: str):
-    """``model.encode(text, convert_to_tensor=True)``, cached (the caller holds ``_ENCODE_LOCK``)."""
-    cache = _ENCODINGS.setdefault(model, {})
-    if text not in cache:
-        cache[text] = model.encode(text, convert_to_tensor=True)
-    return cache[text]
-
-
 def element_sim_scores(pairs: Sequence[tuple[Sequence[str], Sequence[str]]], model=None) -> list[float]:
     """S_Sim (paper eq. 2) of each ``(gold, pred)`` pair, bit for bit the official scorer's: each string encoded
-    alone (one ``encode`` call per string, cached: :func:`encode_one`), ``cos_sim`` per pair, the running max from 0
+    alone (one ``encode`` call per string, cached in ``_ENCODINGS``), ``cos_sim`` per pair, the running max from 0
     (an empty ``pred`` gives 0), the mean over the gold elements. A doc's score depends neither on the other docs nor
     on their order (a batch's shape would change the bits). ``model``: a SentenceTransformer (:func:`load_sbert`)."""
     from sentence_transformers import util
 
     model = model or load_sbert()
-    scores = []
+    cache, scores = _ENCODINGS.setdefault(model, {}), []
+    vector = lambda s: cache[s] if s in cache else cache.setdefault(s, model.encode(s, convert_to_tensor=True))  # noqa: E731
     with _ENCODE_LOCK:
         for gold, pred in pairs:
             total = 0.0
             for g in gold:
                 best = 0
                 for p in pred:
-                    sim = util.cos_sim(encode_one(model, g), encode_one(model, p))
+                    sim = util.cos_sim(vector(g), vector(p))
                     if sim > best:
                         best = sim
                 total += float(best)

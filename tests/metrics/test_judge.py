@@ -267,6 +267,25 @@ def test_api_key_never_leaks_into_logs_results_or_cache(fake_judge, tmp_path, mo
         assert secret.encode() not in path.read_bytes(), f"API key leaked into {path}"
 
 
+def test_a_judge_down_asked_doc_by_doc_warns_once_per_client(tmp_path, caplog):
+    """Tasks ask the judge per doc in process_results: a judge that is down must not log one warning per doc."""
+    with socket.socket() as sock:  # a port with nobody listening
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    client = JudgeClient(make_config(f"http://127.0.0.1:{port}/v1", tmp_path, max_retries=0))
+    caplog.set_level(logging.DEBUG, logger="hanyi.judge")
+    results = [client.judge_many([f"doc {i}"], score_1_to_5)[0] for i in range(15)]
+    assert all(r.request_failed for r in results)
+    warnings = [r.getMessage() for r in caplog.records if r.name == "hanyi.judge" and r.levelno >= logging.WARNING]
+    assert len(warnings) == 1 and "further request failures are logged at debug level" in warnings[0]
+    debug = [
+        r
+        for r in caplog.records
+        if r.name == "hanyi.judge" and r.levelno == logging.DEBUG and "first error" in r.getMessage()
+    ]
+    assert len(debug) == 14  # every later failure is still on record
+
+
 def test_judge_api_down_gives_request_failed_and_one_warning_without_credentials(tmp_path, caplog):
     with socket.socket() as sock:  # a port with nobody listening
         sock.bind(("127.0.0.1", 0))

@@ -366,8 +366,10 @@ class JudgeClient:
             f"{redact_url(self.config.endpoint)}: {n_cached} from cache, {calls} HTTP calls, "
             f"{n_failed} request failures, {n_unparsed} parse failures"
         )
-        if failures:
-            logger.warning("%s; first error: %s", summary, failures[0])
+        if failures:  # asked per doc, a judge that is down fails every doc: warned once per client, then at debug level
+            said, self._said_failure = getattr(self, "_said_failure", False), True
+            note = "%s; first error: %s (this judge's further request failures are logged at debug level)"
+            (logger.debug if said else logger.warning)(note, summary, failures[0])
         else:
             logger.info("%s", summary)
         if parse_errors:
