@@ -188,7 +188,8 @@ def require_images(dataset, column: str, id_field: str, fix: str, fallback=None)
 
     A bad image found during generation would stop lmms-eval's run at that doc and lose everything computed so far;
     found here, the error costs little and lists the docs. Nulls are read in Arrow format; every present image is
-    then checked cheaply (:func:`undecodable_images`: PNG chunks and CRCs, JPEG segments, without decoding).
+    then checked cheaply (:func:`undecodable_images`: PNG chunks and CRCs read without PIL, JPEG decoded at 1/8
+    scale in threads).
     ``fallback(row_id) -> bool`` says whether a doc without an embedded image can still be served (e.g. from a local
     clone). Raises :class:`hanyi.data.images.ImageUnavailableError` naming up to 10 doc ids and ``fix``.
     """
