@@ -192,3 +192,35 @@ def test_two_runs_get_a_paired_comparison_of_the_homo_and_hetero_values(docs, no
         a, b = correct["a"][split], correct["b"][split]
         assert rec["n_pairs"] == len(a) == len(docs["grounding"][split]) * 6
         assert rec["difference"] == pytest.approx((sum(b) - sum(a)) / len(a)) and rec["difference"] != 0
+
+
+def test_a_hub_id_reads_the_heterographic_split_from_the_same_dataset_and_cache(monkeypatch, tmp_path):
+    """The both-splits tasks append the heterographic docs by loading that split of the dataset lmms-eval loaded:
+    the same path (here a hub id, as ``hanyi.data.sources.resolve`` gives it without local data), config
+    ``default`` and the datasets cache lmms-eval uses (``$LMMS_EVAL_DATASETS_CACHE``); offline, ``datasets`` serves a
+    hub id from that cache. Without the variable, ``datasets``' own default cache, which is lmms-eval's too unless
+    that cache is on a remote filesystem (lmms-eval 0.7.3 then moves its cache to local scratch; docs/unpie.md)."""
+    import datasets
+
+    from hanyi.data import sources
+    from hanyi.tasks.unpie import loading
+
+    root = os.path.join(SAMPLE_DIR, "unpie")
+    local = {s: datasets.load_dataset(root, split=s) for s in data.SPLITS}
+    calls = []
+
+    def fake_load_dataset(path, name=None, split=None, cache_dir=None, **kw):
+        calls.append((path, name, split, cache_dir, kw))
+        return local[split]
+
+    monkeypatch.setattr(sources, "resolve", lambda bench: "some-org/unpie")
+    monkeypatch.setattr(loading.datasets, "load_dataset", fake_load_dataset)
+    monkeypatch.setattr(loading.scoring, "require_backbones", lambda kind: None)
+    monkeypatch.setenv("LMMS_EVAL_DATASETS_CACHE", str(tmp_path / "cache"))
+    docs = loading.unpie_grounding_docs(local["homographic"])
+    assert calls == [("some-org/unpie", "default", "heterographic", str(tmp_path / "cache"), {})]
+    expected = [data.expand_rows(local[s], "grounding", s)[0] for s in data.SPLITS]
+    assert docs["unpie_id"] == [d["unpie_id"] for d in expected[0] + expected[1]]  # homographic, then heterographic
+    monkeypatch.delenv("LMMS_EVAL_DATASETS_CACHE")
+    loading.unpie_grounding_docs(local["homographic"])
+    assert calls[-1][3] is None
