@@ -65,16 +65,8 @@ def unit_stats(run, task: str, name: str):
     t = run.tasks.get(task)
     fn = aggregation(task, name, run)
     metric = source = name.split(",")[0]
-    m = (getattr(t, "metrics", None) or {}).get(name)
-    if fn is None and getattr(m, "from_samples", False) and t.samples:
-        from hanyi.metrics.from_samples import interval_sources
-
-        logged = [
-            (s, f)
-            for s, f in interval_sources(task, metric)
-            if all(s in ln for ln in t.samples if isinstance(ln, dict))
-        ]
-        source, fn = logged[0] if logged else (metric, None)
+    if fn is None:
+        source, fn = _breakdown_source(t, task, name) or (metric, None)
     if t is None or not resample.is_decomposed(fn):
         return None
     if t.samples is None:
@@ -100,28 +92,34 @@ def unit_stats(run, task: str, name: str):
     return NO_STATS
 
 
+def _breakdown_source(t, task: str, name: str):
+    """``(source metric, decomposed aggregation)`` of a metric the report computed from the sample log
+    (:mod:`hanyi.metrics.from_samples`): the first source its breakdown names whose items every logged line holds;
+    None for any other metric, or when no source was logged."""
+    if t is None or not t.samples or not getattr((getattr(t, "metrics", None) or {}).get(name), "from_samples", False):
+        return None
+    from hanyi.metrics.from_samples import interval_sources
+
+    lines = [s for s in t.samples if isinstance(s, dict)]
+    return next(((s, f) for s, f in interval_sources(task, name.split(",")[0]) if all(s in ln for ln in lines)), None)
+
+
 def from_samples_per_doc(run, task: str, name: str) -> dict:
     """``{doc_id: statistic}`` of a metric the report computed from the sample log, from the decomposed aggregation
     its breakdown names over the logged items of its source (finite statistics only: a NaN is an unscored doc);
     ``{}`` for any other metric. The report's per-doc path (paired comparison of two runs) reads it."""
     t = run.tasks.get(task)
-    metric = name.split(",")[0]
-    if t is None or not t.samples or not getattr((getattr(t, "metrics", None) or {}).get(name), "from_samples", False):
+    found = _breakdown_source(t, task, name)
+    if found is None:
         return {}
-    from hanyi.metrics.from_samples import interval_sources
-
+    source, fn = found
     lines = [s for s in t.samples if isinstance(s, dict)]
-    for source, fn in interval_sources(task, metric):
-        if all(source in s for s in lines):
-            per_doc = (
-                getattr(fn, "doc_values", None) or fn.per_doc
-            )  # one number per line (UNPIE's one split: NaN off it)
-            try:
-                values = [float(v) for v in per_doc([s[source] for s in lines])]
-            except Exception:  # an older or foreign log
-                return {}
-            return {s.get("doc_id"): v for s, v in zip(lines, values) if math.isfinite(v)}
-    return {}
+    per_doc = getattr(fn, "doc_values", None) or fn.per_doc  # one number per line (UNPIE's one split: NaN off it)
+    try:
+        values = [float(v) for v in per_doc([s[source] for s in lines])]
+    except Exception:  # an older or foreign log
+        return {}
+    return {s.get("doc_id"): v for s, v in zip(lines, values) if math.isfinite(v)}
 
 
 def _leaf(run, task: str, name: str, value: float):
