@@ -29,9 +29,15 @@ def _expand_checked(dataset, kind, lang=None, needs_image=False, captions=False,
     return data.expand(dataset, kind=kind, split=split, lang=lang, needs_image=needs_image, captions=captions)
 
 
+@functools.lru_cache(maxsize=4)
+def _heterographic(path: str, cache: str | None):
+    """The heterographic split of ``path``, read once per process for all the tasks that score both splits."""
+    return datasets.load_dataset(path, "default", split="heterographic", cache_dir=cache)
+
+
 def _both_checked(homographic, kind, lang=None, needs_image=False, captions=False):
     cache = os.environ.get("LMMS_EVAL_DATASETS_CACHE")  # lmms-eval's datasets cache, if set (else the default)
-    heterographic = datasets.load_dataset(sources.resolve("unpie"), "default", split="heterographic", cache_dir=cache)
+    heterographic = _heterographic(sources.resolve("unpie"), cache)
     parts = [(homographic, "homographic"), (heterographic, "heterographic")]
     return datasets.concatenate_datasets([_expand_checked(d, kind, lang, needs_image, captions, s) for d, s in parts])
 
