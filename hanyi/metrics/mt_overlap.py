@@ -13,9 +13,13 @@ from __future__ import annotations
 import functools
 import math
 import re
+import threading
 from collections.abc import Sequence
 
 _TOKEN = re.compile(r"\w+|[^\w\s]")
+#: One METEOR at a time: lmms-eval runs ``process_results`` in threads, and concurrent WordNet look-ups read each
+#: other's lines (a wrong synset, a "No WordNet synset found" warning or a WordNetError).
+_WORDNET_LOCK = threading.Lock()
 
 
 def simple_tokenize(text: str) -> list[str]:
@@ -140,7 +144,8 @@ def sentence_meteor(hypothesis: str, reference: str, use_wordnet: bool | None = 
     hyp, ref = simple_tokenize(hypothesis), simple_tokenize(reference)
     if not hyp or not ref:
         return 0.0
-    return float(meteor_score([ref], hyp, wordnet=wordnet if wordnet is not None else _NoSynonyms()))
+    with _WORDNET_LOCK:  # NLTK's WordNet reader seeks and reads one shared file handle per part of speech
+        return float(meteor_score([ref], hyp, wordnet=wordnet if wordnet is not None else _NoSynonyms()))
 
 
 def mean_meteor(hypotheses: Sequence[str], references: Sequence[str], use_wordnet: bool | None = None) -> float:

@@ -53,3 +53,24 @@ def test_simple_tokenize_needs_no_punkt():
 
 def test_meteor_with_wordnet_reports_the_synonym_matcher(with_wordnet):
     assert meteor_matcher() == "exact+stem+wordnet"
+
+
+def test_meteor_with_wordnet_is_the_same_from_many_threads(with_wordnet):
+    """lmms-eval runs process_results in threads: METEOR's WordNet look-ups from 8 threads at once must give the
+    serial values (NLTK's reader shares one file handle per part of speech; unguarded, threads read each other's
+    lines: wrong synonyms, warnings or a WordNetError)."""
+    import random
+    import warnings
+    from concurrent.futures import ThreadPoolExecutor
+
+    from nltk.corpus import wordnet
+
+    assert meteor_matcher() == "exact+stem+wordnet"
+    rng = random.Random(7)  # words no other test looked up: NLTK caches the synsets it has read
+    words = rng.sample(sorted(name for name in wordnet.all_lemma_names() if name.isalpha()), 3000)
+    pairs = [(" ".join(words[i : i + 6]), " ".join(words[i + 3 : i + 9])) for i in range(0, 2400, 6)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a "No WordNet synset found" warning fails the test
+        with ThreadPoolExecutor(8) as pool:
+            threaded = list(pool.map(lambda pair: sentence_meteor(*pair), pairs))
+    assert threaded == [sentence_meteor(*pair) for pair in pairs]
