@@ -146,8 +146,7 @@ def _undecodable(data) -> str | None:
                 return f"broken PNG file: bad CRC in chunk {kind!r}"
             pos += 12 + size
         with Image.open(io.BytesIO(data)) as image:
-            if image.format == "JPEG":
-                image.draft("RGB", (max(1, image.width // 8), max(1, image.height // 8)))
+            image.draft("RGB", (max(1, image.width // 8), max(1, image.height // 8)))  # JPEG only; others: no-op
             image.load()
     except Exception as exc:
         return f"{type(exc).__name__}: {str(exc)[:120]}"

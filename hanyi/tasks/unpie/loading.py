@@ -29,15 +29,15 @@ def _expand_checked(dataset, kind, lang=None, needs_image=False, captions=False,
     return data.expand(dataset, kind=kind, split=split, lang=lang, needs_image=needs_image, captions=captions)
 
 
-@functools.lru_cache(maxsize=4)
-def _heterographic(path: str, cache: str | None):
-    """The heterographic split of ``path``, read once per process for all the tasks that score both splits."""
-    return datasets.load_dataset(path, "default", split="heterographic", cache_dir=cache)
+#: ``(path, cache_dir) -> the heterographic split``, read once per process for all the tasks that score both splits;
+#: ``cache_dir``: lmms-eval's datasets cache ``$LMMS_EVAL_DATASETS_CACHE`` when set, else ``datasets``' default.
+_heterographic = functools.lru_cache(maxsize=4)(
+    lambda path, cache: datasets.load_dataset(path, "default", split="heterographic", cache_dir=cache)
+)
 
 
 def _both_checked(homographic, kind, lang=None, needs_image=False, captions=False):
-    cache = os.environ.get("LMMS_EVAL_DATASETS_CACHE")  # lmms-eval's datasets cache, if set (else the default)
-    heterographic = _heterographic(sources.resolve("unpie"), cache)
+    heterographic = _heterographic(sources.resolve("unpie"), os.environ.get("LMMS_EVAL_DATASETS_CACHE"))
     parts = [(homographic, "homographic"), (heterographic, "heterographic")]
     return datasets.concatenate_datasets([_expand_checked(d, kind, lang, needs_image, captions, s) for d, s in parts])
 
