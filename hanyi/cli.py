@@ -116,6 +116,15 @@ def _doc_count(entry: dict, source: str, cache: dict | None = None) -> str:
 NOT_PREPARED = "not prepared"
 
 
+def hub_note(bench: str, hub_id: str) -> str:
+    """The footnote of a ``?`` count: the benchmark is read from the hub, which ``hanyi tasks`` does not download."""
+    return (
+        f"{bench}: ? = not counted: the data is the hub dataset {hub_id}, which `hanyi tasks` does not download. "
+        f"For counts: hanyi prepare {bench} (a local copy the tasks then read), or HANYI_DATA_ROOT=sample hanyi tasks "
+        f"{bench} (the bundled sample)"
+    )
+
+
 def cmd_tasks(args) -> int:
     import logging
 
@@ -151,6 +160,9 @@ def cmd_tasks(args) -> int:
             rows.append((name, "task", NOT_PREPARED, f"{where}  [{config}]"))
             continue
         count = _doc_count(entry, source, loaded) if args.count else "-"
+        if count == "?":  # a hub id: counting it would download the dataset
+            notes.setdefault(bench, hub_note(bench, source))
+            count = count if args.json else f"? [{list(notes).index(bench) + 1}]"
         rows.append((name, "task", count, f"{source} [{config}]"))
     if args.json:
         print(
@@ -165,6 +177,8 @@ def cmd_tasks(args) -> int:
         print()
     for i, note in enumerate(notes.values(), 1):
         print(f"[{i}] {note}")
+    if not args.count:
+        print("docs - = not counted (--no-count)")
     return 0
 
 

@@ -104,6 +104,21 @@ def test_tasks_marks_unprepared_benchmarks_with_one_footnote_each(capsys, tmp_pa
     assert "sample/punrebus" not in out
 
 
+def test_tasks_explains_the_question_mark_of_hub_datasets_and_how_to_count(capsys, monkeypatch):
+    """Issue 39 item 10: offline, 66 CII and UNPIE rows showed `?` with no legend."""
+    monkeypatch.delenv("HANYI_DATA_ROOT")  # nothing prepared in the default root: cii and unpie read the hub
+    assert main(["tasks", "cii", "unpie"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    cells = [re.match(r"\S+\s+task\s+(.+?)\s{2}", line).group(1) for line in lines if re.match(r"\S+\s+task\s", line)]
+    assert len(cells) > 60 and set(cells) == {"? [1]", "? [2]"}
+    notes = {line[:3]: line for line in lines if re.match(r"\[\d\] ", line)}
+    for mark, bench in (("[1]", "cii"), ("[2]", "unpie")):
+        assert notes[mark].startswith(f"{mark} {bench}: ? = not counted: the data is the hub dataset ")
+        assert f"hanyi prepare {bench}" in notes[mark] and "HANYI_DATA_ROOT=sample" in notes[mark]
+    assert main(["tasks", "cii", "--no-count"]) == 0
+    assert "docs - = not counted (--no-count)" in capsys.readouterr().out
+
+
 @pytest.mark.slow
 def test_hanyi_eval_exits_non_zero_when_the_run_logged_an_error(tmp_path):
     # lmms-eval 0.7.3 swallows the exception (no --verbosity DEBUG) and exits 0; hanyi eval must not.
