@@ -59,10 +59,10 @@ def test_groups_hold_only_generate_until_tasks_with_version(tasks, task_manager)
             expected = {
                 "grounding": 0.3,
                 "reconstruction": 0.8,
-                "disambiguation": 0.8,
-            }  # 0.8: judge per doc; custom key
+                "disambiguation": 0.9,
+            }  # 0.8: judge per doc; custom key; disambiguation 0.9: the custom key decided by BERTScore (issue 39)
             if both:
-                expected = {"grounding": 0.4, "reconstruction": 0.8, "disambiguation": 0.8}
+                expected = {"grounding": 0.4, "reconstruction": 0.8, "disambiguation": 0.9}
             kind = next(k for k in expected if k in task.config.task)
             assert task.config.metadata["version"] == expected[kind]
             assert task.config.generation_kwargs["max_new_tokens"] == 200
@@ -428,6 +428,30 @@ def test_disambiguation_with_another_bertscore_model_has_its_own_key(replay, tas
     res = replay(records, ["unpie_disambiguation_de_hetero"])["results"]["unpie_disambiguation_de_hetero"]
     assert "disamb_acc_chrf,none" not in res and "disamb_acc_bertscore,none" not in res
     assert res["disamb_acc_custom_model,none"] == pytest.approx(4 / 5)
+
+
+def test_the_custom_model_key_is_decided_by_bertscore_with_the_configured_model_not_chrf(tasks, tmp_path, monkeypatch):
+    """Issue 39.1: the rename to disamb_acc_custom_model made its decisions fall back to chrF; each logged score must
+    be the configured model's BERTScore-F1 (here a tiny BERT whose scores are nothing like chrF's 0-100)."""
+    from hanyi.metrics import reference_choice as rc
+    from hanyi.tasks.unpie import scoring
+
+    spec = importlib.util.spec_from_file_location("unpie_tiny_bert", os.path.join(FIXTURES, "tiny_bert.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    model = module.build_tiny_bert(str(tmp_path / "bert"))
+    monkeypatch.setenv("HANYI_UNPIE_BERTSCORE_MODEL", model)
+    monkeypatch.setenv("HANYI_UNPIE_BERTSCORE_LAYERS", str(module.NUM_LAYERS))
+    doc = list(tasks["unpie_disambiguation_de_hetero"].test_docs())[0]
+    out = utils.unpie_disambiguation_process_results(doc, [f"[German]: {doc['distractor']} und mehr"])
+    assert set(out) >= {"disamb_acc_custom_model", "disamb_acc_custom_model_robust"}
+    bert = rc.bertscore_f1_scorer(model, module.NUM_LAYERS)
+    for key in ("disamb_acc_custom_model", "disamb_acc_custom_model_robust"):
+        got, pred = out[key], out[key]["prediction"]
+        want = bert([pred, pred], [doc["target"], doc["distractor"]])
+        assert [got["target_score"], got["distractor_score"]] == pytest.approx(want, rel=1e-6), key
+        assert got["target_score"] != pytest.approx(rc.chrf_scores([pred], [doc["target"]])[0]), key
+    assert scoring.pair_scorer("disamb_acc_chrf_robust") is rc.chrf_scores
 
 
 def test_judge_correct_through_fake_judge_server(replay, tasks, tmp_path, monkeypatch, fake_judge):

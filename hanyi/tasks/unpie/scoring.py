@@ -42,13 +42,13 @@ def require_backbones(kind: str) -> None:
 
 
 def pair_scorer(name: str):
-    """The pair scorer behind disambiguation key ``name``: BERTScore-F1 (``disamb_acc_bertscore*``) or chrF."""
-    if name.startswith("disamb_acc_bertscore"):
-        scorer = bertscore_scorer()
-        if scorer is None:
-            raise RuntimeError(f"{name}: BERTScore became unavailable after the task loaded")
-        return scorer
-    return rc.chrf_scores
+    """The pair scorer behind disambiguation key ``name``: chrF for ``disamb_acc_chrf*`` only, else BERTScore-F1 with
+    the configured model (``disamb_acc_bertscore*``, ``disamb_acc_custom_model*``)."""
+    if name.startswith("disamb_acc_chrf"):
+        return rc.chrf_scores
+    if (scorer := bertscore_scorer()) is None:
+        raise RuntimeError(f"{name}: BERTScore became unavailable after the task loaded")
+    return scorer
 
 
 def decisions(predictions: list[str], target: str, distractor: str, name: str) -> list[dict]:
