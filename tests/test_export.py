@@ -13,6 +13,7 @@ import ast
 import json
 import math
 import os
+import re
 import subprocess
 import sys
 
@@ -84,6 +85,67 @@ def test_export_writes_five_folders_without_hanyi(exported):
         pr = f.read()
     for n in ("0001", "0002", "0003"):
         assert f"`{n}-" in pr, n
+
+
+UPSTREAM_IGNORE = os.path.join(os.path.dirname(TASKS_DIR), os.pardir, "docs", "upstream", "lmms-eval.gitignore")
+
+
+def ignored_by_upstream(tree: str, ignore_file: str, prefix: str) -> tuple[list[str], list[str]]:
+    """``(files, ignored)``: the files of ``tree`` (``__pycache__`` aside) and those that git's own matching ignores
+    when ``tree`` is copied to ``prefix`` of a repository whose ``.gitignore`` is ``ignore_file``."""
+    import shutil
+
+    if shutil.which("git") is None:
+        pytest.skip("git is not installed")
+    repo = os.path.join(os.path.dirname(tree.rstrip(os.sep)), "upstream-repo")
+    shutil.rmtree(repo, ignore_errors=True)
+    shutil.copytree(tree, os.path.join(repo, prefix), ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copyfile(ignore_file, os.path.join(repo, ".gitignore"))
+    env = {**os.environ, "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1"}
+
+    def git(*args) -> list[str]:
+        proc = subprocess.run(["git", *args], cwd=repo, env=env, capture_output=True, text=True, check=True)
+        return sorted(line for line in proc.stdout.splitlines() if line.startswith(prefix))
+
+    git("init", "-q")
+    everything = git("ls-files", "--others")
+    ignored = git("ls-files", "--others", "--ignored", "--exclude-standard")
+    return everything, ignored
+
+
+def test_git_add_stages_every_exported_file(exported):
+    """Issue 41 item 1: upstream's ``.gitignore`` has ``data/``, so ``git add`` left ``hanyi_common/data/`` (12 files
+    that every folder imports) out of the pull request. Git's own matching, with upstream's ignore rules (a dated copy
+    in ``docs/upstream/lmms-eval.gitignore``), on the export copied into ``lmms_eval/tasks/``: nothing is ignored."""
+    files, ignored = ignored_by_upstream(exported, UPSTREAM_IGNORE, "lmms_eval/tasks/")
+    assert len(files) > 100 and any(f.endswith("/sources.py") for f in files)
+    assert ignored == []
+
+
+def test_export_holds_no_path_of_the_exporting_machine(tmp_path):
+    """Issue 41 item 2: in hub mode the ``dataset_path`` of punrebus, cvlue and vulca was the exporter's own
+    ``~/.cache/hanyi/data/<bench>``, expanded. The export for a pull request (hub mode) holds neither the home
+    directory, the temporary directory, the user name nor the output directory; ``--dataset-repo`` sets a hub id."""
+    import getpass
+    import tempfile
+
+    out = tmp_path / "export"
+    lt.export(str(out), BENCHMARKS, data_root="hub", repos={"vulca": "my-org/VULCA"})
+    home, user = os.path.expanduser("~"), getpass.getuser()
+    needles = {home, os.path.realpath(home), tempfile.gettempdir(), os.path.realpath(tempfile.gettempdir()), str(out)}
+    needles = {n for n in needles if len(n) > 1}
+    checked = 0
+    for path in sorted(out.rglob("*")):
+        if path.is_file() and "__pycache__" not in path.parts:
+            text = path.read_bytes().decode("utf-8", errors="replace")
+            assert not [n for n in needles if n in text], (path, [n for n in needles if n in text])
+            assert not re.search(rf"[/\\]{re.escape(user)}(?![\w.-])", text), (path, user)  # as a path part
+            checked += 1
+    assert checked > 200
+    paths = {b: lt.dataset_path(b, "hub", str(out / b), {"vulca": "my-org/VULCA"}) for b in BENCHMARKS}
+    assert paths == {"punrebus": "ORG/punrebus", "cvlue": "ORG/cvlue", "cii": "m-a-p/CII-Bench",
+                     "unpie": "jiwan-chung/VisualPun_UNPIE", "vulca": "my-org/VULCA"}  # fmt: skip
+    assert '"my-org/VULCA"' in (out / "vulca" / "_default_template_yaml").read_text()
 
 
 def test_export_reads_no_hanyi_variable(exported):
@@ -158,7 +220,9 @@ def test_shared_code_is_its_source_with_imports_renamed(exported):
             path = os.path.join(root, f)
             if os.path.relpath(path, lib) == settings_map.MODULE + ".py":
                 continue  # generated: where the settings are read (test_mapped_settings_reach_the_exported_code)
-            source_path = os.path.join(lt.PACKAGE_DIR, os.path.relpath(path, lib))
+            rel = os.path.relpath(path, lib).split(os.sep)
+            inverse = {new: old for old, new in lt.RENAMED.items()}
+            source_path = os.path.join(lt.PACKAGE_DIR, *(inverse.get(p, p) for p in rel))
             with open(path, encoding="utf-8") as fh:
                 ours = _definitions(fh.read())
             with open(source_path, encoding="utf-8") as fh:
@@ -197,7 +261,7 @@ def test_export_is_small_formatted_as_upstream_and_shared_once(exported, tmp_pat
         assert not [d for d in os.listdir(folder) if os.path.isdir(os.path.join(folder, d)) and d.endswith("_lib")]
         assert os.path.getsize(os.path.join(folder, "README.md")) < 20_000, bench
     assert os.path.isfile(os.path.join(exported, lt.LIB_DIR, "metrics", "vulca_aggregations.py"))  # found by import
-    for cut in ("report", "cli.py", "submit", "host", "export", os.path.join("data", "prepare.py")):
+    for cut in ("report", "cli.py", "submit", "host", "export", "data", os.path.join("task_data", "prepare.py")):
         assert not os.path.exists(os.path.join(exported, lt.LIB_DIR, cut)), cut
 
 
@@ -223,7 +287,7 @@ def test_cli_export_data_root_choices(tmp_path, capsys):
     assert main(["export", "lmms-eval", "--out", str(tmp_path), "--benchmarks", "cii", "vulca"]) == 0
     written = json.loads(capsys.readouterr().out)
     assert written["cii"]["dataset_path"] == "m-a-p/CII-Bench"  # on the hub
-    assert written["vulca"]["dataset_path"].endswith(os.path.join("data", "vulca"))  # not on the hub
+    assert written["vulca"]["dataset_path"] == "ORG/vulca"  # not on the hub: a placeholder, no local path
     prepared = tmp_path / "prepared"
     (prepared / "cii").mkdir(parents=True)
     (prepared / "cii" / "README.md").write_text("---\nconfigs: []\n---\n")
@@ -359,7 +423,7 @@ def test_exported_glue_loads_with_hanyi_blocked(exported, tmp_path):
         "    spec.loader.exec_module(importlib.util.module_from_spec(spec))\n"
         "assert not [m for m in sys.modules if m == 'hanyi' or m.startswith('hanyi.')]\n"
         "from lmms_eval.tasks._task_utils import hanyi_common\n"
-        "from lmms_eval.tasks._task_utils.hanyi_common.data import vulca_embed_reference, vulca_reference\n"
+        "from lmms_eval.tasks._task_utils.hanyi_common.task_data import vulca_embed_reference, vulca_reference\n"
         "assert os.path.isfile(vulca_reference.DEFAULT_OUT) and os.path.isfile(vulca_embed_reference.DEFAULT_OUT)\n"
         "print(hanyi_common.TASKS_DIR)\n"
     )

@@ -3,6 +3,7 @@
 * ``hanyi export lmms-eval --out DIR [--benchmarks ...] [--data-root sample|<dir>|hub]`` writes one folder per
   benchmark and the code they share (``_task_utils/hanyi_common/``), ready to copy into ``lmms_eval/tasks/``
   (:mod:`hanyi.export.lmms_eval_tasks`); it needs black and isort (hanyi's ``test`` extra) to format as upstream.
+* ``--dataset-repo BENCH=ORG/NAME`` writes that hub dataset as BENCH's ``dataset_path`` (one per benchmark).
 * ``hanyi export lmms-eval --check DIR`` says whether an existing export still matches the source tree.
 
 Nothing here is imported by the tasks; the exported folders import nothing from hanyi.
@@ -32,12 +33,25 @@ def main(argv=None, prog: str = "hanyi export") -> int:
         help="dataset_path: 'hub' (hub id where one exists, else the default prepared directory), 'sample' "
         "(copy the bundled synthetic samples beside the tasks, for testing) or a directory written by hanyi prepare",
     )
+    p.add_argument(
+        "--dataset-repo",
+        action="append",
+        default=[],
+        metavar="BENCH=ORG/NAME",
+        help="dataset_path of BENCH: a hub dataset (e.g. one uploaded from `hanyi prepare BENCH --hub-folder DIR`)",
+    )
     p.add_argument("--check", action="store_true", help="compare --out with a fresh export; exit 1 on drift")
     p.add_argument("--force", action="store_true", help="replace a PULL_REQUEST.md in --out that hanyi did not write")
     args = parser.parse_args(sys.argv[1:] if argv is None else argv)
+    repos = dict(item.partition("=")[::2] for item in args.dataset_repo)
+    bad = [k for k, v in repos.items() if k not in BENCHMARKS or v.count("/") != 1]
+    if bad:
+        print(f"hanyi export: --dataset-repo {bad[0]}={repos[bad[0]]}: expected BENCH=ORG/NAME, BENCH one of "
+              f"{', '.join(BENCHMARKS)}", file=sys.stderr)  # fmt: skip
+        return 2
     if args.check:
         try:
-            drift = lt.check_export(args.out, args.benchmarks, args.data_root)
+            drift = lt.check_export(args.out, args.benchmarks, args.data_root, repos)
         except lt.ExportError as exc:
             print(f"hanyi export: {exc}", file=sys.stderr)
             return 2
@@ -46,7 +60,7 @@ def main(argv=None, prog: str = "hanyi export") -> int:
         print("export matches the source" if not drift else f"{len(drift)} difference(s): re-run hanyi export")
         return 1 if drift else 0
     try:
-        written = lt.export(args.out, args.benchmarks, args.data_root, force=args.force)
+        written = lt.export(args.out, args.benchmarks, args.data_root, force=args.force, repos=repos)
     except lt.ExportError as exc:
         print(f"hanyi export: {exc}", file=sys.stderr)
         return 2

@@ -40,6 +40,9 @@ ROOT = "hanyi"
 #: Where the shared code goes, relative to ``<out>`` (= ``lmms_eval/tasks/``), and the package it is imported as.
 LIB_DIR = os.path.join("_task_utils", "hanyi_common")
 LIB_PACKAGE = "lmms_eval.tasks._task_utils.hanyi_common"
+#: Packages of the shared code renamed in the export: upstream's ``.gitignore`` ignores every folder named ``data``
+#: (lmms-eval's and lm-eval's; copies in ``docs/upstream/*.gitignore``), so ``git add`` would leave ``data/`` out.
+RENAMED = {"data": "task_data"}
 _SKIP_DIRS = {"__pycache__"}
 _SKIP_FILES = {"README.md"}
 _IMPORT_RE = re.compile(r"^(\s*)(from|import)(\s+)(hanyi(?:\.\w+)*)", re.M)
@@ -70,7 +73,15 @@ def exported_module(name: str) -> str:
     parts = name.split(".")
     if len(parts) > 2 and parts[1] == "tasks" and parts[2] in BENCHMARKS:
         return "lmms_eval." + name.removeprefix(ROOT + ".")
-    return LIB_PACKAGE + name.removeprefix(ROOT)
+    return ".".join([LIB_PACKAGE, *(RENAMED.get(p, p) for p in parts[1:])])
+
+
+def lib_file(name: str) -> str:
+    """Where module ``name`` of the shared code is written, relative to ``<out>/<LIB_DIR>``."""
+    parts = exported_module(name).removeprefix(LIB_PACKAGE).split(".")[1:]
+    if os.path.basename(module_path(name)) == "__init__.py":
+        return os.path.join(*parts, "__init__.py")
+    return os.path.join(*parts[:-1], parts[-1] + ".py")
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -277,15 +288,23 @@ def formatted(source: str, filename: str) -> str:
 # Data source
 
 
-def dataset_path(bench: str, data_root: str, out_bench: str) -> str:
-    """``hub``: the hub id, else the default prepared dir; ``sample``: the copy beside the tasks; else ``<dir>``."""
+#: ``dataset_path`` of a benchmark that is not on the hub, in an export without ``--dataset-repo`` for it: a hub id to
+#: replace (never a path of the exporting machine); the README says how to build and upload the dataset.
+PLACEHOLDER = "ORG/{bench}"
+
+
+def dataset_path(bench: str, data_root: str, out_bench: str, repos: dict | None = None) -> str:
+    """``repos[bench]`` (``--dataset-repo``) first; ``hub``: the hub id, else :data:`PLACEHOLDER`; ``sample``: the copy
+    beside the tasks; else ``<dir>/<bench>``, or the hub id where the benchmark is not prepared there."""
     from hanyi.data import sources
 
     hub_id = sources.SOURCES[bench].hub_id
+    if (repos or {}).get(bench):
+        return repos[bench]
     if data_root == "sample":
         return os.path.join(os.path.abspath(out_bench), "sample")
     if data_root == "hub":
-        return hub_id or os.path.join(sources.default_data_root(), bench)
+        return hub_id or PLACEHOLDER.format(bench=bench)
     prepared = os.path.join(os.path.abspath(os.path.expanduser(data_root)), bench)
     if hub_id and not os.path.isfile(os.path.join(prepared, sources.MANIFEST)):
         return hub_id
@@ -379,7 +398,7 @@ def _is_generated_lib(folder: str) -> bool:
         return False
 
 
-def export_benchmark(out: str, bench: str, data_root: str) -> dict:
+def export_benchmark(out: str, bench: str, data_root: str, repos: dict | None = None) -> dict:
     """Write ``<out>/<bench>/``: YAMLs, resources, the folder modules its YAMLs reach (formatted), the README."""
     src = os.path.join(TASKS_DIR, bench)
     dst = os.path.join(out, bench)
@@ -387,7 +406,7 @@ def export_benchmark(out: str, bench: str, data_root: str) -> dict:
         if os.path.islink(dst) or not _is_export(dst):
             raise ExportError(f"{dst} exists and was not written by hanyi export; refusing to replace it")
         shutil.rmtree(dst)
-    path_value = dataset_path(bench, data_root, dst)
+    path_value = dataset_path(bench, data_root, dst, repos)
     modules = {os.path.relpath(module_path(m), src) for m in folder_modules(bench)}
     for root, dirs, files in os.walk(src):
         dirs[:] = sorted(d for d in dirs if d not in _SKIP_DIRS)
@@ -409,8 +428,16 @@ def export_benchmark(out: str, bench: str, data_root: str) -> dict:
                 continue
             with open(d, "w", encoding="utf-8") as fh:
                 fh.write(text)
-    if data_root == "sample":
-        shutil.copytree(os.path.join(PACKAGE_DIR, "data", "sample", bench), os.path.join(dst, "sample"))
+    if data_root == "sample" and not (repos or {}).get(bench):
+        sample = os.path.join(dst, "sample")
+        shutil.copytree(os.path.join(PACKAGE_DIR, "data", "sample", bench), sample)
+        for old, new in RENAMED.items():  # an ignored parquet folder (CII's data/), and the README's paths to it
+            if os.path.isdir(os.path.join(sample, old)):
+                os.rename(os.path.join(sample, old), os.path.join(sample, new))
+                with open(os.path.join(sample, "README.md"), encoding="utf-8") as fh:
+                    card = fh.read().replace(f"path: {old}/", f"path: {new}/")
+                with open(os.path.join(sample, "README.md"), "w", encoding="utf-8") as fh:
+                    fh.write(card)
     return {"folder": dst, "dataset_path": path_value}
 
 
@@ -422,7 +449,7 @@ def export_shared(out: str, benchmarks, dataset_paths: dict) -> list[str]:
         shutil.rmtree(dst)
     for mod in sorted(found.kept):
         s = module_path(mod)
-        d = os.path.join(dst, os.path.relpath(s, PACKAGE_DIR))
+        d = os.path.join(dst, lib_file(mod))
         os.makedirs(os.path.dirname(d), exist_ok=True)
         text = exported_text(found.source_of(mod), s)
         if mod == ROOT:
@@ -434,7 +461,7 @@ def export_shared(out: str, benchmarks, dataset_paths: dict) -> list[str]:
     return [exported_module(m) for m in sorted(found.kept)] + [f"{LIB_PACKAGE}.{settings_map.MODULE}"]
 
 
-def export(out: str, benchmarks=BENCHMARKS, data_root: str = "hub", force: bool = False) -> dict:
+def export(out: str, benchmarks=BENCHMARKS, data_root: str = "hub", force: bool = False, repos=None) -> dict:
     """Write ``<out>/<bench>/`` for each benchmark, ``<out>/_task_utils/hanyi_common/`` and ``<out>/PULL_REQUEST.md``;
     returns what was written. Every path is checked first (:func:`preflight`), so a refusal leaves ``out`` as it was."""
     from hanyi.export import readme
@@ -442,7 +469,7 @@ def export(out: str, benchmarks=BENCHMARKS, data_root: str = "hub", force: bool 
     preflight(out, benchmarks, force)
     formatters()
     os.makedirs(out, exist_ok=True)
-    written = {bench: export_benchmark(out, bench, data_root) for bench in benchmarks}
+    written = {bench: export_benchmark(out, bench, data_root, repos) for bench in benchmarks}
     shared = export_shared(out, benchmarks, {b: w["dataset_path"] for b, w in written.items()})
     for bench, entry in written.items():
         with open(os.path.join(entry["folder"], "README.md"), "w", encoding="utf-8") as fh:
@@ -461,11 +488,11 @@ def _tree(root: str) -> set[str]:
     return found
 
 
-def check_export(out: str, benchmarks=BENCHMARKS, data_root: str = "hub") -> list[str]:
+def check_export(out: str, benchmarks=BENCHMARKS, data_root: str = "hub", repos=None) -> list[str]:
     """Differences between ``out`` and a fresh export of the current source (empty when they match)."""
     drift = []
     with tempfile.TemporaryDirectory(prefix="hanyi-export-check-") as tmp:
-        export(tmp, benchmarks, data_root)
+        export(tmp, benchmarks, data_root, repos=repos)
         for bench in [*benchmarks, LIB_DIR, None]:
             a, b = (os.path.join(tmp, bench), os.path.join(out, bench)) if bench else (tmp, out)
             if bench is None:

@@ -184,6 +184,14 @@ def sources() -> dict[str, str]:
     return dict(sorted(out.items()))
 
 
+def _keys_by_folder() -> dict:
+    """``{folder: "key key ..."}`` of :func:`sources` (a short table in the generated module)."""
+    out: dict = {}
+    for key, folder in sources().items():
+        out[folder] = f"{out[folder]} {key}" if folder in out else key
+    return out
+
+
 def generated_module() -> str:
     """The source of ``hanyi_common/task_settings.py``, where the exported code reads its settings."""
     return f'''"""Where the exported tasks read their settings: upstream's environment variables (``OPENAI_API_URL``, ``MODEL_VERSION``, ``OPENAI_API_KEY`` for the judge), else ``metadata:`` of a folder's ``_default_template_yaml``."""
@@ -195,7 +203,7 @@ from functools import lru_cache
 import yaml
 
 #: setting -> the folder whose ``_default_template_yaml`` ``metadata:`` sets it (``""``: fixed, the code's default applies); any other name is read from the environment
-SOURCES = {json.dumps(sources(), indent=4)}
+SOURCES = {{key: folder for folder, keys in {json.dumps(_keys_by_folder())}.items() for key in keys.split()}}
 TASKS_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
