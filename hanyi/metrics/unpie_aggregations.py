@@ -106,6 +106,7 @@ def mean_over_splits(combine):
         values = [float(combine(rows[:, 0] if rows.shape[1] == 1 else rows)) for rows in parts if len(rows)]
         return sum(values) / len(values) if values else math.nan
 
+    combine_all.split_column = 0  # hanyi.metrics.intervals: a resample draws within each split, never loses one
     return combine_all
 
 

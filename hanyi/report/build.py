@@ -112,7 +112,8 @@ def _value_cell(metric, ci: dict | None = None, count: bool = False) -> str:
     text = fmt(metric.value)
     if ci and ci.get("ci_low") is not None:
         decimals = 4 if abs(metric.value) <= 1 else 2
-        return f"{text} [{fmt(ci['ci_low'], decimals)}, {fmt(ci['ci_high'], decimals)}]"
+        of = f" (n={ci['n']} of {ci['n_units']} docs)" if ci.get("n_units", ci.get("n")) != ci.get("n") else ""
+        return f"{text} [{fmt(ci['ci_low'], decimals)}, {fmt(ci['ci_high'], decimals)}]{of}"
     return text if metric.stderr is None else f"{text} ± {fmt(metric.stderr)}"
 
 
@@ -203,8 +204,29 @@ def interval_of(run: Run, task: str, name: str) -> dict:
             else (found or {}).get("why", "the aggregate is not a mean of logged per-doc scores")
         )
         return {**rec, "ci_low": None, "ci_high": None, "why": why}
-    low, high, method = stats.interval(list(vals.values()))
-    return {**rec, "ci_low": low * scale, "ci_high": high * scale, "method": method, "n": len(vals)}
+    key, clusters = doc_clusters(run, task, name)
+    labels = [clusters.get(d) for d in vals] if clusters else None
+    out = stats.interval(list(vals.values()), labels)
+    for k in ("ci_low", "ci_high", "stderr", "mdd"):
+        out[k] = None if out.get(k) is None else out[k] * scale
+    keep = ("ci_low", "ci_high", "stderr", "method", "n", "n_units", "clusters", "deff", "mdd")
+    return {**rec, **{k: out[k] for k in keep if k in out}, **({"cluster_key": key} if labels else {})}
+
+
+def doc_clusters(run: Run, task: str, name: str) -> tuple[str | None, dict]:
+    """``(cluster key, {(task, doc_id): cluster label})`` of a task's (a group: its tasks') logged docs, from the
+    ``cluster_key`` its tasks set (:func:`hanyi.report.stats.cluster_labels`); ``(None, {})`` when none is set."""
+    leaves = decomposed._leaves(run, task)
+    keys = {stats.cluster_key(run, leaf) for leaf in leaves if leaf in run.tasks} - {None}
+    if len(keys) != 1:
+        return None, {}
+    key = keys.pop()
+    out = {}
+    for leaf in leaves:
+        lines = [s for s in (run.tasks[leaf].samples if leaf in run.tasks else None) or () if isinstance(s, dict)]
+        for line, label in zip(lines, stats.cluster_labels(lines, key, name.split(",")[0]) or ()):
+            out[leaf, line.get("doc_id")] = label
+    return key, out
 
 
 def tasks_by_benchmark(runs: list[Run]) -> dict[str, list[str]]:
@@ -274,7 +296,7 @@ def docs_scored(t) -> str:
 
 def headline_table(runs: list[Run], tasks: list[str], hints=None, intervals: list | None = None) -> Table:
     header = ["task", "metric", *[r.label for r in runs], "n"]
-    rows = []
+    rows, shown = [], []
     for task in tasks:
         head, _ = category_tables(_metric_names(runs, task), hints)
         n = "/".join(dict.fromkeys(c for r in runs if task in r.tasks and (c := docs_scored(r.tasks[task]))))
@@ -285,6 +307,7 @@ def headline_table(runs: list[Run], tasks: list[str], hints=None, intervals: lis
                 ci = interval_of(r, task, name) if _metric(r, task, name) is not None else None
                 if ci is not None and intervals is not None:
                     intervals.append(ci)
+                shown.append(ci or {})
                 cells.append(_value_cell(_metric(r, task, name), ci, count))
             cells = [NAN_CELL if getattr(_metric(r, task, name), "nan", False) else c for r, c in zip(runs, cells)]
             rows.append([task, name + _arrow(runs, task, name), *cells, n or "-"])
@@ -302,11 +325,50 @@ def headline_table(runs: list[Run], tasks: list[str], hints=None, intervals: lis
         header,
         kept,
         why
-        + "value [95 % interval] from the sample log (exact Clopper-Pearson for shares of 0/1 scores, else a seeded "
-        "bootstrap over docs re-running the aggregation; groups: stratified by subtask); value ± standard error where "
-        "only lmms-eval's is available; counts as integers; n = docs scored (0 with the reason when none was). "
-        "Dict-valued metrics (confusion rows) have tables of their own.",
+        + "value [95 % interval] from the sample log (exact Clopper-Pearson for shares of 0/1 scores, clustered by the "
+        "design effect; else a seeded bootstrap over docs or clusters re-running the aggregation; groups and UNPIE's "
+        "both-split values: stratified by subtask and split); (n=k of N docs): the value's denominator where it is not "
+        "every doc; value ± standard error where only lmms-eval's is available; counts as integers; n = docs scored "
+        "(0 with the reason when none was). Dict-valued metrics (confusion rows) have tables of their own."
+        + cluster_note(shown),
         kind="headline",
+    )
+
+
+def cluster_note(records: list[dict]) -> str:
+    """`` Clusters resampled: <task> by <key> (k of n docs), ...`` for the interval records that resampled clusters."""
+    seen = {}
+    for r in records:
+        if r.get("cluster_key") and r.get("clusters") and r.get("task"):
+            seen.setdefault(r["task"], f"{r['task']} by {r['cluster_key']} ({r['clusters']} clusters)")
+    return f" Clusters resampled (the task's cluster_key): {', '.join(seen.values())}." if seen else ""
+
+
+def power_table(runs: list[Run], records: list[dict]) -> Table | None:
+    """Minimum detectable difference at 80 % power (two-sided, 5 %) of each headline number with an interval: the
+    smallest true difference to another run of the same size that a comparison would detect 4 times in 5
+    (:func:`hanyi.metrics.intervals.mdd` of √2 · its standard error)."""
+    by = {(r["task"], r["metric"], r["run"]): r for r in records if r.get("mdd") is not None}
+    keys = list(dict.fromkeys((t, m) for t, m, _ in by))
+    if not keys:
+        return None
+    rows = []
+    for task, metric in keys:
+        cells = []
+        for run in runs:
+            r = by.get((task, metric, run.label))
+            units = f"n={r['n']}" + (f", {r['clusters']} clusters" if r.get("cluster_key") else "") if r else ""
+            cells.append(f"{fmt(r['mdd'])} ({units})" if r else "-")
+        rows.append([task, metric.split(",")[0], *cells])
+    return Table(
+        "Power: minimum detectable differences",
+        ["task", "metric", *[r.label for r in runs]],
+        rows,
+        "The smallest true difference to another run of the same size that a two-sided test at 5 % detects with 80 % "
+        "power: (z 0.975 + z 0.8) · √2 · SE (Cohen 1988; independent runs: pairing on the same docs can only lower it; "
+        "SE clustered where the task sets a cluster_key). A difference smaller than this is one these docs could "
+        "easily miss; the paired table marks the comparisons below their own MDD.",
+        kind="power",
     )
 
 
@@ -586,6 +648,9 @@ def build_sections(runs: list[Run], anchors_dir: str = anchor_mod.ANCHORS_DIR) -
         hints = data.get("categories") or []
         display = {k: v for hint in hints for k, v in hint["labels"].items()}
         section.tables.append(headline_table(runs, tasks, hints, section.intervals))
+        power = power_table(runs, section.intervals)
+        if power is not None:
+            section.tables.append(power)
         from hanyi.report import retriever  # imports this module
 
         stage1 = retriever.stage1_table(runs, tasks)
@@ -702,18 +767,21 @@ def paired_records(runs: list[Run], tasks: list[str], hints=None, notes: list | 
             b, scale_b = per_doc(b_run, task, name)
             if not a or not b or scale_a != scale_b:
                 continue
-            result = stats.paired(a, b)
+            key, clusters = doc_clusters(a_run, task, name)
+            result = stats.paired(a, b, clusters=clusters)
+            if result is not None and clusters:
+                result["cluster_key"] = key
             if result is None:
                 continue
-            for key in ("mean_a", "mean_b", "difference", "ci_low", "ci_high"):
-                result[key] *= scale_a
+            for key in ("mean_a", "mean_b", "difference", "ci_low", "ci_high", "stderr", "mdd"):
+                result[key] = None if result.get(key) is None else result[key] * scale_a
             out.append({"task": task, "metric": name, "run_a": a_run.label, "run_b": b_run.label, **result})
     return out
 
 
 def paired_table(runs: list[Run], records: list[dict]) -> Table:
     a, b = runs[0].label, runs[1].label
-    header = ["task", "metric", "docs", a, b, f"{b} − {a}", "95 % CI", "McNemar p", "at 0.05"]
+    header = ["task", "metric", "docs", a, b, f"{b} − {a}", "95 % CI", "McNemar p", "at 0.05", "MDD (80 %)"]
     rows = []
     for r in records:
         p = r.get("mcnemar_p")
@@ -721,13 +789,15 @@ def paired_table(runs: list[Run], records: list[dict]) -> Table:
             [
                 r["task"],
                 r["metric"],
-                str(r["n_pairs"]),
+                str(r["n_pairs"])
+                + (f" ({r['clusters']} clusters)" if r.get("clusters", r["n_pairs"]) < r["n_pairs"] else ""),
                 fmt(r["mean_a"]),
                 fmt(r["mean_b"]),
                 fmt_diff(r["difference"], 4 if abs(r["mean_a"]) <= 1 and abs(r["mean_b"]) <= 1 else 2),
                 f"[{fmt(r['ci_low'])}, {fmt(r['ci_high'])}]",
                 "-" if p is None else f"{p:.4g}",
                 "significant" if r["significant"] else "not significant",
+                "-" if r.get("mdd") is None else fmt(r["mdd"]) + (" (difference below it)" if r["below_mdd"] else ""),
             ]
         )
     return Table(
@@ -735,9 +805,12 @@ def paired_table(runs: list[Run], records: list[dict]) -> Table:
         title=f"Paired comparison: {b} vs. {a}",
         header=header,
         rows=rows,
-        caption="Docs scored by both runs, matched by task and doc id. 95 % CI: paired bootstrap over docs (seeded). "
-        "McNemar p: exact two-sided binomial test on the discordant docs (0/1 scores only); without it, "
-        "significance means the CI excludes 0.",
+        caption="Docs scored by both runs, matched by task and doc id. 95 % CI: paired bootstrap over docs, or over "
+        "the clusters the task's cluster_key names (seeded). McNemar p: exact two-sided binomial test on the discordant "
+        "docs (0/1 scores only; with clusters, Durkalski et al. 2003's clustered McNemar); without it, significance "
+        "means the CI excludes 0. MDD: the minimum difference detectable at 80 % power with these pairs, "
+        "(z 0.975 + z 0.8) · SE of the difference; a difference below it is one these docs could easily miss."
+        + cluster_note(records),
     )
 
 

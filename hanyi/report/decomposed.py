@@ -4,21 +4,25 @@ A decomposed aggregation is ``combine(per_doc(items))``. The run stores each doc
 (``hanyi_per_doc``, :mod:`hanyi.host.run_intervals`); for an aggregation marked ``light`` (no backbone) the report can also
 recompute them from the logged items, e.g. for runs made before the statistics were logged. Either way the interval
 is given only when ``combine(all statistics)`` reproduces the number lmms-eval reported; then it is
-:func:`hanyi.metrics.resample.bootstrap` (exact Clopper–Pearson for a share of 0/1 statistics, else a seeded percentile
-bootstrap over units re-running ``combine``).
+:func:`hanyi.metrics.intervals.interval`: exact Clopper–Pearson for a share of 0/1 statistics, clustered by the design
+effect, else a seeded percentile bootstrap re-running ``combine`` over docs, or over the clusters the task's
+``cluster_key`` names (the label each logged item carries), stratified by split for UNPIE's both-split values.
 
-A group gets a stratified bootstrap (:func:`hanyi.metrics.resample.stratified_bootstrap`): units are resampled within
-each subtask, each subtask's aggregation re-run, and the results averaged with the group's own weights, equal (the
-mean of the subtasks' values, e.g. UNPIE's "All = mean of Homo and Hetero") or by size (lmms-eval's
-``weight_by_size``), whichever reproduces the group's value; nested groups multiply the levels' weights. A subtask
-whose aggregation is lmms-eval's plain ``mean`` takes part with its per-doc scores (:func:`stats.per_doc_scores`).
+A group gets :func:`hanyi.metrics.intervals.cluster_bootstrap` over its subtasks: each subtask's aggregation re-run
+on every resample and the results averaged with the group's own weights, equal (the mean of the subtasks' values)
+or by size (lmms-eval's ``weight_by_size``), whichever reproduces the group's value; nested groups multiply the
+levels' weights. Subtasks that share no cluster are strata (resampled within themselves); a cluster shared by
+subtasks (one pun in three languages' tasks) is drawn for all of them together. A subtask whose aggregation is
+lmms-eval's plain ``mean`` takes part with its per-doc scores (:func:`stats.per_doc_scores`).
 """
 
 from __future__ import annotations
 
 import math
 
-from hanyi.metrics import resample
+import numpy as np
+
+from hanyi.metrics import intervals, resample
 from hanyi.metrics.resample import PER_DOC_KEY
 from hanyi.report import stats
 from hanyi.report.aggregations import aggregation
@@ -122,24 +126,48 @@ def from_samples_per_doc(run, task: str, name: str) -> dict:
     return {s.get("doc_id"): v for s, v in zip(lines, values) if math.isfinite(v)}
 
 
+def _aligned_clusters(run, task: str, name: str, fn, arr):
+    """One cluster label per row of ``arr`` (the task's ``cluster_key`` in the logged items), or None: rows are one
+    per logged line, or ``per_doc`` of each line's item alone gives them (a filtered aggregation); else no labels."""
+    t = run.tasks[task]
+    lines = [s for s in t.samples or [] if isinstance(s, dict)]
+    metric = name.split(",")[0]
+    labels = stats.cluster_labels(lines, stats.cluster_key(run, task), metric)
+    if labels is None or len(arr) == len(lines):
+        return labels
+    source = (_breakdown_source(t, task, name) or (metric, fn))[0]
+    try:
+        rows = [(label, row) for line, label in zip(lines, labels) for row in fn.per_doc([line[source]])]
+        again = resample.as_array([r for _, r in rows])
+    except Exception:
+        return None
+    same = len(again) == len(arr) and bool(((again == arr) | (np.isnan(again) & np.isnan(arr))).all())
+    return [label for label, _ in rows] if same else None
+
+
 def _leaf(run, task: str, name: str, value: float):
-    """``[(1.0, combine, stats)]`` reproducing ``value``, or a ``why`` string."""
+    """``[(1.0, combine, stats, clusters)]`` reproducing ``value``, or a ``why`` string."""
     found = unit_stats(run, task, name)
     if isinstance(found, str):
         return found
     if found is None:  # lmms-eval's own mean: the per-doc scores it averaged
-        vals, scale = stats.per_doc_scores(run.tasks[task].samples, name, value)
+        samples = run.tasks[task].samples
+        vals, scale = stats.per_doc_scores(samples, name, value)
         if not vals or scale != 1.0:
             return "the aggregate is not a mean of logged per-doc scores"
-        found = (resample.sum_mean, resample.as_array(list(vals.values())))
+        lines = {s.get("doc_id"): s for s in samples if isinstance(s, dict)}
+        labels = stats.cluster_labels([lines[d] for d in vals], stats.cluster_key(run, task), name.split(",")[0])
+        return [(1.0, resample.sum_mean, resample.as_array(list(vals.values())), labels)]
     combine, arr = found
     if len(arr) == 0 or not _close(float(combine(arr)), value):
         return "the per-doc statistics do not reproduce the reported value"
-    return [(1.0, combine, arr)]
+    fn = aggregation(task, name, run) or (_breakdown_source(run.tasks[task], task, name) or (None, None))[1]
+    return [(1.0, combine, arr, _aligned_clusters(run, task, name, fn, arr))]
 
 
 def parts_of(run, task: str, name: str, depth: int = 0):
-    """``[(weight, combine, stats)]`` of a task or (nested) group, weights reproducing its value; or a ``why``."""
+    """``[(weight, combine, stats, clusters)]`` of a task or (nested) group, weights reproducing its value; or a
+    ``why``."""
     t = run.tasks.get(task)
     m = t.metrics.get(name) if t is not None else None
     if m is None or not isinstance(m.value, (int, float)):
@@ -156,10 +184,10 @@ def parts_of(run, task: str, name: str, depth: int = 0):
             return f"subtask {sub}: {found}"
         sub_parts.append(found)
         values.append(run.tasks[sub].metrics[name].value)
-        sizes.append(sum(len(arr) for _, _, arr in found))
+        sizes.append(sum(len(part[2]) for part in found))
     for weights in ([1 / len(subs)] * len(subs), [n / sum(sizes) for n in sizes]):
         if _close(sum(w * v for w, v in zip(weights, values)), m.value):
-            return [(w * wl, c, a) for w, found in zip(weights, sub_parts) for wl, c, a in found]
+            return [(w * wl, c, a, k) for w, found in zip(weights, sub_parts) for wl, c, a, k in found]
     return "the group value is neither the mean nor the size-weighted mean of its subtasks' values"
 
 
@@ -175,21 +203,35 @@ def interval(run, task: str, name: str) -> dict | None:
     found = parts_of(run, task, name)
     if isinstance(found, str):
         return {"why": found}
-    if not any(_scored(a) for _, _, a in found):
+    if not any(_scored(part[2]) for part in found):
         return {"why": NONE_SCORED, "final": True}
-    if t.is_group:
-        if len(found) == 1:
-            _, combine, arr = found[0]
-            out = resample.bootstrap(combine, arr)
-        else:
-            out = resample.stratified_bootstrap([(c, a) for _, c, a in found], weights=[w for w, _, _ in found])
+    if len(found) == 1:
+        _, combine, arr, clusters = found[0]
+        out = intervals.interval(combine, arr, clusters)
     else:
-        _, combine, arr = found[0]
-        out = resample.bootstrap(combine, arr)
+        parts = [(w, c, a, k, _strata(c, a)) for w, c, a, k in found]
+        out = intervals.cluster_bootstrap(parts)
+        out["n_units"] = out["n"] = sum(_scored(part[2]) for part in found)
+        out["mdd"] = intervals.mdd(None if out.get("stderr") is None else 2**0.5 * out["stderr"])
     if out.get("ci_low") is None:
         return {"why": out.get("why", "no interval"), "final": True}
-    keep = ("ci_low", "ci_high", "stderr", "method")
-    return {**{k: out[k] for k in keep if k in out}, "n": sum(_scored(a) for _, _, a in found)}
+    keep = ("ci_low", "ci_high", "stderr", "method", "n", "n_units", "clusters", "deff", "mdd")
+    key = {stats.cluster_key(run, s) for s in _leaves(run, task)} - {None}
+    clustered = any(part[3] is not None for part in found)
+    return {**{k: out[k] for k in keep if k in out}, **({"cluster_key": sorted(key)[0]} if clustered and key else {})}
+
+
+def _strata(combine, arr):
+    """A mean over splits (UNPIE's All): each row's split, so a resample keeps every split; else None."""
+    column = getattr(combine, "split_column", None)
+    return arr[:, column].tolist() if column is not None and arr.ndim == 2 else None
+
+
+def _leaves(run, task: str, depth: int = 0) -> list[str]:
+    t = run.tasks.get(task)
+    if t is None or not t.is_group or depth > 6:
+        return [task]
+    return [leaf for sub in t.subtasks for leaf in _leaves(run, sub, depth + 1)]
 
 
 def _scored(arr) -> int:

@@ -5,78 +5,26 @@ for a metric, one per doc. :func:`per_doc_scores` reads the per-doc value (a num
 ``instance_score``) and keeps it only when the mean of those values reproduces the aggregated number lmms-eval
 reported (as a fraction or a percentage), so an interval is never attached to an aggregate that is not a per-doc mean.
 
-* **Intervals** (:func:`interval`): per-doc 0/1 scores get the exact Clopper–Pearson interval; other per-doc scores a
-  percentile bootstrap over docs (:data:`BOOTSTRAP_ITERS` resamples, seed :data:`SEED`).
-* **Paired comparison** (:func:`paired`): the docs both runs scored (matched by task and ``doc_id``), the difference
-  B − A, a paired percentile bootstrap interval of it (docs resampled jointly), and for 0/1 scores McNemar's exact
-  two-sided test, a binomial test of the discordant pairs at p = 1/2 (McNemar 1947; the exact form as in
-  ``scipy.stats.binomtest``).
+* **Intervals** (:func:`interval`) and the **paired comparison** (:func:`paired`, on the docs both runs scored, matched
+  by task and ``doc_id``) are :mod:`hanyi.metrics.intervals`' methods, one per kind of number, over docs or over
+  the clusters the task's ``cluster_key`` names (:func:`cluster_labels`).
 """
 
 from __future__ import annotations
 
 import math
 
+from hanyi.metrics.intervals import mcnemar_exact  # noqa: F401  (one source, re-exported)
 from hanyi.metrics.resample import ITERS as BOOTSTRAP_ITERS
 from hanyi.metrics.resample import LEVEL, SEED, _binom_cdf, clopper_pearson  # noqa: F401  (one source, re-exported)
 
 
-def _percentile(sorted_values: list[float], q: float) -> float:
-    """Linear-interpolated percentile (numpy's default rule) of an already sorted list."""
-    pos = (len(sorted_values) - 1) * q
-    lo = math.floor(pos)
-    hi = min(lo + 1, len(sorted_values) - 1)
-    return sorted_values[lo] + (sorted_values[hi] - sorted_values[lo]) * (pos - lo)
+def interval(values: list[float], clusters: list | None = None) -> dict:
+    """The interval record of the plain mean of per-doc ``values`` (in their unit; :func:`hanyi.metrics.intervals.interval`:
+    exact Clopper–Pearson for 0/1 values, clustered by the design effect; else a bootstrap over docs or clusters)."""
+    from hanyi.metrics import intervals, resample
 
-
-def _boot_means(values: list[float], iters: int, seed: int) -> list[float]:
-    """Sorted means of ``iters`` resamples (with replacement) of ``values``; numpy, seeded."""
-    import numpy as np
-
-    arr = np.asarray(values, dtype=float)
-    rng = np.random.default_rng(seed)
-    means = np.empty(iters)
-    step = max(1, 4_000_000 // max(1, len(arr)))  # bounded memory for large n
-    for start in range(0, iters, step):
-        stop = min(iters, start + step)
-        means[start:stop] = arr[rng.integers(0, len(arr), size=(stop - start, len(arr)))].mean(axis=1)
-    return sorted(means.tolist())
-
-
-def bootstrap_mean(values: list[float], iters: int = BOOTSTRAP_ITERS, seed: int = SEED) -> tuple[float, float]:
-    """Percentile bootstrap interval of the mean, seeded (same input, same interval).
-
-    >>> bootstrap_mean([0.5] * 10)
-    (0.5, 0.5)
-    """
-    means = _boot_means(values, iters, seed)
-    alpha = 1 - LEVEL
-    return _percentile(means, alpha / 2), _percentile(means, 1 - alpha / 2)
-
-
-def is_binary(values: list[float]) -> bool:
-    return all(v in (0.0, 1.0) for v in values)
-
-
-def interval(values: list[float]) -> tuple[float, float, str]:
-    """``(low, high, method)`` for the mean of per-doc ``values`` (in their unit)."""
-    if is_binary(values):
-        low, high = clopper_pearson(int(sum(values)), len(values))
-        return low, high, "exact (Clopper-Pearson)"
-    low, high = bootstrap_mean(values)
-    return low, high, f"bootstrap over docs ({BOOTSTRAP_ITERS}, seed {SEED})"
-
-
-def mcnemar_exact(b: int, c: int) -> float:
-    """Two-sided exact McNemar p-value: binomial test of ``b`` vs ``c`` discordant pairs at p = 1/2.
-
-    >>> mcnemar_exact(0, 0), round(mcnemar_exact(1, 9), 6), mcnemar_exact(3, 3)
-    (1.0, 0.021484, 1.0)
-    """
-    n = b + c
-    if n == 0:
-        return 1.0
-    return min(1.0, 2 * _binom_cdf(min(b, c), n, 0.5))
+    return intervals.interval(resample.sum_mean, values, clusters)
 
 
 def _item_value(item, key: str):
@@ -126,33 +74,49 @@ def per_doc_scores(samples: list[dict] | None, metric: str, reported: float | No
     return {}, 1.0
 
 
-def paired(a: dict[int, float], b: dict[int, float], iters: int = BOOTSTRAP_ITERS, seed: int = SEED) -> dict | None:
-    """Compare two runs' per-doc scores on the docs both have: difference B − A, paired bootstrap CI, McNemar."""
+def paired(
+    a: dict[int, float],
+    b: dict[int, float],
+    iters: int = BOOTSTRAP_ITERS,
+    seed: int = SEED,
+    clusters: dict | None = None,
+) -> dict | None:
+    """Compare two runs' per-doc scores on the docs both have (:func:`hanyi.metrics.intervals.paired`: difference
+    B − A, paired bootstrap CI over docs, or over the clusters ``clusters`` maps doc keys to; McNemar; MDD)."""
+    from hanyi.metrics import intervals
+
     shared = sorted(set(a) & set(b), key=str)
     if not shared:
         return None
-    xs = [a[d] for d in shared]
-    ys = [b[d] for d in shared]
-    n = len(shared)
-    diffs = [y - x for x, y in zip(xs, ys)]
-    boots = _boot_means(diffs, iters, seed)
-    alpha = 1 - LEVEL
-    out = {
-        "n_pairs": n,
-        "mean_a": sum(xs) / n,
-        "mean_b": sum(ys) / n,
-        "difference": sum(diffs) / n,
-        "ci_low": _percentile(boots, alpha / 2),
-        "ci_high": _percentile(boots, 1 - alpha / 2),
-        "ci_method": f"paired bootstrap over docs ({iters}, seed {seed})",
-    }
-    if is_binary(xs) and is_binary(ys):
-        b_only = sum(1 for x, y in zip(xs, ys) if x == 1 and y == 0)
-        c_only = sum(1 for x, y in zip(xs, ys) if x == 0 and y == 1)
-        out.update(a_only=b_only, b_only=c_only, mcnemar_p=mcnemar_exact(b_only, c_only))
-        out["significant"] = out["mcnemar_p"] < 0.05
-        out["test"] = "McNemar exact (two-sided)"
-    else:
-        out["significant"] = not (out["ci_low"] <= 0 <= out["ci_high"])
-        out["test"] = "paired bootstrap CI excludes 0"
-    return out
+    labels = None if not clusters else [clusters.get(d) for d in shared]
+    return intervals.paired([a[d] for d in shared], [b[d] for d in shared], labels, iters=iters, seed=seed)
+
+
+def cluster_key(run, task: str) -> str | None:
+    """The ``cluster_key`` of ``task``: from the run's results file (lmms-eval records the task config), else from
+    the task's YAML as hanyi ships it; None when the task names none."""
+    config = ((getattr(run, "raw", None) or {}).get("configs") or {}).get(task)
+    if isinstance(config, dict) and "task" in config:
+        return config.get("cluster_key") or None
+    from hanyi.report.aggregations import task_files
+    from hanyi.task_yaml import read
+
+    path = task_files().get(task)
+    try:
+        return (read(path).get("cluster_key") or None) if path else None
+    except Exception:
+        return None
+
+
+def cluster_labels(lines: list[dict], key: str | None, metric: str | None = None) -> list | None:
+    """One cluster label per sample-log line: the value of ``key`` in the line's ``metric`` item, else in any of its
+    dict items (``None`` where no item has it: the doc is a cluster of its own); None without ``key`` or labels."""
+    if not key:
+        return None
+    out = []
+    for line in lines:
+        items = [line.get(metric)] if metric else []
+        items += [v for v in line.values() if isinstance(v, dict)]
+        label = next((it[key] for it in items if isinstance(it, dict) and it.get(key) is not None), None)
+        out.append(label if label is None or isinstance(label, (str, int, float)) else str(label))
+    return out if any(label is not None for label in out) else None

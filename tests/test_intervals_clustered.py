@@ -1,0 +1,290 @@
+"""Honest uncertainty (issue 37): intervals that respect how docs cluster, one method per kind of number, power.
+
+Oracles: scipy (``binomtest(...).proportion_ci(method="exact")``, ``beta.ppf``, ``chi2.sf``, ``norm.ppf``), a naive
+cluster bootstrap written here loop by loop, and the textbook design effect ``1 + (m − 1) ρ`` with ρ the pairwise
+intra-cluster correlation computed by brute force.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+
+from hanyi.metrics import intervals, resample
+from hanyi.metrics.unpie_aggregations import unpie_mean_correct_all
+
+scipy_stats = pytest.importorskip("scipy.stats")
+
+REL = 1e-6  # the float rule (docs/contributing.md)
+
+
+# ---- shares of 0/1 scores: exact Clopper-Pearson, clustered by the design effect -------------------------------------
+
+
+@pytest.mark.parametrize("k, n", [(0, 5), (5, 5), (1, 1), (3, 11), (7, 20), (13, 800), (400, 800)])
+def test_share_interval_is_scipys_exact_binomial_interval(k, n):
+    expected = scipy_stats.binomtest(k, n).proportion_ci(0.95, method="exact")
+    low, high = intervals.share_interval(k, n)
+    assert low == pytest.approx(expected.low, rel=REL, abs=1e-12)
+    assert high == pytest.approx(expected.high, rel=REL, abs=1e-12)
+
+
+@pytest.mark.parametrize("k, n, deff", [(7, 20, 1.7), (0, 12, 2.0), (12, 12, 3.0), (30, 90, 2.5), (1, 9, 1.3)])
+def test_clustered_share_interval_is_clopper_pearson_at_the_effective_size(k, n, deff):
+    """Korn & Graubard 1998: Beta quantiles at k* = k / deff, n* = n / deff (scipy's beta.ppf takes real parameters)."""
+    ks, ns = k / deff, n / deff
+    low = 0.0 if ks == 0 else scipy_stats.beta.ppf(0.025, ks, ns - ks + 1)
+    high = 1.0 if ks == ns else scipy_stats.beta.ppf(0.975, ks + 1, ns - ks)
+    got = intervals.share_interval(k, n, deff)
+    assert got[0] == pytest.approx(low, rel=REL, abs=1e-12) and got[1] == pytest.approx(high, rel=REL, abs=1e-12)
+
+
+def _pairwise_icc(values, clusters):
+    """Brute force: ρ = Σ_c Σ_{i≠j in c} d_i d_j / ((m − 1) Σ d²), d = x − x̄, equal clusters of m."""
+    mean = sum(values) / len(values)
+    d = [x - mean for x in values]
+    cross = sum(d[i] * d[j] for i in range(len(d)) for j in range(len(d)) if i != j and clusters[i] == clusters[j])
+    m = len(values) // len(set(clusters))
+    return cross / ((m - 1) * sum(x * x for x in d))
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_design_effect_is_the_textbook_formula(seed):
+    rng = np.random.default_rng(seed)
+    m, k = 4, 15
+    centre = rng.random(k)
+    values = [float(rng.random() < c) for c in centre for _ in range(m)]  # correlated within a cluster
+    clusters = [c for c in range(k) for _ in range(m)]
+    rho = _pairwise_icc(values, clusters)
+    assert rho > 0
+    assert intervals.design_effect(values, clusters) == pytest.approx(1 + (m - 1) * rho, rel=REL)
+
+
+def test_design_effect_is_one_without_clusters_and_never_below():
+    assert intervals.design_effect([1, 0, 1, 0], None) == 1.0
+    assert intervals.design_effect([1, 0, 1, 0], [0, 1, 2, 3]) == 1.0
+    assert intervals.design_effect([1, 0, 1, 0], [0, 0, 1, 1]) == 1.0  # ρ < 0: not taken as a gain
+
+
+def _width(out):
+    return out["ci_high"] - out["ci_low"]
+
+
+def test_three_identical_answers_per_image_widen_a_share_by_about_sqrt_3():
+    """The crafted case of the issue: 60 images, 3 questions each. Identical answers within an image carry the
+    information of 60 docs, not 180: the interval widens by about √3 over 3 independent answers per image."""
+    rng = np.random.default_rng(5)
+    per_image = (rng.random(60) < 0.4).astype(float)
+    images = [i for i in range(60) for _ in range(3)]
+    identical = np.repeat(per_image, 3)
+    independent = np.concatenate([per_image, np.roll(per_image, 17), np.roll(per_image, 31)])  # same share
+    assert identical.mean() == independent.mean()
+    same = intervals.interval(resample.sum_mean, identical, images)
+    free = intervals.interval(resample.sum_mean, independent, None)
+    assert same["deff"] == pytest.approx(3.0, rel=REL) and same["clusters"] == 60 and same["n"] == 180
+    assert _width(same) / _width(free) == pytest.approx(math.sqrt(3), rel=0.08)
+    # and it is the interval of the 60 images themselves
+    per = scipy_stats.binomtest(int(per_image.sum()), 60).proportion_ci(0.95, method="exact")
+    assert same["ci_low"] == pytest.approx(per.low, rel=REL) and same["ci_high"] == pytest.approx(per.high, rel=REL)
+    assert "design effect 3.00 over 60 clusters" in same["method"]
+    assert same["mdd"] == pytest.approx(math.sqrt(3) * free["mdd"], rel=0.02)
+
+
+def test_three_identical_scores_per_image_widen_a_bootstrap_by_about_sqrt_3():
+    rng = np.random.default_rng(6)
+    per_image = rng.random(80)
+    images = [i for i in range(80) for _ in range(3)]
+    identical = np.repeat(per_image, 3)
+    independent = np.concatenate([per_image, rng.permutation(per_image), rng.permutation(per_image)])
+    same = intervals.interval(resample.fsum_mean_of_finite, identical, images)
+    free = intervals.interval(resample.fsum_mean_of_finite, independent, None)
+    assert same["method"].startswith("bootstrap over clusters") and free["method"].startswith("bootstrap over units")
+    assert _width(same) / _width(free) == pytest.approx(math.sqrt(3), rel=0.12)
+
+
+# ---- the cluster bootstrap against a naive one -----------------------------------------------------------------------
+
+
+def _naive_cluster_bootstrap(values, clusters, combine, iters, seed, strata=None):
+    """Loop by loop: in each stratum (in order of first appearance), draw as many clusters as it has, with
+    replacement (one ``rng.integers`` call per stratum), then keep every unit of each drawn cluster."""
+    rng = np.random.default_rng(seed)
+    order = list(dict.fromkeys(clusters))
+    strata = strata or [None] * len(values)
+    first = {c: strata[clusters.index(c)] for c in order}
+    groups = [[c for c in order if first[c] == s] for s in dict.fromkeys(first[c] for c in order)]
+    reps = []
+    for _ in range(iters):
+        count = dict.fromkeys(order, 0)
+        for group in groups:
+            for j in rng.integers(0, len(group), size=len(group)):
+                count[group[j]] += 1
+        rows = [v for v, c in zip(values, clusters) for _ in range(count[c])]
+        reps.append(combine(np.array(rows)))
+    return np.array(reps)
+
+
+def test_cluster_bootstrap_equals_a_naive_cluster_bootstrap():
+    rng = np.random.default_rng(1)
+    sizes = rng.integers(1, 5, size=25)
+    clusters = [f"img{c}" for c, m in enumerate(sizes) for _ in range(m)]
+    values = [float(x) for x in rng.random(len(clusters))]
+    out = intervals.cluster_bootstrap([(1.0, resample.fsum_mean_of_finite, values, clusters, None)], iters=300, seed=9)
+    reps = _naive_cluster_bootstrap(values, clusters, resample.fsum_mean_of_finite, 300, 9)
+    assert out["ci_low"] == pytest.approx(np.percentile(reps, 2.5), rel=REL)
+    assert out["ci_high"] == pytest.approx(np.percentile(reps, 97.5), rel=REL)
+    assert out["stderr"] == pytest.approx(np.std(reps, ddof=1), rel=REL)
+    assert out["clusters"] == 25 and out["n"] == len(values)
+
+
+def test_without_clusters_it_is_the_bootstrap_over_units():
+    values = [math.sin(i) ** 2 for i in range(30)]
+    out = intervals.cluster_bootstrap([(1.0, resample.fsum_mean_of_finite, values, None, None)], iters=400, seed=3)
+    old = resample.bootstrap(resample.fsum_mean_of_finite, resample.as_array(values), iters=400, seed=3)
+    assert (out["ci_low"], out["ci_high"]) == pytest.approx((old["ci_low"], old["ci_high"]), rel=REL)
+
+
+def test_both_splits_are_resampled_within_each_split_and_never_lost():
+    """UNPIE's All = (Homo + Hetero) / 2. With one hetero doc a joint bootstrap loses the split in about 1 of e
+    resamples and then returns the Homo value alone; stratified by split it never does."""
+    items = [{"category": "homographic", "correct": i % 2 == 0} for i in range(20)]
+    items.append({"category": "heterographic", "correct": True})
+    arr = resample.as_array(unpie_mean_correct_all.per_doc(items))
+    combine = unpie_mean_correct_all.combine
+    value = combine(arr)
+    assert value == pytest.approx((0.5 + 1.0) / 2)
+    out = intervals.interval(combine, arr)
+    assert out["method"].startswith("stratified bootstrap over units within 2 strata")
+    assert out["ci_high"] <= 1.0 and out["ci_low"] >= 0.5  # the hetero value (1.0) is in every resample
+    naive = _naive_cluster_bootstrap(
+        list(range(len(arr))), list(range(len(arr))), lambda idx: combine(arr[idx.astype(int)]), 2000, 1234,
+        strata=arr[:, 0].tolist(),
+    )  # fmt: skip
+    assert out["ci_low"] == pytest.approx(np.percentile(naive, 2.5), rel=REL)
+    joint = resample.bootstrap(combine, arr)  # what the report did before: some resamples have no hetero doc
+    assert joint["ci_low"] < out["ci_low"]
+
+
+def test_a_group_resamples_a_cluster_shared_by_its_subtasks_together():
+    """One pun in two languages' subtasks: drawn once, for both; subtasks sharing no cluster are strata."""
+    puns = [p for p in range(30)]
+    a = [float(p % 3 == 0) for p in puns]
+    out = intervals.cluster_bootstrap(
+        [(0.5, resample.sum_mean, a, puns, None), (0.5, resample.sum_mean, a, puns, None)], iters=500, seed=2
+    )
+    alone = intervals.cluster_bootstrap([(1.0, resample.sum_mean, a, puns, None)], iters=500, seed=2)
+    assert (out["ci_low"], out["ci_high"]) == pytest.approx((alone["ci_low"], alone["ci_high"]), rel=REL)
+    split = intervals.cluster_bootstrap(
+        [(0.5, resample.sum_mean, a, None, None), (0.5, resample.sum_mean, a, None, None)], iters=500, seed=2
+    )
+    assert split["method"].startswith("stratified") and _width(split) < _width(out)
+
+
+# ---- paired comparisons and power --------------------------------------------------------------------------------
+
+
+def test_clustered_mcnemar_without_clusters_is_the_asymptotic_mcnemar():
+    a = [1, 1, 1, 0, 0, 1, 0, 1, 1, 0, 1, 1]
+    b = [0, 1, 0, 1, 0, 0, 0, 0, 1, 0, 0, 1]
+    only_a = sum(x and not y for x, y in zip(a, b))
+    only_b = sum(y and not x for x, y in zip(a, b))
+    chi2 = (only_a - only_b) ** 2 / (only_a + only_b)
+    got = intervals.mcnemar_clustered(a, b, list(range(len(a))))
+    assert got == pytest.approx(scipy_stats.chi2.sf(chi2, 1), rel=REL)
+
+
+def test_clustered_mcnemar_is_durkalskis_statistic():
+    a = [1, 1, 0, 1, 0, 0, 1, 1, 0]
+    b = [0, 0, 0, 1, 1, 1, 0, 1, 1]
+    clusters = [0, 0, 0, 1, 1, 1, 2, 2, 2]
+    per = [sum(x - y for x, y, c in zip(a, b, clusters) if c == k) for k in range(3)]
+    stat = sum(per) ** 2 / sum(d * d for d in per)
+    assert intervals.mcnemar_clustered(a, b, clusters) == pytest.approx(scipy_stats.chi2.sf(stat, 1), rel=REL)
+
+
+def test_mdd_is_z_975_plus_z_80_standard_errors():
+    z = scipy_stats.norm.ppf(0.975) + scipy_stats.norm.ppf(0.8)
+    assert intervals.mdd(0.037) == pytest.approx(z * 0.037, rel=REL)
+    assert intervals.mdd(None) is None
+
+
+def test_paired_comparison_resamples_clusters_and_says_when_a_difference_is_below_its_mdd():
+    rng = np.random.default_rng(4)
+    base = (rng.random(50) < 0.5).astype(float)
+    a = np.repeat(base, 3)
+    b = a.copy()
+    b[:6] = 1 - b[:6]  # two images answered differently, all 3 questions each
+    images = [i for i in range(50) for _ in range(3)]
+    clustered = intervals.paired(a.tolist(), b.tolist(), images)
+    plain = intervals.paired(a.tolist(), b.tolist())
+    assert clustered["test"].startswith("clustered McNemar") and plain["test"] == "McNemar exact (two-sided)"
+    assert clustered["mcnemar_p"] > plain["mcnemar_p"]  # 2 discordant images, not 6 independent docs
+    assert clustered["ci_method"].startswith("paired bootstrap over clusters") and clustered["clusters"] == 50
+    assert _width(clustered) > _width(plain)
+    assert clustered["mdd"] == pytest.approx(intervals.mdd(clustered["stderr"]), rel=REL)
+    assert clustered["below_mdd"] == (abs(clustered["difference"]) < clustered["mdd"])
+
+
+# ---- the report: the task's cluster_key, the same clusters in intervals and paired tests, named in the caption --------
+
+
+def _run(tmp_path, name, correct, images):
+    from tests.test_report_honest import write_run
+
+    value = sum(correct) / len(correct)
+    lines = [
+        {"doc_id": i, "accuracy": {"v": float(c), "image_path": img, "category": "x", "culture_group": "y"}}
+        for i, (c, img) in enumerate(zip(correct, images))
+    ]
+    config = {"task": "cvlue_vqa", "cluster_key": "image_path", "metric_list": []}
+    return write_run(
+        tmp_path / name,
+        f"pretrained={name}",
+        {"cvlue_vqa": {"accuracy,none": value}},
+        samples={"cvlue_vqa": lines},
+        configs={"cvlue_vqa": config},
+    )
+
+
+def test_report_clusters_intervals_and_paired_tests_by_the_tasks_cluster_key(tmp_path):
+    from tests.test_report_honest import report, section, table
+
+    rng = np.random.default_rng(8)
+    per_image = (rng.random(40) < 0.5).tolist()
+    images = [f"img{i}.jpg" for i in range(40) for _ in range(3)]
+    a = _run(tmp_path, "a", [c for c in per_image for _ in range(3)], images)
+    flipped = [not c if i < 5 else c for i, c in enumerate(per_image)]
+    b = _run(tmp_path, "b", [c for c in flipped for _ in range(3)], images)
+    rep = report(tmp_path, a, b)
+    sec = section(rep, "cvlue")
+    ci = next(i for i in sec["intervals"] if i["run"] == "a" and i["metric"] == "accuracy")
+    assert ci["cluster_key"] == "image_path" and ci["clusters"] == 40 and ci["deff"] == pytest.approx(3.0, rel=REL)
+    head = table(rep, "cvlue", "Headline metrics")
+    assert "cvlue_vqa by image_path (40 clusters)" in head["caption"]
+    (pair,) = [p for p in sec["paired"] if p["metric"] == "accuracy"]
+    assert pair["clusters"] == 40 and pair["test"].startswith("clustered McNemar")
+    paired = table(rep, "cvlue", "Paired comparison")
+    assert paired["header"][-1] == "MDD (80 %)" and "cvlue_vqa by image_path" in paired["caption"]
+    assert paired["rows"][0][2] == "120 (40 clusters)"
+    power = table(rep, "cvlue", "Power")
+    assert power["rows"][0][2].endswith("(n=120, 40 clusters)")
+    assert json.dumps(rep)  # plain JSON
+
+
+def test_report_says_n_of_n_docs_when_the_denominator_is_not_every_doc(tmp_path):
+    from tests.test_report_honest import report, table, write_run
+
+    lines = [
+        {"doc_id": i, "accuracy": {"parsed": i < 8, "correct": i < 8, "pred": ["A"], "gold": ["A"]}} for i in range(12)
+    ]
+    d = write_run(
+        tmp_path / "run", "pretrained=m", {"punrebus_matching": {"accuracy,none": 1.0}},
+        samples={"punrebus_matching": lines},
+    )  # fmt: skip
+    rep = report(tmp_path, d)
+    row = next(r for r in table(rep, "punrebus", "Headline metrics")["rows"] if r[1].startswith("accuracy"))
+    expected = scipy_stats.binomtest(8, 8).proportion_ci(0.95, method="exact")
+    assert row[2] == f"1.0000 [{expected.low:.4f}, 1.0000] (n=8 of 12 docs)"
