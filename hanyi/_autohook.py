@@ -1,8 +1,8 @@
 """Start-up hook that lets a plain ``lmms-eval --tasks punrebus`` / ``lm_eval --tasks cii_textonly`` find hanyi's tasks.
 
 ``_hanyi_autohook.pth`` (installed at the root of site-packages) imports this module at every interpreter
-start-up. It must stay cheap: standard library only, no file access. It installs a one-shot meta-path finder
-that waits for ``lmms_eval.tasks`` to be imported and then appends :data:`hanyi.TASKS_DIR` to every
+start-up. It must stay cheap: standard library only, no file access. It installs a meta-path finder that answers
+once per target module and waits for ``lmms_eval.tasks`` to be imported, then appends :data:`hanyi.TASKS_DIR` to every
 ``TaskManager``'s include paths (see :func:`hanyi.host.discovery.patch_task_manager`); likewise, when
 ``lm_eval.tasks`` (lm-evaluation-harness) is imported, it adds :data:`hanyi.LM_EVAL_TASKS_DIR` and registers the
 ``replay`` model there (:func:`hanyi.host.discovery.patch_lm_eval_tasks_module`). Nothing else is touched: task
@@ -31,7 +31,10 @@ def _opted_out() -> bool:
 
 
 class _TaskManagerHook:
-    """Meta-path finder that answers only for the modules in ``_TARGETS``, once each, then removes itself."""
+    """Meta-path finder that answers only for the modules in ``_TARGETS``, once each, and leaves ``sys.meta_path``
+    when none is pending. When ``lmms_eval.tasks`` loads in a process where lm-eval is not installed, the lm-eval
+    targets are dropped, so it leaves then; with lm-eval installed it stays (one dict look-up per import) until
+    ``lm_eval.tasks`` and ``lm_eval._cli.harness`` have loaded, which in an lmms-eval-only process is never."""
 
     def __init__(self, targets=None):
         self.pending = dict(_TARGETS if targets is None else targets)
@@ -39,13 +42,16 @@ class _TaskManagerHook:
     def find_spec(self, fullname, path=None, target=None):
         if fullname not in self.pending:
             return None
-        patch_name = self.pending.pop(fullname)  # popped first: the find_spec call below does not come back here
+        import importlib.util
+
+        patch_name = self.pending.pop(fullname)  # popped first: the find_spec calls below do not come back here
+        if fullname == _TARGET and importlib.util.find_spec("lm_eval") is None:  # no lm-eval: nothing left to wait for
+            self.pending = {k: v for k, v in self.pending.items() if not k.startswith("lm_eval.")}
         if not self.pending:
             try:
                 sys.meta_path.remove(self)
             except ValueError:
                 pass
-        import importlib.util
 
         spec = importlib.util.find_spec(fullname)
         if spec is None or spec.loader is None or not hasattr(spec.loader, "exec_module"):

@@ -68,6 +68,37 @@ def test_opt_out_env_var(value, installed):
     assert _hook_installed({_autohook.OPT_OUT_ENV: value}) is installed
 
 
+_PENDING = """
+import sys
+{hide}
+import lmms_eval.tasks
+hooks = [f for f in sys.meta_path if type(f).__name__ == "_TaskManagerHook"]
+print(sorted(hooks[0].pending) if hooks else "gone")
+"""
+
+
+@pytest.mark.parametrize(
+    ("hide", "expected"),
+    [
+        ("", "['lm_eval._cli.harness', 'lm_eval.tasks']"),  # lm-eval installed: it stays, waiting for lm-eval
+        ("sys.modules['lm_eval'] = None  # as if lm-eval were not installed", "gone"),
+    ],
+)
+def test_finder_leaves_meta_path_when_nothing_is_left_to_wait_for(hide, expected):
+    """Issue 39 item 13: docs/discovery.md said the finder removes itself when lmms_eval.tasks loads; it stayed in
+    every lmms-eval process. Now it leaves where lm-eval is absent, and the doc says it stays where lm-eval is here."""
+    pytest.importorskip("lm_eval")
+    env = {k: v for k, v in os.environ.items() if k != _autohook.OPT_OUT_ENV}
+    code = _PENDING.format(hide=hide)
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.strip().splitlines()[-1] == expected
+    with open(os.path.join(os.path.dirname(__file__), "..", "docs", "discovery.md"), encoding="utf-8") as f:
+        doc = " ".join(f.read().split())
+    assert "When lmms-eval imports that module, the finder removes itself" not in doc
+    assert "Where lm-eval is not installed, that is the moment `lmms_eval.tasks` loads" in doc
+
+
 # --- the real CLI, in a subprocess, exactly as a user runs it -------------------------------------------------------
 
 REPLAY = [
