@@ -110,7 +110,8 @@ def test_cvlue_official_files_from_a_replay_run(replay, tmp_path):
     ]
     results = replay(records, ["cvlue_vqa", "cvlue_vg", "cvlue_vd"])
     save_like_cli(results, str(tmp_path / "out"), model_args="path=replay")
-    assert main([str(tmp_path / "out"), "--benchmark", "cvlue", "--out", str(tmp_path / "sub")]) == 0
+    assert main([str(tmp_path / "out"), "--benchmark", "cvlue", "--out", str(tmp_path / "sub"), "--allow-sample"]) == 0
+    assert _load(tmp_path / "sub" / "SAMPLE.json")["sample"] == ["cvlue_vd", "cvlue_vg", "cvlue_vqa"]
 
     vqa_gold = datasets.load_dataset(os.path.join(SAMPLE_DIR, "cvlue"), "vqa", split="test")
     vqa = _load(tmp_path / "sub" / "vqa_submit.json")
@@ -135,8 +136,11 @@ def test_hanyi_submission_json_from_a_replay_run(replay, tmp_path):
     ]
     results = replay(records, ["punrebus_matching"])
     save_like_cli(results, str(tmp_path / "out"), model_args="path=replay")
-    assert main([str(tmp_path / "out"), "--benchmark", "punrebus", "--out", str(tmp_path / "sub")]) == 0
+    argv = [str(tmp_path / "out"), "--benchmark", "punrebus", "--out", str(tmp_path / "sub")]
+    assert main(argv) == 2 and not (tmp_path / "sub").exists()  # the bundled sample is no submission (issue 39)
+    assert main([*argv, "--allow-sample"]) == 0
     doc = _load(tmp_path / "sub" / "punrebus_submission.json")
+    assert doc["sample"] == ["punrebus_matching"]
     validate_hanyi_submission(doc)
     task = doc["tasks"]["punrebus_matching"]
     assert [p["doc_id"] for p in task["predictions"]] == list(range(_punrebus_docs()))
@@ -157,6 +161,42 @@ def test_submit_explains_missing_benchmark_and_sample_logs(tmp_path, capsys):
     assert "no cii task" in capsys.readouterr().err
     assert main([str(tmp_path / "out"), "--benchmark", "cvlue"]) == 2
     assert "--log_samples" in capsys.readouterr().err
+
+
+def _results_on(tmp_path, dataset_path):
+    run = tmp_path / "out" / "m"
+    run.mkdir(parents=True)
+    n = {"original": 2, "effective": 2}
+    data = {"results": {"cii_none": {"alias": "cii_none", "acc,none": 50.0}}, "n-samples": {"cii_none": n},
+            "configs": {"cii_none": {"task": "cii_none", "dataset_path": dataset_path}},
+            "config": {"model": "replay", "model_args": "path=r"}, "lmms_eval_version": "0.7.3"}  # fmt: skip
+    (run / "20250101_000000_results.json").write_text(json.dumps(data))
+    rows = [{"doc_id": i, "target": "A", "resps": [["A"]], "filtered_resps": ["A"]} for i in range(2)]
+    (run / "20250101_000000_samples_cii_none.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return str(tmp_path / "out")
+
+
+def test_submit_refuses_a_run_on_the_bundled_sample_unless_allow_sample(tmp_path, capsys):
+    """Issue 39 item 15: `hanyi submit` on the synthetic sample wrote submission files without a word."""
+    from hanyi.data.sources import SAMPLE_DIR
+
+    out = _results_on(tmp_path, os.path.join(SAMPLE_DIR, "cii"))
+    argv = [out, "--benchmark", "cii", "--out", str(tmp_path / "sub")]
+    assert main(argv) == 2 and not (tmp_path / "sub").exists()
+    err = capsys.readouterr().err
+    assert "bundled synthetic sample" in err and "cii_none" in err and "--allow-sample" in err
+    assert main([*argv, "--allow-sample"]) == 0
+    assert "bundled synthetic sample" in capsys.readouterr().err  # said again when written
+    assert _load(tmp_path / "sub" / "cii_submission.json")["sample"] == ["cii_none"]
+    assert _load(tmp_path / "sub" / "SAMPLE.json")["sample"] == ["cii_none"]
+
+
+def test_submit_writes_a_run_on_prepared_data_without_a_sample_mark(tmp_path, capsys):
+    out = _results_on(tmp_path, str(tmp_path / "prepared" / "cii"))
+    assert main([out, "--benchmark", "cii", "--out", str(tmp_path / "sub")]) == 0
+    assert capsys.readouterr().err == ""
+    assert sorted(os.listdir(tmp_path / "sub")) == ["cii_submission.json"]
+    assert "sample" not in _load(tmp_path / "sub" / "cii_submission.json")
 
 
 def _punrebus_docs() -> int:

@@ -22,6 +22,11 @@ results' ``n-samples``), each line with an integer ``doc_id``, and the run must 
 command refuses, naming the task and the problem, unless ``--allow-partial`` is given; then the ``hanyi-submission``
 document carries ``"partial": {task: [problems]}`` and CVLUE files get a ``PARTIAL.json`` beside them.
 
+Data: a run on the bundled synthetic sample (``HANYI_DATA_ROOT=sample``, recognised from the ``dataset_path``
+lmms-eval records) is no submission; the command refuses it unless ``--allow-sample`` is given, and then says so on
+stderr and in the files (``"sample": [tasks]`` in the ``hanyi-submission`` document, and a ``SAMPLE.json`` beside
+the files of either format).
+
 Modules: :mod:`hanyi.submit.samples` (reading sample logs, completeness), :mod:`hanyi.submit.hanyi_format` (the
 ``hanyi-submission`` document), :mod:`hanyi.submit.cvlue` (the official CVLUE files); this module is the command.
 """
@@ -76,7 +81,21 @@ def build_parser(prog: str) -> argparse.ArgumentParser:
         action="store_true",
         help="write even when a sample log is incomplete, duplicated or from a --limit run (the file says so)",
     )
+    parser.add_argument(
+        "--allow-sample",
+        action="store_true",
+        help="write even when the run used the bundled synthetic sample, not the benchmark (the file says so)",
+    )
     return parser
+
+
+#: Why a run on the bundled sample is no submission.
+SAMPLE_NOTE = "the run used the bundled synthetic sample (HANYI_DATA_ROOT=sample), not the benchmark's data"
+
+
+def sample_tasks(run, tasks) -> list[str]:
+    """The tasks of ``run`` whose data was the bundled synthetic sample (from the recorded ``dataset_path``)."""
+    return [t for t in tasks if (run.tasks[t].provenance.get("data_source") or {}).get("kind") == "sample"]
 
 
 def _pick_run(runs, label):
@@ -93,12 +112,18 @@ def _pick_run(runs, label):
 
 
 def make_submission(
-    path: str, benchmark: str, out_dir: str, model: str | None = None, allow_partial: bool = False
+    path: str,
+    benchmark: str,
+    out_dir: str,
+    model: str | None = None,
+    allow_partial: bool = False,
+    allow_sample: bool = False,
 ) -> list[str]:
     """Write the submission files of ``benchmark``; returns their paths.
 
     Refuses (:class:`SubmissionError`) a task without a sample log or with an incomplete one
-    (:func:`check_complete`) unless ``allow_partial``; then the problems are recorded in the output.
+    (:func:`check_complete`) unless ``allow_partial``, and a run on the bundled sample unless ``allow_sample``;
+    then the problems are recorded in the output.
     """
     from hanyi.report.results import benchmark_of, load_runs, parents_of
 
@@ -107,6 +132,13 @@ def make_submission(
     tasks = sorted(t for t in run.tasks if benchmark_of(t, parents) == benchmark and not run.tasks[t].is_group)
     if not tasks:
         raise SubmissionError(f"no {benchmark} task in {path} (tasks: {', '.join(sorted(run.tasks)) or 'none'})")
+    on_sample = sample_tasks(run, tasks)
+    if on_sample and not allow_sample:
+        raise SubmissionError(
+            f"{SAMPLE_NOTE} ({', '.join(on_sample[:3])}{' ...' if len(on_sample) > 3 else ''}): not a submission. Run "
+            f"on the benchmark (`hanyi tasks {benchmark}` shows where its data comes from), or pass --allow-sample "
+            "to write the files anyway, marked as sample"
+        )
     checked = [t for t in tasks if benchmark != "cvlue" or t in CVLUE_FILES]
     samples, partial = {}, {}
     for name in checked:
@@ -135,8 +167,12 @@ def make_submission(
         doc = hanyi_submission(run, benchmark, tasks, samples)
         if partial:
             doc["partial"] = partial
+        if on_sample:
+            doc["sample"] = on_sample
         validate_hanyi_submission(doc)
         files = {f"{benchmark}_submission.json": doc}
+    if on_sample:
+        files["SAMPLE.json"] = {"sample": on_sample, "note": SAMPLE_NOTE}
     os.makedirs(out_dir, exist_ok=True)
     written = []
     for name, data in files.items():
@@ -161,10 +197,12 @@ def main(argv: list[str] | None = None, prog: str = "hanyi submit") -> int:
     base = args.path if os.path.isdir(args.path) else os.path.dirname(args.path) or "."
     out_dir = args.out or os.path.join(base, "hanyi_submission", args.benchmark)
     try:
-        written = make_submission(args.path, args.benchmark, out_dir, args.model, args.allow_partial)
+        written = make_submission(args.path, args.benchmark, out_dir, args.model, args.allow_partial, args.allow_sample)
     except (NoResultsError, SubmissionError) as exc:
         print(f"{prog}: {exc}", file=sys.stderr)
         return 2
+    if any(os.path.basename(p) == "SAMPLE.json" for p in written):
+        print(f"{prog}: {SAMPLE_NOTE}; written as asked (--allow-sample), marked as sample", file=sys.stderr)
     for path in written:
         print(path)
     return 0
