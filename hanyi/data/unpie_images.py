@@ -18,6 +18,7 @@ IMAGE_ROOT_ENV = "HANYI_UNPIE_IMAGE_ROOT"
 IMAGE_CACHE_ENV = "HANYI_UNPIE_IMAGE_CACHE"
 DOWNLOAD_ENV = "HANYI_UNPIE_DOWNLOAD_IMAGES"
 IMAGE_OK = "ok"
+INVALID_HOST = "a reserved .invalid host that never resolves: the bundled synthetic sample keeps one such image on purpose, to show how a doc without its image is left out and counted; nothing to fix"
 
 
 def image_cache_dir() -> str:
@@ -67,10 +68,14 @@ def resolve_image_source(value, *, download: bool | None = None, doc_hint: str =
             from hanyi import settings
 
             download = settings.value(DOWNLOAD_ENV, False)  # validated: YES, True, 1 all mean yes
-        if not download:
+        if not download:  # no download can fetch from an .invalid host (RFC 2606): advise none
+            fix = (
+                INVALID_HOST
+                if s.split("/")[2].rsplit("@", 1)[-1].split(":")[0].endswith(".invalid")
+                else f"set {DOWNLOAD_ENV}=1 to download, or run: hanyi prepare unpie --download-images"
+            )
             raise ImageUnavailableError(
-                f"{doc_hint}: image URL {s[:100]} is not in the cache {os.path.dirname(path)} "
-                f"(set {DOWNLOAD_ENV}=1 to download, or run: hanyi prepare unpie --download-images)"
+                f"{doc_hint}: image URL {s[:100]} is not in the cache {os.path.dirname(path)} ({fix})"
             )
         try:
             _download(s, path)

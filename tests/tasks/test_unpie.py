@@ -189,6 +189,23 @@ def test_visuals_per_mode_and_unresolvable_disambiguator_image_gives_no_image(ta
     assert [(d["unpie_id"], d["meaning_idx"]) for d in vlm] == [(d["unpie_id"], d["meaning_idx"]) for d in docs[:5]]
 
 
+def test_the_sample_says_why_its_doc_is_left_out_and_advises_no_command_that_cannot_work(caplog):
+    """Issue 39 item 11: every run on the sample warned that https://example.invalid/... is not cached and advised
+    `hanyi prepare unpie --download-images`, which cannot fetch it (nor touch the bundled sample)."""
+    import datasets
+
+    from hanyi.data.unpie_sample import SAMPLE_UNRESOLVED_URL
+
+    assert SAMPLE_UNRESOLVED_URL.split("/")[2].endswith(".invalid")
+    rows = datasets.load_dataset(os.path.join(SAMPLE_DIR, "unpie"), split="heterographic")
+    with caplog.at_level("WARNING", logger="hanyi"):
+        docs = data.expand(rows, "disambiguation", "heterographic", "de", needs_image=True)
+    (line,) = [r.getMessage() for r in caplog.records if "left out" in r.getMessage()]
+    assert "left out 1 of 6 docs" in line and "heterographic-2/1" in line and len(docs) == 5
+    assert "keeps one such image on purpose" in line and "left out and counted" in line
+    assert "hanyi prepare" not in line and data.DOWNLOAD_ENV not in line
+
+
 def test_image_resolution_order_base64_path_root_cache_and_opt_in(tmp_path, monkeypatch):
     from hanyi.data.images import ImageUnavailableError
 
@@ -201,8 +218,11 @@ def test_image_resolution_order_base64_path_root_cache_and_opt_in(tmp_path, monk
     assert data.load_disamb_image("a.png").size == img.size
     monkeypatch.setenv(data.IMAGE_CACHE_ENV, str(tmp_path / "cache"))
     url = "https://example.invalid/x.jpg"
-    with pytest.raises(ImageUnavailableError, match="doc-7.*HANYI_UNPIE_DOWNLOAD_IMAGES"):
+    with pytest.raises(ImageUnavailableError, match="doc-7.*reserved .invalid host") as err:
         data.load_disamb_image(url, doc_hint="doc-7")
+    assert "HANYI_UNPIE_DOWNLOAD_IMAGES" not in str(err.value)  # no download can fetch it (issue 39 item 11)
+    with pytest.raises(ImageUnavailableError, match="doc-7.*HANYI_UNPIE_DOWNLOAD_IMAGES.*--download-images"):
+        data.load_disamb_image("https://u:p@images.example.org:8443/x.jpg", doc_hint="doc-7")  # a real host: advised
     for yes in ("YES", "True", " 1 "):  # issue 29 item 5: YES validated, then read as off
         monkeypatch.setenv(data.DOWNLOAD_ENV, yes)
         with pytest.raises(ImageUnavailableError, match="doc-7: download of https://example.invalid/x.jpg failed"):
