@@ -36,8 +36,11 @@ def test_runs_table_shows_the_installed_lmms_eval_release_not_the_callers_git_br
     # lmms-eval 0.7.3 writes `<git branch>@<commit>` of the directory it ran in (here: main@0123abcd)
     run = write_run(tmp_path / "run", {"cii_none": {"acc,none": 0.6}}, n={"cii_none": 800}, configs={})
     rep = _report(tmp_path, run, "--no-plots")
-    expected = f"{metadata.version('lmms-eval')} \\(installed; the results file says main@0123abcd\\)"
-    assert f"| {expected} |" in rep["md"]  # Markdown syntax escaped in report.md
+    # issue 39 item 14: the cell said "the results file says main@0123abcd", as if that were lmms-eval's commit
+    expected = f"{metadata.version('lmms-eval')} \\(installed\\) | main@0123abcd |"
+    assert f"| {expected}" in rep["md"]  # Markdown syntax escaped in report.md
+    assert "results file says" not in rep["md"]
+    assert "git branch@commit of the folder the run started in" in rep["md"] and "not lmms-eval's version" in rep["md"]
 
 
 def test_n_is_zero_with_the_reason_when_no_doc_was_scored(tmp_path):

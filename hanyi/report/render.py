@@ -114,20 +114,35 @@ def installed_lmms_eval() -> str | None:
 
 
 def lmms_eval_version(recorded: str, installed: str | None) -> str:
-    """The Runs table's lmms-eval cell. lmms-eval 0.7.3 writes ``lmms_eval_version`` as ``<git branch>@<commit>``
-    of the directory it ran in (often the caller's own repository, not lmms-eval), so unless the results file holds
-    a release number, the installed release is shown, with what the file says.
+    """The Runs table's lmms-eval cell: the release the results file records, else the installed one. lmms-eval
+    0.7.3 writes ``lmms_eval_version`` as ``<git branch>@<commit>`` of the directory it ran in (often the caller's own
+    repository, not lmms-eval), which is no lmms-eval version: :func:`run_folder_git` shows it in a column of its own.
 
     >>> lmms_eval_version("0.7.3", "0.7.3"), lmms_eval_version("main@8c4e3881", "0.7.3")
-    ('0.7.3', '0.7.3 (installed; the results file says main@8c4e3881)')
-    >>> lmms_eval_version("", None)
-    'unknown'
+    ('0.7.3', '0.7.3 (installed)')
+    >>> lmms_eval_version("", None), lmms_eval_version("main@8c4e3881", None)
+    ('unknown', 'unknown')
     """
     if re.fullmatch(r"v?\d+(\.\d+)+\S*", recorded or ""):
         return recorded
-    if installed is None:
-        return recorded or "unknown"
-    return f"{installed} (installed; the results file says {recorded})" if recorded else f"{installed} (installed)"
+    return "unknown" if installed is None else f"{installed} (installed)"
+
+
+def run_folder_git(recorded: str) -> str:
+    """The Runs table's "run folder (git)" cell: a recorded ``lmms_eval_version`` that is no release number.
+
+    >>> run_folder_git("main@8c4e3881"), run_folder_git("0.7.3"), run_folder_git("")
+    ('main@8c4e3881', '-', '-')
+    """
+    return "-" if not recorded or re.fullmatch(r"v?\d+(\.\d+)+\S*", recorded) else recorded
+
+
+#: Why the Runs table has a "run folder (git)" column.
+RUN_FOLDER_GIT = (
+    "lmms-eval: the release recorded in the results file, else the installed one. run folder (git): what lmms-eval "
+    "0.7.3 records as `lmms_eval_version` when it is no release number: the git branch@commit of the folder the run "
+    "started in (often your own repository), not lmms-eval's version."
+)
 
 
 def _runs_table(runs: list[Run]) -> Table:
@@ -139,12 +154,14 @@ def _runs_table(runs: list[Run]) -> Table:
             r.model_args,
             r.date,
             lmms_eval_version(r.lmms_eval_version, installed),
+            run_folder_git(r.lmms_eval_version),
             str(len(r.tasks)),
             ", ".join(r.files),
         ]
         for r in runs
     ]
-    return Table("Runs", ["label", "model", "model_args", "date", "lmms-eval", "tasks", "results files"], rows)
+    header = ["label", "model", "model_args", "date", "lmms-eval", "run folder (git)", "tasks", "results files"]
+    return Table("Runs", header, rows, caption=RUN_FOLDER_GIT)
 
 
 class OutDirError(FileExistsError):
