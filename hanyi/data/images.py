@@ -7,52 +7,138 @@ import binascii
 import hashlib
 import io
 import os
+import zlib
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 
 class ImageUnavailableError(ValueError):
     """A doc's image cannot be turned into a picture. The message names the doc."""
 
 
-def to_pil(value, *, doc_hint: str = "", base_dir: str | None = None):
-    """Turn an image cell into an RGB ``PIL.Image``.
+#: The most pixels an image may declare (``hanyi prepare vulca``'s default limit), checked before decoding (issue 40).
+MAX_PIXELS, _PNG = 150_000_000, b"\x89PNG\r\n\x1a\n"
+_ADAM7 = ((0, 0, 8, 8), (4, 0, 8, 8), (0, 4, 4, 8), (2, 0, 4, 4), (0, 2, 2, 4), (1, 0, 2, 2), (0, 1, 1, 2))
 
-    Accepts a PIL image, a ``{"bytes": ..., "path": ...}`` dict (the ``datasets.Image`` storage form), raw bytes,
-    a ``data:`` URI or bare base64 string, or a local path (relative paths are taken from ``base_dir``). URLs are
-    not fetched here. Raises :class:`ImageUnavailableError` naming ``doc_hint`` otherwise.
-    """
+
+def image_source(value, *, doc_hint: str = "", base_dir: str | None = None):
+    """An image cell (PIL image, ``{"bytes", "path"}`` dict, bytes, ``data:`` URI, base64, a path under ``base_dir``;
+    never a URL) as a PIL image, bytes or an existing file path (``~`` expanded); else raises naming ``doc_hint``."""
     from PIL import Image
 
     if value is None:
         raise ImageUnavailableError(f"{doc_hint}: the doc has no image")
-    if isinstance(value, Image.Image):
-        return value.convert("RGB")
     if isinstance(value, dict):
-        if value.get("bytes"):
-            return to_pil(value["bytes"], doc_hint=doc_hint, base_dir=base_dir)
-        if value.get("path"):
-            return to_pil(value["path"], doc_hint=doc_hint, base_dir=base_dir)
-        raise ImageUnavailableError(f"{doc_hint}: empty image record")
-    if isinstance(value, (bytes, bytearray)):
-        try:
-            return Image.open(io.BytesIO(value)).convert("RGB")
-        except Exception as exc:
-            raise ImageUnavailableError(f"{doc_hint}: image bytes do not decode ({exc})") from None
+        if value.get("bytes") or value.get("path"):
+            return image_source(value.get("bytes") or value["path"], doc_hint=doc_hint, base_dir=base_dir)
+        raise ImageUnavailableError(f"{doc_hint}: empty image record (no bytes, no path)")
+    if isinstance(value, (Image.Image, bytes, bytearray)):
+        return value
     if isinstance(value, str):
         s = value.strip()
         if s.startswith(("http://", "https://")):
             raise ImageUnavailableError(f"{doc_hint}: image is a URL ({s[:80]}); resolve it to a local file first")
         if s.startswith("data:") and "," in s:
             s = s.split(",", 1)[1]
-        path = s if os.path.isabs(s) or base_dir is None else os.path.join(base_dir, s)
+        path = os.path.expanduser(s if os.path.isabs(s) or base_dir is None else os.path.join(base_dir, s))
         if os.path.isfile(path):
-            return Image.open(path).convert("RGB")
+            return path
         if len(s) > 64:
             try:
-                return to_pil(base64.b64decode(s, validate=True), doc_hint=doc_hint)
+                return base64.b64decode(s, validate=True)
             except (binascii.Error, ValueError):
                 pass
         raise ImageUnavailableError(f"{doc_hint}: image file not found: {s[:120]}")
     raise ImageUnavailableError(f"{doc_hint}: unsupported image value of type {type(value).__name__}")
+
+
+def to_pil(value, *, doc_hint: str = "", base_dir: str | None = None):
+    """Turn an image cell (:func:`image_source`) into an RGB ``PIL.Image``; raises naming ``doc_hint``."""
+    from PIL import Image
+
+    src = image_source(value, doc_hint=doc_hint, base_dir=base_dir)
+    if isinstance(src, Image.Image):
+        return src.convert("RGB")
+    try:
+        return Image.open(io.BytesIO(src) if isinstance(src, (bytes, bytearray)) else src).convert("RGB")
+    except Exception as exc:
+        raise ImageUnavailableError(f"{doc_hint}: image does not decode ({exc})") from None
+
+
+def _too_big(width: int, height: int) -> str | None:
+    return f"{width}x{height} pixels, over the limit of {MAX_PIXELS:,}" if width * height > MAX_PIXELS else None
+
+
+def _png_problem(data: bytes) -> str | None:
+    """PIL's ``verify`` (a first ``IHDR``, each chunk's CRC, an ``IEND``) without PIL, the pixel limit, and the image
+    data inflated in full: exactly the size the header declares (bad zlib data behind valid CRCs reached the model
+    black)."""
+    pos, inflate, raw, expected = 8, zlib.decompressobj(), 0, 0
+    while True:  # chunks: length, type, data, CRC
+        size, kind = int.from_bytes(data[pos : pos + 4], "big"), data[pos + 4 : pos + 8]
+        if pos == 8:
+            if kind != b"IHDR" or size != 13 or len(data) < 33:
+                return "broken PNG file: no valid IHDR chunk"
+            width, height, depth, color, _, _, interlace = (
+                *(int.from_bytes(data[i : i + 4], "big") for i in (16, 20)),
+                *data[24:29],
+            )
+            if _too_big(width, height):
+                return _too_big(width, height)
+            bits = {0: 1, 2: 3, 3: 1, 4: 2, 6: 4}.get(color, 0) * depth
+            for x0, y0, dx, dy in _ADAM7 if interlace else ((0, 0, 1, 1),):  # bytes per row: 1 filter byte + pixels
+                w, h = (width - x0 + dx - 1) // dx, (height - y0 + dy - 1) // dy
+                expected += h * ((w * bits + 7) // 8 + 1) if w else 0
+        if kind == b"IEND" or pos + 12 + size > len(data):  # PIL's verify stops at IEND, its CRC unread
+            if kind != b"IEND":
+                return "image file is truncated (no IEND chunk)"
+            return (
+                None if inflate.eof and raw == expected else f"broken PNG file: image data is not {width}x{height} px"
+            )
+        if zlib.crc32(data[pos + 4 : pos + 8 + size]) != int.from_bytes(data[pos + 8 + size : pos + 12 + size], "big"):
+            return f"broken PNG file: bad CRC in chunk {kind!r}"
+        chunk = data[pos + 8 : pos + 8 + size] if kind == b"IDAT" else b""
+        while chunk and raw <= expected:  # 4 MB at a time: memory stays bounded whatever the ratio
+            raw, chunk = raw + len(inflate.decompress(chunk, 1 << 22)), inflate.unconsumed_tail
+        pos += 12 + size
+
+
+def undecodable(data) -> str | None:
+    """Why an image (bytes, path, PIL image) would not reach a model whole, or ``None``. PNG: :func:`_png_problem`;
+    others: the pixel limit, then decoded in full (JPEG at 1/8 scale: every entropy-coded byte is still read), with
+    ``ImageFile.LOAD_TRUNCATED_IMAGES`` unset by the caller (:func:`check_images`)."""
+    from PIL import Image
+
+    try:
+        if isinstance(data, Image.Image) or not data:
+            return _too_big(*data.size) if data else "empty image: no bytes and no path"
+        data = Path(data).expanduser().read_bytes() if isinstance(data, str) else bytes(data)
+        if data[:8] == _PNG:
+            return _png_problem(data)
+        with Image.open(io.BytesIO(data)) as image:
+            if _too_big(*image.size):
+                return _too_big(*image.size)
+            image.draft("RGB", (max(1, image.width // 8), max(1, image.height // 8)))  # JPEG only; others: no-op
+            image.load()
+    except Exception as exc:
+        return f"{type(exc).__name__}: {str(exc)[:120]}"
+
+
+def check_images(work: list[tuple], threads: int = 4) -> list[tuple]:
+    """``[(key, reason), ...]``, in order, for the ``(key, image)`` of ``work`` that do not pass :func:`undecodable`:
+    PNG bytes here, the others in ``threads`` threads (PIL decodes outside the GIL)."""
+    from PIL import ImageFile
+
+    slow = [i for i, (_, data) in enumerate(work) if not (isinstance(data, bytes) and data.startswith(_PNG))]
+    why = {i: undecodable(work[i][1]) for i in sorted(set(range(len(work))) - set(slow))}
+    # lmms-eval sets it (a truncated image filled in grey): unset once for all threads, which share the flag
+    truncated_ok, ImageFile.LOAD_TRUNCATED_IMAGES = ImageFile.LOAD_TRUNCATED_IMAGES, False
+    try:
+        with ThreadPoolExecutor(max_workers=max(1, min(threads, len(slow) // 64 + 1))) as pool:
+            why.update(zip(slow, pool.map(lambda i: undecodable(work[i][1]), slow, chunksize=32)))
+    finally:
+        ImageFile.LOAD_TRUNCATED_IMAGES = truncated_ok
+    return [(work[i][0], reason) for i, reason in sorted(why.items()) if reason]
 
 
 def synthetic_image(seed: str, size: int = 48):

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import logging
 
+from hanyi.data.images import ImageUnavailableError, check_images
 from hanyi.data.unpie_images import (  # noqa: F401  (re-exported: hanyi.data.unpie stays the public entry)
     DOWNLOAD_ENV,
     IMAGE_CACHE_ENV,
@@ -136,8 +137,9 @@ def expand_rows(rows, kind: str, split: str, lang: str | None = None) -> tuple[l
 def expand(dataset, kind: str, split: str, lang: str | None = None, needs_image: bool = False, captions=False):
     """``process_docs`` body: a ``datasets.Dataset`` of hub rows -> a Dataset of task docs (:func:`expand_rows`).
 
-    The explanation image is passed through as stored bytes (no re-encoding). Corrupt rows are skipped and logged
-    with their ids. A disambiguation doc whose disambiguator image cannot be resolved is left out here when the task
+    The explanation image is passed through as stored bytes (no re-encoding), checked first unless the task reads
+    captions: one missing or damaged stops the load naming the pun (text tasks too: they share the docs). Corrupt
+    rows are skipped and logged with their ids. A disambiguation doc whose disambiguator image cannot be resolved is left out here when the task
     shows the image (``needs_image``: the VLM tasks, which never send a request without one), and logged with its
     count and ids. The caption tasks (``captions``) need no image: each doc gets its ``caption`` from the caption
     file (:func:`hanyi.data.unpie_captions.attach_captions`); a doc without one is kept, left out of every score and counted in
@@ -168,6 +170,14 @@ def expand(dataset, kind: str, split: str, lang: str | None = None, needs_image:
             bad[0]["image_status"],
         )
         docs = [d for d in docs if d.get("image_status", IMAGE_OK) == IMAGE_OK]
+    if kind != "disambiguation" and not captions:  # the explanation image: every one checked, as for every task
+        cells = {d["unpie_id"]: d.get("pun_exp_image") or {} for d in docs}
+        bad = check_images([(pid, cell.get("bytes") or cell.get("path")) for pid, cell in cells.items()])
+        if bad:
+            shown = "; ".join(f"unpie_id={pid}: {why}" for pid, why in bad[:10])
+            raise ImageUnavailableError(
+                f"{tag}: {len(bad)} explanation image(s) missing or damaged ({shown}). Rebuild the data."
+            )
     if captions:
         from hanyi.data.unpie_captions import attach_captions
 

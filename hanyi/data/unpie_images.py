@@ -100,14 +100,16 @@ def load_disamb_image(value, *, doc_hint: str = "", download: bool | None = None
 
 
 def image_status(value, *, doc_hint: str = "", download: bool | None = None) -> str:
-    """``"ok"`` when the image resolves and decodes, else the reason (kept in the doc, counted at scoring)."""
-    from hanyi.data.images import ImageUnavailableError
+    """``"ok"`` when the image resolves and passes the strict check of every task's images
+    (:func:`hanyi.data.images.undecodable`: pixel limit, full decode, no truncation), else the reason."""
+    from hanyi.data.images import ImageUnavailableError, check_images, image_source
 
     try:
-        load_disamb_image(value, doc_hint=doc_hint, download=download)
+        src = image_source(resolve_image_source(value, download=download, doc_hint=doc_hint), doc_hint=doc_hint)
     except ImageUnavailableError as exc:
         return str(exc)
-    return IMAGE_OK
+    bad = check_images([(doc_hint, src)], 1)
+    return f"{doc_hint}: image does not decode ({bad[0][1]})" if bad else IMAGE_OK
 
 
 def to_data_uri(img) -> str:

@@ -8,10 +8,9 @@ from __future__ import annotations
 import functools
 import os
 import re
-import zlib
-from concurrent.futures import ThreadPoolExecutor
 
 from hanyi import TASKS_DIR
+from hanyi.data.images import check_images
 
 
 @functools.cache
@@ -107,49 +106,31 @@ def visuals(doc: dict, *columns: str, id_fields: tuple[str, ...] = ()) -> list:
     return [to_pil(doc.get(col), doc_hint=hint) for col in columns]
 
 
+def _image_cells(table, column: str, id_field: str) -> tuple:
+    """``(ids, images)`` of an Arrow table or batch; a list-of-images column (VULCA's slices) flattened, each image
+    with its doc's id."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    ids, images = table.column(id_field).to_pylist(), table.column(column)
+    images = images.combine_chunks() if isinstance(images, pa.ChunkedArray) else images
+    if pa.types.is_list(images.type):
+        ids, images = [ids[i] for i in pc.list_parent_indices(images).to_pylist()], pc.list_flatten(images)
+    return ids, images
+
+
 def missing_image_ids(dataset, column: str, id_field: str) -> list:
     """Ids of docs whose ``column`` holds no image (null, or neither bytes nor path), read without decoding."""
     import pyarrow.compute as pc
 
-    table = dataset.select_columns([column, id_field]).with_format("arrow")[:]
-    images = table.column(column)
+    ids, images = _image_cells(dataset.select_columns([column, id_field]).with_format("arrow")[:], column, id_field)
     missing = pc.is_null(images)
     if getattr(images.type, "num_fields", 0):
-        flat = images.combine_chunks()
-        missing = pc.or_(missing, pc.and_(pc.is_null(flat.field("bytes")), pc.is_null(flat.field("path"))))
-    return [rid for rid, gone in zip(table.column(id_field).to_pylist(), missing.to_pylist()) if gone]
+        missing = pc.or_(missing, pc.and_(pc.is_null(images.field("bytes")), pc.is_null(images.field("path"))))
+    return [rid for rid, gone in zip(ids, missing.to_pylist()) if gone]
 
 
-_PNG = b"\x89PNG\r\n\x1a\n"
-
-
-def _undecodable(data) -> str | None:
-    """Why an image (its bytes, or a file path) does not decode, or ``None``; cheap. PNG: what PIL's ``verify`` checks
-    (a first ``IHDR``, each chunk's CRC, an ``IEND``: truncation), read without PIL, 10 times faster on small images.
-    JPEG: decoded at 1/8 scale (``draft``). Others: decoded. The caller unsets ``ImageFile.LOAD_TRUNCATED_IMAGES``."""
-    import io
-    from pathlib import Path
-
-    from PIL import Image
-
-    try:
-        data, pos = Path(data).read_bytes() if isinstance(data, str) else data, 8
-        while data[:8] == _PNG:  # chunks: length, type, data, CRC
-            size, kind = int.from_bytes(data[pos : pos + 4], "big"), data[pos + 4 : pos + 8]
-            if pos == 8 and (kind != b"IHDR" or size != 13):
-                return "broken PNG file: no valid IHDR chunk"
-            if kind == b"IEND" or pos + 12 + size > len(data):  # PIL's verify stops at IEND, its CRC unread
-                return None if kind == b"IEND" else "image file is truncated (no IEND chunk)"
-            if zlib.crc32(data[pos + 4 : pos + 8 + size]) != int.from_bytes(
-                data[pos + 8 + size : pos + 12 + size], "big"
-            ):
-                return f"broken PNG file: bad CRC in chunk {kind!r}"
-            pos += 12 + size
-        with Image.open(io.BytesIO(data)) as image:
-            image.draft("RGB", (max(1, image.width // 8), max(1, image.height // 8)))  # JPEG only; others: no-op
-            image.load()
-    except Exception as exc:
-        return f"{type(exc).__name__}: {str(exc)[:120]}"
+_check_cells = check_images  # the check every task's load runs (hanyi.data.images)
 
 
 def undecodable_images(dataset, column: str, id_field: str, threads: int = 4) -> list[tuple]:
@@ -157,28 +138,13 @@ def undecodable_images(dataset, column: str, id_field: str, threads: int = 4) ->
     image), read from the Arrow table 1,024 rows at a time. Docs with no image are not listed here."""
     bad = []
     for batch in dataset.select_columns([column, id_field]).with_format("arrow")[:].to_batches(max_chunksize=1024):
-        images, ids = batch.column(column), batch.column(id_field).to_pylist()
+        ids, images = _image_cells(batch, column, id_field)
         if getattr(images.type, "num_fields", 0):
             blobs, paths = (cells.to_pylist() for cells in images.flatten())  # datasets' struct<bytes, path>
-            bad += _check_cells([(rid, b or p) for rid, b, p in zip(ids, blobs, paths) if b or p], threads)
+            bad += _check_cells(
+                [(rid, b or p) for rid, b, p in zip(ids, blobs, paths) if b is not None or p is not None], threads
+            )
     return bad
-
-
-def _check_cells(work: list[tuple], threads: int) -> list[tuple]:
-    """``[(key, reason), ...]``, in order, for the ``(key, bytes or path)`` of ``work`` that do not decode: PNG bytes
-    here, the others in ``threads`` threads (PIL decodes outside the GIL)."""
-    from PIL import ImageFile
-
-    slow = [i for i, (_, data) in enumerate(work) if not (isinstance(data, bytes) and data.startswith(_PNG))]
-    why = {i: _undecodable(work[i][1]) for i in sorted(set(range(len(work))) - set(slow))}
-    # lmms-eval sets it (a truncated image filled in grey): unset once for all threads, which share the flag
-    truncated_ok, ImageFile.LOAD_TRUNCATED_IMAGES = ImageFile.LOAD_TRUNCATED_IMAGES, False
-    try:
-        with ThreadPoolExecutor(max_workers=max(1, min(threads, len(slow) // 64 + 1))) as pool:
-            why.update(zip(slow, pool.map(lambda i: _undecodable(work[i][1]), slow, chunksize=32)))
-    finally:
-        ImageFile.LOAD_TRUNCATED_IMAGES = truncated_ok
-    return [(work[i][0], reason) for i, reason in sorted(why.items()) if reason]
 
 
 def require_images(dataset, column: str, id_field: str, fix: str, fallback=None):
@@ -189,18 +155,17 @@ def require_images(dataset, column: str, id_field: str, fix: str, fallback=None)
     found here, the error costs little and lists the docs. Nulls are read in Arrow format; every present image is
     then checked cheaply (:func:`undecodable_images`: PNG chunks and CRCs read without PIL, JPEG decoded at 1/8
     scale in threads).
-    ``fallback(row_id) -> bool`` says whether a doc without an embedded image can still be served (e.g. from a local
-    clone). Raises :class:`hanyi.data.images.ImageUnavailableError` naming up to 10 doc ids and ``fix``.
+    ``fallback(row_id) -> path or None`` says where a doc without an embedded image is served from (e.g. a local
+    clone); that file is checked the same way. Raises :class:`hanyi.data.images.ImageUnavailableError` naming up to 10 doc ids and ``fix``.
     """
     from hanyi.data.images import ImageUnavailableError
 
-    ids = missing_image_ids(dataset, column, id_field)
-    if fallback is not None:
-        ids = [rid for rid in ids if not fallback(rid)]
+    served = {rid: fallback and fallback(rid) for rid in missing_image_ids(dataset, column, id_field)}
+    ids = [rid for rid, path in served.items() if not path]
     if ids:
         shown = ", ".join(map(str, ids[:10])) + (f" and {len(ids) - 10} more" if len(ids) > 10 else "")
         raise ImageUnavailableError(f"{len(ids)} doc(s) have no image ({id_field}: {shown}). {fix}")
-    bad = undecodable_images(dataset, column, id_field)
+    bad = undecodable_images(dataset, column, id_field) + _check_cells([(r, p) for r, p in served.items() if p], 4)
     if bad:
         shown = "; ".join(f"{rid}: {why}" for rid, why in bad[:10]) + (
             f"; and {len(bad) - 10} more" if len(bad) > 10 else ""

@@ -259,7 +259,7 @@ def test_prepare_from_github_writes_hub_layout_and_reports(tmp_path, task_manage
     assert ds["id"] == ["test-1", "test-2"]
     assert ds["rhetoric"] == ["隐喻", "{'choices': ['隐喻', '象征']}"]
     dev = datasets.load_dataset(args.out_dir, split="dev")
-    from hanyi.data.images import ImageUnavailableError
+    from hanyi.data.images import ImageUnavailableError, synthetic_image
     from hanyi.tasks.cii import utils
 
     monkeypatch.delenv("HANYI_CII_IMAGE_ROOT", raising=False)
@@ -267,7 +267,11 @@ def test_prepare_from_github_writes_hub_layout_and_reports(tmp_path, task_manage
         utils.cii_process_docs(dev)
     missing = tmp_path / "clone" / dev[0]["local_path"]
     missing.parent.mkdir(parents=True, exist_ok=True)
-    missing.write_bytes(b"jpg")
+    missing.write_bytes(b"jpg")  # found there, then decoded like an embedded image (issue 40): refused
+    monkeypatch.setenv("HANYI_CII_IMAGE_ROOT", str(tmp_path / "clone"))
+    with pytest.raises(ImageUnavailableError, match=r"id dev-1: "):
+        utils.cii_process_docs(dev)
+    synthetic_image("dev-1").save(missing, format="JPEG")
     monkeypatch.setenv("HANYI_CII_IMAGE_ROOT", str(tmp_path / "clone"))  # the clone now serves it
     monkeypatch.setenv("HANYI_CII_DATA", args.out_dir)
     task = get_task_dict(["cii_rhetoric"], task_manager)["cii_rhetoric"]
@@ -427,6 +431,10 @@ def test_missing_images_fail_at_load_time_naming_the_docs(tmp_path, monkeypatch)
     for i in (1, 3):  # the sample rows carry the GitHub clone's local_path, as the hub rows do
         (tmp_path / "imgs" / broken[i]["local_path"]).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / "imgs" / broken[i]["local_path"]).write_bytes(b"x")
+    with pytest.raises(ImageUnavailableError, match="does not decode"):  # found there, then decoded (issue 40)
+        utils.cii_process_docs(broken)
+    for i in (1, 3):
+        ds[i]["image"].save(tmp_path / "imgs" / broken[i]["local_path"], format="PNG")
     assert len(utils.cii_process_docs(broken)) == len(ds)  # served from the local clone instead
 
 

@@ -36,11 +36,11 @@ def with_images(dataset):
     source, ``<local_path>`` fetched from the hub dataset repository (whose ``images/`` folder holds the pictures the
     parquet may lack, e.g. the dev split's) into the hub cache. What none of them serves is an error naming the ids.
     """
-    root = os.environ.get("HANYI_CII_IMAGE_ROOT")
-    if root:
+    root = os.path.expanduser(os.environ.get("HANYI_CII_IMAGE_ROOT") or "")
+    if root:  # ``~`` expanded; a file found there is decoded like an embedded image
         paths = dict(zip(dataset["id"], dataset["local_path"])) if "local_path" in dataset.column_names else {}
-        fallback = lambda rid: bool(paths.get(rid)) and os.path.isfile(os.path.join(root, paths[rid]))  # noqa: E731
-        return require_images(dataset, "image", "id", IMAGE_FIX, fallback)
+        served = lambda rid: next(filter(os.path.isfile, [os.path.join(root, paths.get(rid) or "")]), None)  # noqa: E731
+        return require_images(dataset, "image", "id", IMAGE_FIX, served)
     return require_images(_fill_from_hub(dataset), "image", "id", IMAGE_FIX)
 
 
@@ -78,7 +78,7 @@ def _fill_from_hub(dataset):
 def cii_doc_to_visual(doc):
     from hanyi.data.images import ImageUnavailableError, to_pil
 
-    root = os.environ.get("HANYI_CII_IMAGE_ROOT")
+    root = os.path.expanduser(os.environ.get("HANYI_CII_IMAGE_ROOT") or "") or None
     value = doc.get("image") if doc.get("image") is not None or not root else doc.get("local_path")
     try:
         return [to_pil(value, doc_hint=f"CII-Bench id={doc.get('id')}", base_dir=root)]

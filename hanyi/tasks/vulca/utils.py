@@ -25,7 +25,10 @@ _PROMPT_DEFAULTS = {"persona": "", "knowledge_base": True, "prompt": "core_promp
 def vulca_process_docs(dataset):
     """Every painting present, and the NLI model, embedder and judge resolved, at load time before any model call."""
     backbones.require("vulca_nli", "vulca_embedder", "judge")
-    return require_images(dataset, "image", "doc_id", "Rebuild the data with `hanyi prepare vulca --images <dir>`.")
+    fix = "Rebuild the data with `hanyi prepare vulca --images <dir>`."
+    if "image_slices" in dataset.column_names:  # every slice too (issue 40)
+        require_images(dataset, "image_slices", "doc_id", fix)
+    return require_images(dataset, "image", "doc_id", fix)
 
 
 def vulca_doc_to_visual(doc, lmms_eval_specific_kwargs=None):
