@@ -26,6 +26,7 @@ from hanyi.report import bias, decomposed, stats
 from hanyi.report import provenance as prov_mod
 from hanyi.report.layout import category_tables
 from hanyi.report.results import Run, benchmark_of, parents_of
+from hanyi.report.samples import judged_note
 
 #: How many paper rows a category table and plot show beside our runs.
 MAX_PAPER_ROWS = 4
@@ -308,17 +309,18 @@ def headline_table(runs: list[Run], tasks: list[str], hints=None, intervals: lis
                 if ci is not None and intervals is not None:
                     intervals.append(ci)
                 shown.append(ci or {})
-                cells.append(_value_cell(_metric(r, task, name), ci, count))
+                judged = judged_note(r.tasks[task].samples, name) if task in r.tasks else ""  # partly judged
+                cells.append(_value_cell(_metric(r, task, name), ci, count) + judged)
             cells = [NAN_CELL if getattr(_metric(r, task, name), "nan", False) else c for r, c in zip(runs, cells)]
             rows.append([task, name + _arrow(runs, task, name), *cells, n or "-"])
-    kept = [r for r in rows if any(c not in ("-", "(table)", NAN_CELL) for c in r[2:-1]) or r[-1].startswith("0 (")]
+    kept = [r for r in rows if any(c not in ("-", "(table)") for c in r[2:-1]) or r[-1].startswith("0 (")]
     why = ""
-    if not kept and any(NAN_CELL in r[2:-1] for r in rows):  # never an empty table without a word
-        kept = [r for r in rows if NAN_CELL in r[2:-1]]
+    if any(NAN_CELL in r[2:-1] for r in kept):  # a NaN row stays, with its reason (issue 40)
+        every = all(c in ("-", "(table)", NAN_CELL) for r in kept for c in r[2:-1])
         why = (
-            "No headline value: every headline metric of these tasks is NaN, so scoring or aggregation failed in the "
-            "run (see its ERROR lines, and 'hanyi_error' in the sample log); fix the cause and re-score the sample "
-            "log with the replay model (docs/when-things-go-wrong.md). "
+            ("No headline value: every headline metric of these tasks is NaN" if every else "NaN: the run reported NaN")
+            + ", so scoring or aggregation failed in the run (see its ERROR lines, and 'hanyi_error' in the sample "
+            "log); fix the cause and re-score the sample log with the replay model (docs/when-things-go-wrong.md). "
         )
     return Table(
         "Headline metrics",
@@ -713,22 +715,22 @@ def build_sections(runs: list[Run], anchors_dir: str = anchor_mod.ANCHORS_DIR) -
 
 
 def doc_hashes(run: Run, task: str) -> dict:
-    """``{(task, doc_id): doc_hash}`` from a task's sample log (a group: its subtasks'), for the docs that log one."""
+    """``{(task, doc_id): content hash}`` from a task's sample log (a group: its subtasks'), for the docs that log one
+    (:func:`hanyi.report.samples.content_hash`)."""
     t = run.tasks.get(task)
     if t is None:
         return {}
     if t.is_group:
         return {k: v for sub in t.subtasks for k, v in doc_hashes(run, sub).items()}
-    return {
-        (task, s.get("doc_id")): s["doc_hash"]
-        for s in t.samples or []
-        if isinstance(s, dict) and isinstance(s.get("doc_hash"), str)
-    }
+    from hanyi.report.samples import content_hash  # the doc's content, not lmms-eval's prompt-only doc_hash
+
+    hashes = {(task, s.get("doc_id")): content_hash(s) for s in t.samples or [] if isinstance(s, dict)}
+    return {k: v for k, v in hashes.items() if v is not None}
 
 
 def data_differs(runs: list[Run], task: str) -> str | None:
     """Why two runs of ``task`` must not be paired doc by doc: the same doc ids hold different docs (lmms-eval's
-    ``doc_hash`` differs, e.g. two data versions); ``None`` when the shared docs match or no hash was logged."""
+    content differs, e.g. two data versions); ``None`` when the shared docs match or no doc was logged."""
     a, b = (doc_hashes(r, task) for r in runs)
     shared = set(a) & set(b)
     changed = sum(a[k] != b[k] for k in shared)
@@ -736,7 +738,7 @@ def data_differs(runs: list[Run], task: str) -> str | None:
         return None
     return (
         f"{task}: not paired doc by doc: {changed} of the {len(shared)} doc ids both runs scored hold different docs "
-        "(their logged doc_hash differs: another data version or order); compare the headline values only"
+        "(their logged content differs: another data version or order); compare the headline values only"
     )
 
 

@@ -14,22 +14,92 @@ class SamplesFileError(ValueError):
 
 
 def read_samples(path: str) -> list[dict]:
-    """The lines of one ``*_samples_<task>.jsonl``, in file order; raises :class:`SamplesFileError`."""
-    return [value for _, value in numbered_samples(path)]
+    """The lines of one ``*_samples_<task>.jsonl``, in file order, one per ``doc_id`` (:func:`one_per_doc`); raises
+    :class:`SamplesFileError`."""
+    return one_per_doc([value for _, value in numbered_samples(path)], path)
+
+
+def one_per_doc(lines: list[dict], path: str = "") -> list[dict]:
+    """``lines`` with a ``doc_id`` logged more than once kept once, its last line (the rule of the replay model), with
+    a warning naming ``path`` and the counts: a duplicated line counted twice made n=18 of 12 docs and halved a parse
+    rate (issue 40). Lines without an integer ``doc_id`` are kept as they are.
+
+    >>> [s["v"] for s in one_per_doc([{"doc_id": 0, "v": 1}, {"doc_id": 1, "v": 2}, {"doc_id": 0, "v": 3}])]
+    [2, 3]
+    """
+    last = {(s["doc_id"] if isinstance(s.get("doc_id"), int) else ("line", i)): i for i, s in enumerate(lines)}
+    if len(last) == len(lines):
+        return lines
+    kept = sorted(last.values())
+    differ = len({json.dumps(s, sort_keys=True, default=str) for s in lines}) - len(kept)
+    import logging
+
+    logging.getLogger("hanyi.report").warning(
+        "hanyi report: %s: %d line(s) repeat a doc_id already logged (%d of them with other content); each doc is "
+        "counted once, from its last line",
+        path or "sample log",
+        len(lines) - len(kept),
+        max(0, differ),
+    )
+    return [lines[i] for i in kept]
 
 
 def numbered_samples(path: str) -> list[tuple[int, dict]]:
-    """``[(line number, line), ...]`` of one ``*_samples_<task>.jsonl`` (blank lines skipped)."""
+    """``[(line number, line), ...]`` of one ``*_samples_<task>.jsonl`` (blank lines skipped); every line as it is."""
     lines = []
-    with open(path, encoding="utf-8") as f:
-        for lineno, line in enumerate(f, 1):
-            if not line.strip():
-                continue
-            try:
-                value = json.loads(line)
-            except (json.JSONDecodeError, RecursionError) as exc:
-                raise SamplesFileError(f"{path}:{lineno}: not valid JSON ({getattr(exc, 'msg', exc)})") from None
-            if not isinstance(value, dict):
-                raise SamplesFileError(f"{path}:{lineno}: a sample line must be a JSON object")
-            lines.append((lineno, value))
+    try:
+        with open(path, "rb") as f:
+            for lineno, raw in enumerate(f, 1):
+                try:
+                    line = raw.decode("utf-8")
+                except UnicodeDecodeError as exc:
+                    raise SamplesFileError(f"{path}:{lineno}: not valid UTF-8 (byte {exc.start})") from None
+                if not line.strip():
+                    continue
+                try:
+                    value = json.loads(line)
+                except (json.JSONDecodeError, RecursionError) as exc:
+                    raise SamplesFileError(f"{path}:{lineno}: not valid JSON ({getattr(exc, 'msg', exc)})") from None
+                if not isinstance(value, dict):
+                    raise SamplesFileError(f"{path}:{lineno}: a sample line must be a JSON object")
+                lines.append((lineno, value))
+    except OSError as exc:
+        raise SamplesFileError(f"{path}: cannot be read ({exc.strerror or exc})") from None
     return lines
+
+
+def content_hash(sample: dict) -> str | None:
+    """A hash of the doc a sample-log line scored: lmms-eval's logged ``doc`` (every field but the decoded images,
+    which it does not log; the image's id, path or ``data:`` URI are fields), its ``target`` and ``input_media``.
+    lmms-eval's own ``doc_hash`` hashes the prompt only, the same for every Pun Rebus doc, so two runs over other
+    docs were paired (issue 40). Falls back to ``doc_hash`` for a line without a ``doc``; ``None`` without either."""
+    if not isinstance(sample.get("doc"), dict):
+        return sample["doc_hash"] if isinstance(sample.get("doc_hash"), str) else None
+    import hashlib
+
+    body = [sample["doc"], sample.get("target"), sample.get("input_media")]
+    text = json.dumps(body, sort_keys=True, default=str, ensure_ascii=False)
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def judged_note(samples: list | None, name: str) -> str:
+    """`` (judged k of N docs; F failed)`` for a judge metric ``name`` some of whose requests failed, from its logged
+    per-doc items (``judge_error`` ``request_failed: ...``, ``judge_request_failed``, or a NaN ``judge_score`` without
+    a judge answer); ``""`` otherwise. Without it 4 of 12 answered showed ``9.00 [9.00, 9.00] | 12`` (issue 40).
+
+    >>> ok, down = {"verdict": 9, "judge_error": None}, {"verdict": None, "judge_error": "request_failed: HTTP 503"}
+    >>> judged_note([{"judge_score": ok}] * 4 + [{"judge_score": down}] * 8, "judge_score")
+    ' (judged 4 of 12 docs; 8 judge requests failed)'
+    """
+    items = [s.get(name) for s in samples or () if isinstance(s, dict) and isinstance(s.get(name), dict)]
+
+    def failed(it: dict) -> bool:
+        score = it.get("judge_score")
+        lost = isinstance(score, float) and score != score and it.get("judge_raw") is None  # NaN: a failed request
+        return it.get("judge_request_failed") is True or str(it.get("judge_error")).startswith("request_failed") or lost
+
+    bad = sum(map(failed, items))
+    if not bad:
+        return ""
+    judged = sum(1 for it in items if not failed(it) and it.get("judge_error") is None)
+    return f" (judged {judged} of {len(items)} docs; {bad} judge request{'s' if bad != 1 else ''} failed)"
