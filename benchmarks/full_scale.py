@@ -18,7 +18,10 @@
    ours and the built-ins alternating; the marginal cost per 1,000 docs is the least-squares slope of eval seconds
    against docs over the fastest run at each size (:func:`slope_summary`), printed beside the whole-run ratio; the
    target lines judge the slope (ours / built-in <= 1.0).
-5. ``nproc``: launches one full-size group (``--nproc-group``, default cii) as ``lmms-eval`` and as ``torchrun``
+5. ``judge``: :mod:`judge_throughput`'s judge line: UNPIE reconstruction (both splits, text) at the paper's size
+   against the fake judge at 200 ms, HANYI_JUDGE_CONCURRENCY 16, lmms-eval's 4 ``process_results`` workers; PASS
+   when the judge adds at most 1.25 x N x latency / concurrency to the scoring time.
+6. ``nproc``: launches one full-size group (``--nproc-group``, default cii) as ``lmms-eval`` and as ``torchrun``
    with ``--nproc`` (default 2) gloo processes, with the helpers of benchmarks/multiprocess_parity.py, and prints
    both wall times and whether every metric is identical.
 
@@ -30,6 +33,7 @@ serves as UNPIE's BERTScore model and VULCA's embedder where those can load it (
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import io
 import json
 import os
@@ -673,7 +677,9 @@ def main() -> None:
     ap.add_argument("--right", type=float, default=0.6, help="share of replayed answers that are right")
     ap.add_argument("--scale", type=float, default=1.0, help="fraction of the paper's sizes (1.0 = full)")
     ap.add_argument("--only", default="", help="comma-separated cases (default: all)")
-    ap.add_argument("--parts", default="table,slopes,nproc", help="what to run: table, slopes, nproc (default: all)")
+    ap.add_argument(
+        "--parts", default="table,slopes,judge,nproc", help="what to run: table, slopes, judge, nproc (default: all)"
+    )
     ap.add_argument("--workers", type=int, default=4, help="lmms-eval process_docs_parallel (its default: 4)")
     ap.add_argument("--nproc", type=int, default=2, help="processes for the N-process line (0: skip it)")
     ap.add_argument("--nproc-group", default="cii", help="the full-size group launched at 1 and --nproc processes")
@@ -878,6 +884,17 @@ def main() -> None:
                     f"distinct ({b['encoded'] / max(b['distinct'], 1):.2f}x); one call on one input costs "
                     f"{b['call_fixed_s']:.3f} s, {b['calls']} calls {b['calls'] * b['call_fixed_s']:.2f} s"
                 )
+    if "judge" in parts:
+        spec = importlib.util.spec_from_file_location(
+            "hanyi_bench_judge_throughput", os.path.join(HERE, "judge_throughput.py")
+        )
+        jt = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(jt)
+        jargs = argparse.Namespace(
+            size=sizes["unpie"], delay_ms=200.0, concurrency=16, workers=args.workers, modes="ahead,no-judge"
+        )
+        judged = jt.judge_line(jargs, jt.measure(jargs))
+        line(*judged)
     if "nproc" in parts:
         print("\nN processes")
         group = args.nproc_group

@@ -89,6 +89,8 @@ class JudgeClient:
         self._http: Any = None
         self._http_pid: int | None = None
         self._rng = random.Random()
+        self._ahead: dict[str, list] = {}  # key -> [fingerprint, done event, raw, error, cached]: expect()'s requests
+        self._queued: list[str] = []  # announced by expect(), not sent yet
 
     def __repr__(self) -> str:
         return f"JudgeClient({self.config!r})"
@@ -107,6 +109,58 @@ class JudgeClient:
 
     # --- judging -------------------------------------------------------------------------------------------------
 
+    def _fingerprints(self, prompts: Sequence[Prompt], system: str | None) -> list[dict]:
+        c = self.config
+        return [
+            request_fingerprint(c.model, _messages_for(p, system), c.temperature, c.max_tokens, c.top_p)
+            for p in prompts
+        ]
+
+    def expect(self, prompts: Sequence[Prompt], *, system: str | None = None) -> None:
+        """Announce requests that :meth:`judge_many` will be asked for, one doc at a time (a task's filter sees every
+        response of the task at once; ``process_results`` asks per doc). Nothing is sent now: the first
+        :meth:`judge_many` that asks for one of them sends them all in the background, ``config.concurrency`` in
+        flight (cache first), and each :meth:`judge_many` waits for its own. So the judge runs at its concurrency
+        whatever lmms-eval's ``--process_docs_parallel``, and requests announced for the wrong docs are never sent."""
+        with self._lock:
+            for fp in self._fingerprints(prompts, system):
+                key = request_key(fp)
+                if key not in self._ahead:
+                    self._ahead[key] = [fp, threading.Event(), None, None, False]
+                    self._queued.append(key)
+
+    def _planned(self, key: str) -> list | None:
+        """The announced request ``key`` once answered (``[fp, event, raw, error, cached]``), starting the queue."""
+        with self._lock:
+            entry, todo = self._ahead.get(key), []
+            if entry is not None and self._queued:
+                todo, self._queued = self._queued, []
+        if todo:
+            threading.Thread(target=self._send_planned, args=(todo,), name="hanyi-judge-ahead", daemon=True).start()
+        if entry is not None:
+            entry[1].wait()
+        return entry
+
+    def _send_planned(self, keys: list[str]) -> None:
+        def one(key):
+            entry = self._ahead[key]
+            try:
+                raw = self.cache.get(key)
+                if raw is not None and raw.strip():
+                    entry[2], entry[4] = raw, True
+                else:
+                    attempt = self._request_and_store(key, entry[0], threading.Event())
+                    entry[2], entry[3] = attempt.raw, attempt.error
+            finally:
+                entry[3] = entry[3] if entry[2] is not None or entry[3] else f"{REQUEST_FAILED}: not sent"
+                entry[1].set()
+
+        logger.info("hanyi judge: %d announced requests sent, %d in flight", len(keys), self.config.concurrency)
+        with ThreadPoolExecutor(
+            max_workers=min(self.config.concurrency, len(keys)), thread_name_prefix="hanyi-judge"
+        ) as pool:
+            list(pool.map(one, keys))
+
     def judge_many(
         self, prompts: Sequence[Prompt], parse: Callable[[str], Any | None], *, system: str | None = None
     ) -> list[JudgeResult]:
@@ -116,29 +170,30 @@ class JudgeClient:
         an answer that ``parse`` maps to ``None`` (or on which it raises) gives ``error="parse_failure"``.
         Prompts of the wrong type raise ``TypeError`` before anything is sent.
         """
-        conversations = [_messages_for(p, system) for p in prompts]
-        fingerprints = [
-            request_fingerprint(
-                self.config.model, m, self.config.temperature, self.config.max_tokens, self.config.top_p
-            )
-            for m in conversations
-        ]
+        fingerprints = self._fingerprints(prompts, system)
         keys = [request_key(fp) for fp in fingerprints]
         results: list[JudgeResult | None] = [None] * len(keys)
         pending: dict[str, list[int]] = {}
-        parse_errors: list[str] = []
+        parse_errors, failures = [], []
         for i, key in enumerate(keys):
             if key in pending:
                 pending[key].append(i)
                 continue
-            raw = self.cache.get(key)
+            planned = self._planned(key) if self._ahead else None
+            if planned is not None and planned[2] is None:  # failed for good: said once, asked again next time
+                self._ahead.pop(key, None)
+                failures.append(planned[3])
+                self._bump("failures")
+                results[i] = JudgeResult(key, None, None, planned[3], False)
+                continue
+            raw, cached = (planned[2], planned[4]) if planned is not None else (self.cache.get(key), True)
             if raw is None or not raw.strip():  # an empty answer (older caches) is not a judgement
                 pending[key] = [i]
             else:
-                self._bump("cache_hits")
-                results[i] = self._finish(key, raw, parse, True, parse_errors)
-        calls, failures = self._fetch(pending, fingerprints, parse, results, parse_errors) if pending else (0, [])
-        self._log_batch(results, calls, failures, parse_errors)
+                self._bump("cache_hits") if cached else None
+                results[i] = self._finish(key, raw, parse, cached, parse_errors)
+        calls, failed = self._fetch(pending, fingerprints, parse, results, parse_errors) if pending else (0, [])
+        self._log_batch(results, calls, failures + failed, parse_errors)
         return results  # type: ignore[return-value]
 
     def _fetch(self, pending, fingerprints, parse, results, parse_errors) -> tuple[int, list[str]]:

@@ -24,11 +24,13 @@ from hanyi.metrics.cii_aggregations import (  # noqa: F401  (the aggregations ci
     cii_ctc_score_emotion_positive,
 )
 from hanyi.metrics.cii_ctc import ctc_human_answer, ctc_scores, parse_ctc_score
+from hanyi.tasks import _ahead
 from hanyi.tasks._common import prompt_kwargs, render
 from hanyi.tasks.cii.constants import CTC_DOMAIN
 from hanyi.tasks.cii.loading import with_images
 
 log = logging.getLogger("hanyi.cii")
+ScoreAhead = _ahead.ScoreAhead  # cii_ctc.yaml's response filter: valid UTF-8, then cii_ctc_ahead
 CTC_FAILURES = "ctc_judge_failures"
 #: The official CTC records (``CTC_Evaluation/exp_CTC.json`` of the GitHub release) carry the painting titles the
 #: hub dataset lacks: set this to that file, or point HANYI_CII_IMAGE_ROOT at a clone that has it.
@@ -98,12 +100,39 @@ def cii_ctc_process_results(doc, results):
     if judge is None:
         warn_judge_disabled([*CTC_METRICS, CTC_FAILURES])
         return out
-    human = ctc_human_answer(doc["explanation"], doc["metaphorical_meaning"], doc.get("title") or "")
-    user = render("cii", "ctc_judge_user.jinja", human_answer=human, description=description)
+    user = _judge_user(doc, description)
     item = {"id": doc["id"], "difficulty": doc["difficulty"], "emotion": doc["emotion"], "judge_user": user}
     item["judge_model"] = judge.model  # provenance: the report compares it with the paper's judge
     item |= judge_one(user, render("cii", "ctc_judge_system.jinja"))
     return {**out, **dict.fromkeys([*CTC_METRICS, CTC_FAILURES], item)}
+
+
+def _judge_user(doc, description) -> str:
+    human = ctc_human_answer(doc["explanation"], doc["metaphorical_meaning"], doc.get("title") or "")
+    return render("cii", "ctc_judge_user.jinja", human_answer=human, description=description)
+
+
+def cii_ctc_ahead(responses, docs):
+    """Every description's judge request announced at once (:class:`ScoreAhead`): sent at the judge's concurrency
+    when ``process_results`` asks for the first, whatever ``--process_docs_parallel``."""
+    client = _client()
+    if client is not None and docs is not None:
+        users = [_judge_user(doc, r) for doc, r in zip(docs, responses)]
+        client.expect(users, system=render("cii", "ctc_judge_system.jinja"))
+
+
+def _client():
+    """The judge client of ``JudgeConfig.from_env()`` with the official ``top_p`` unless set; ``None`` without one."""
+    import dataclasses
+
+    from hanyi.metrics.judge import JudgeConfig, get_judge_client
+
+    config = JudgeConfig.from_env()
+    if config is None:
+        return None
+    if config.top_p is None:  # the official notebook sends top_p=0.95; HANYI_JUDGE_TOP_P overrides
+        config = dataclasses.replace(config, top_p=OFFICIAL_JUDGE_TOP_P)
+    return get_judge_client(config)
 
 
 #: ``top_p`` of the official CTC judge requests (``CTC_Evaluation.ipynb``).
@@ -119,16 +148,7 @@ def judge_one(user: str, system: str, client=None) -> dict:
     """
     from hanyi.metrics.judge.results import REQUEST_FAILED
 
-    if client is None:
-        import dataclasses
-
-        from hanyi.metrics.judge import JudgeConfig, get_judge_client
-
-        config = JudgeConfig.from_env()
-        if config.top_p is None:  # the official notebook sends top_p=0.95; HANYI_JUDGE_TOP_P overrides
-            config = dataclasses.replace(config, top_p=OFFICIAL_JUDGE_TOP_P)
-        client = get_judge_client(config)
-    (result,) = client.judge_many([user], parse=parse_ctc_score, system=system)
+    (result,) = (client or _client()).judge_many([user], parse=parse_ctc_score, system=system)
     return {
         "score": ctc_scores([result.value])[0],
         "judge_raw": result.raw,

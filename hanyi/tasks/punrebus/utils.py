@@ -9,7 +9,7 @@ from hanyi.metrics import elements as el
 from hanyi.metrics.choice import extract_leading_letter, is_correct_choice
 from hanyi.metrics.choice_delimited import extract_choice_delimited
 from hanyi.metrics.punrebus_aggregations import JUDGE_SCALE
-from hanyi.tasks import _common
+from hanyi.tasks import _ahead, _common
 from hanyi.tasks._common import prompt_kwargs, render, visuals
 from hanyi.tasks.punrebus.constants import JUDGE_METRIC, LETTERS, OPTIONS
 from hanyi.tasks.punrebus.loading import (  # noqa: F401  (named by the YAMLs as utils.*)
@@ -19,6 +19,7 @@ from hanyi.tasks.punrebus.loading import (  # noqa: F401  (named by the YAMLs as
 )
 
 ValidUtf8Responses = _common.ValidUtf8Responses  # the response filter every task YAML names
+ScoreAhead = _ahead.ScoreAhead  # the same, then punrebus_expression_ahead (punrebus_expression.yaml)
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
@@ -87,6 +88,20 @@ def punrebus_expression_process_results(doc, results):
         prompt = render("punrebus", "judge_expression.jinja", options=OPTIONS, doc=doc, response=response)
         out[JUDGE_METRIC] = {"image_id": doc.get("image_id"), **judge_expression(prompt, config)}
     return out
+
+
+def punrebus_expression_ahead(responses, docs):
+    """Every explanation's judge request announced at once (:class:`ScoreAhead`), sent at the judge's concurrency
+    when ``process_results`` asks for the first, whatever ``--process_docs_parallel``."""
+    from hanyi.metrics.judge import JudgeConfig, get_judge_client
+
+    config = JudgeConfig.from_env(None)
+    if config is not None and docs is not None:
+        prompt = "judge_expression.jinja"
+        docs_responses = zip(docs, map(_response, ([r] for r in responses)))
+        get_judge_client(config).expect(
+            [render("punrebus", prompt, options=OPTIONS, doc=d, response=r) for d, r in docs_responses]
+        )
 
 
 def judge_expression(prompt, config) -> dict:

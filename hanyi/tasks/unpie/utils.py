@@ -21,12 +21,13 @@ from hanyi.metrics.unpie_aggregations import (  # noqa: F401  (named by the YAML
     unpie_sum,
     unpie_word_recovered_all,
 )
-from hanyi.tasks import _common
+from hanyi.tasks import _ahead, _common
 from hanyi.tasks._common import prompt_kwargs, render, visuals
 from hanyi.tasks.unpie import scoring
 from hanyi.tasks.unpie.constants import ANSWER_LABELS, JUDGE_METRIC, LANGUAGE_NAMES
 
 ValidUtf8Responses = _common.ValidUtf8Responses  # the response filter every task YAML names
+ScoreAhead = _ahead.ScoreAhead  # the same, then the task kind's *_ahead (the reconstruction YAMLs)
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
@@ -140,7 +141,25 @@ def unpie_reconstruction_process_results(doc, results):
     if judge is None:
         warn_judge_disabled([JUDGE_METRIC])
     else:  # our prompt, any judge model: never the paper's "correct" (its GPT-4 prompt is unpublished)
-        prompt = render("unpie", "judge_same_pun.jinja", pun_sentence=doc["target"], prediction=pred)
+        prompt = _judge_prompt(doc, pred)
         verdict = scoring.judge_same_pun(judge, prompt, pred)  # asked here, per doc, and logged
         out[JUDGE_METRIC] = {**item, "judge_model": judge.model, "judge_prompt": prompt, **verdict}
     return out | _caption_count(doc)
+
+
+def _judge_prompt(doc, prediction):
+    return render("unpie", "judge_same_pun.jinja", pun_sentence=doc["target"], prediction=prediction)
+
+
+def unpie_reconstruction_ahead(responses, docs):
+    """Every answer's judge request announced at once (:class:`ScoreAhead`), sent at the judge's concurrency when
+    ``process_results`` asks for the first, whatever ``--process_docs_parallel``; an empty answer is not sent."""
+    from hanyi.metrics.judge import JudgeConfig, get_judge_client
+
+    config = JudgeConfig.from_env()
+    if config is None or docs is None:
+        return
+    labels = ANSWER_LABELS["reconstruction"]
+    preds = [(d, free_text.extract_labelled_answer(_response([r]), labels)) for d, r in zip(docs, responses)]
+    prompts = [_judge_prompt(d, p) for d, p in preds if p.strip() and not _caption_count(d).get("caption_missing")]
+    get_judge_client(config).expect(prompts)
