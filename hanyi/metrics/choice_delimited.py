@@ -12,7 +12,7 @@ letter: "A vase depicting bats" and "Based on the image" are not answers A and B
    chosen letter", optionally "followed by a justification", the Qwen wording "A. Longevity and Good Health" then a
    new line) and their usual chat renderings (``**B**``, ``**B.**``, ``# B``, ``> B``, ``Answer: **B**``).
    A letter followed by ``.`` and a letter is an abbreviation (``"E.g."``, ``"A.k.a."``), and a leading list of
-   letters (``"A, B and D all fit"``) is no answer.
+   letters (``"A, B and D all fit"``) is no answer (``"B, B is right"``, ``"B, A pair of bats"`` are no list).
 3. A declared choice within the first 200 characters: ``the answer is B``, ``the best is E``, ``I choose B``
    (also ``chose``, ``pick``, ``select``, ``go with``), the letter not followed by another letter.
 4. A standalone letter followed by ``.``, ``)``, ``:`` or ``,`` within the first 200 characters (same abbreviation
@@ -42,8 +42,9 @@ _DECLARED = (
 
 
 def _letter_list(letters: str) -> str:
-    """A letter followed by another: ``A, B``, ``A and D``, ``A/B`` (a list of candidates, not one answer)."""
-    return rf"[{letters}]\s*(?:[,，、/]|\s(?i:and|or)\s)\s*[\(\[]?[{letters}](?![A-Za-z])"
+    """A letter then another, not itself nor the article: ``A, B``, ``A and D``, ``A/B``; not ``B, B is``, ``B, A bat``."""
+    other = rf"(?!(?P=first)(?![A-Za-z])|A\s+(?!(?i:and|or)\b)[a-z])[{letters}]"
+    return rf"(?P<first>[{letters}])\s*(?:[,，、/]|\s(?i:and|or)\s)\s*[\(\[]?{other}(?![A-Za-z])"
 
 
 def extract_choice_delimited(response: str | None, options: Sequence[tuple[str, str]]) -> str | None:
@@ -73,7 +74,7 @@ def extract_choice_delimited(response: str | None, options: Sequence[tuple[str, 
                 return letter
     m = declared.search(text[:200]) or standalone.search(text[:200]) or alone.search(text)
     if m:
-        return m.group(1)
+        return m.group("letter")
     lowered = text.lower()
     hits = [letter for letter, option_text in lowered_options if option_text in lowered]
     return hits[0] if len(hits) == 1 else None
@@ -97,8 +98,8 @@ def _patterns(options: tuple) -> tuple:
     return (
         re.compile(rf"(?:{_PREFIX})?[\(\[]?{listed}"),
         leads,
-        re.compile(rf"{_DECLARED}([{letters}])(?![A-Za-z])"),
-        re.compile(rf"\b(?!{listed})([{letters}])(?:\.(?![A-Za-z])|[\):,])"),
-        re.compile(rf"(?m)^[ \t]*([{letters}])[ \t]*$"),
+        re.compile(rf"{_DECLARED}(?P<letter>[{letters}])(?![A-Za-z])"),
+        re.compile(rf"\b(?!{listed})(?P<letter>[{letters}])(?:\.(?![A-Za-z])|[\):,])"),
+        re.compile(rf"(?m)^[ \t]*(?P<letter>[{letters}])[ \t]*$"),
         tuple((letter, text.lower()) for letter, text in options),
     )

@@ -1,6 +1,8 @@
 """hanyi.metrics.choice_delimited: the robust letter parser of the spec (ambiguity 4), table-driven."""
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from hanyi.metrics.choice_delimited import extract_choice_delimited
 from hanyi.tasks.punrebus.constants import OPTIONS
@@ -90,3 +92,59 @@ def test_delimited_parser_still_avoids_the_article_trap(response):
 )
 def test_delimited_parser_reads_declared_choices_and_skips_abbreviations_and_lists(response, expected):
     assert extract_choice_delimited(response, OPTIONS) == expected
+
+
+# Issue 39.8: a leading letter, a delimiter, then a justification that restates the letter ("B, B is right") or
+# starts with the article ("B, A pair of bats") is one answer, not a list of candidates (0.3.0 read them; the list
+# rule of issue 27 made them unparsed). Every lead the prompts invite x every separator x justifications that start
+# with the same letter, the article, a plain word, or mention the letter later, for every letter.
+LEADS = ["{L}", "{L}.", "{L})", "{L}:", "{L},", "{L} -", "{L}、", "**{L}**", "**{L}.**", "**{L},**", "({L})", "Answer: {L}",
+         "Option {L},", "{L}. {T}", "{L}, {T}"]  # fmt: skip
+SEPARATORS = [" ", "\n", "\n\n"]
+JUSTIFICATIONS = [
+    "{L} is correct: the bats stand for it.",
+    "{L}. The bats stand for {T}.",
+    "{L}, because the bats stand for {T}.",
+    "{L} - the bats.",
+    "A pair of bats stands for {T}.",
+    "A bat and a deer; the answer is {L}.",
+    "because the bats stand for {T}.",
+    "The bats ({L}) stand for {T}.",
+    "As {L} says, {T}.",
+    "I choose {L}: the bats.",
+]
+
+
+@pytest.mark.parametrize("lead", LEADS)
+@pytest.mark.parametrize("letter, text", OPTIONS)
+def test_a_lead_letter_then_any_justification_is_that_letter(lead, letter, text):
+    failed = []
+    for sep in SEPARATORS:
+        for body in JUSTIFICATIONS:
+            said = body.format(L=letter, T=text)
+            if lead in ("{L}", "**{L}**", "Answer: {L}") and sep == " " and said[0].isupper():
+                continue  # "B A pair of bats", "B B is": a letter needs a delimiter or a new line before a sentence
+            response = lead.format(L=letter, T=text) + sep + said
+            if extract_choice_delimited(response, OPTIONS) != letter:
+                failed.append(response)
+    assert not failed
+
+
+@given(
+    st.sampled_from(OPTIONS),
+    st.sampled_from([", ", ",\n", ": ", ". ", ")\n\n", "\n"]),
+    st.lists(st.text("abcdefghijklmnopqrstuvwxyz", min_size=1, max_size=8), min_size=1, max_size=12),
+    st.sampled_from(["{L}", "A", "The", "{L} is", "{L}."]),
+)
+@settings(max_examples=300, deadline=None)
+def test_property_a_delimited_lead_letter_wins_over_its_restatement_or_an_article(option, delim, words, first):
+    letter, _ = option
+    response = f"{letter}{delim}{first.format(L=letter)} {' '.join(words)}"
+    assert extract_choice_delimited(response, OPTIONS) == letter
+
+
+@pytest.mark.parametrize(
+    "response", ["A, B and D all fit.", "B, C fit.", "B, A and D fit.", "C/D", "B or E could fit."]
+)
+def test_a_leading_list_of_different_letters_is_still_no_answer(response):
+    assert extract_choice_delimited(response, OPTIONS) is None
