@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 
 import pytest
 
@@ -36,12 +37,29 @@ def write_run(directory, results: dict, n: dict, configs: dict) -> str:
     return str(directory)
 
 
-def paper_rows(rep: dict, bench: str, title_start: str) -> tuple[dict, dict]:
-    """``({paper model: comparable cell}, {our row label: comparable cell})`` of one paper-shaped table."""
+def footnotes(caption: str) -> dict[str, str]:
+    """``{number: reason}`` of a paper-shaped table's caption (``Reasons: [1] ...; [2] ....``)."""
+    if " Reasons: " not in caption:
+        return {}
+    return dict(re.findall(r"\[(\d+)\] (.*?)(?=; \[\d+\] |\.(?: Note: |$))", caption.split(" Reasons: ", 1)[1]))
+
+
+def reasons_of(cell: str, caption: str) -> list[str]:
+    """The full reasons a ``⚠ not comparable [1, 3]`` mark points to."""
+    numbers = re.fullmatch(r"⚠ not comparable \[([\d, ]+)\]", cell).group(1).split(", ")
+    return [footnotes(caption)[n] for n in numbers]
+
+
+def paper_rows(rep: dict, bench: str, title_start: str, column: int = -1) -> tuple[dict, dict]:
+    """``({paper model: comparable cell}, {our row label: comparable cell})`` of one paper-shaped table; a paper
+    row's footnoted mark is given back as ``⚠ not comparable (<kind>; <kind>)`` (its reasons' kinds)."""
     section = next(s for s in rep["sections"] if s["benchmark"] == bench)
     table = next(t for t in section["tables"] if t["title"].startswith(title_start))
-    ours = {table["rows"][i][0]: table["rows"][i][-1] for i in table["ours"]}
-    return {r[0]: r[-1] for i, r in enumerate(table["rows"]) if i not in table["ours"]}, ours
+    ours = {table["rows"][i][0]: table["rows"][i][column] for i in table["ours"]}
+    cells = {r[0]: r[column] for i, r in enumerate(table["rows"]) if i not in table["ours"]}
+    short = {m: f"⚠ {provenance.short_reason(reasons_of(c, table['caption']))}" if c.startswith("⚠") else c
+             for m, c in cells.items()}  # fmt: skip
+    return short, ours
 
 
 @pytest.mark.parametrize("bench", BENCHMARKS)
@@ -92,9 +110,9 @@ def test_crafted_provenance_7b_judge_640_docs_other_prompt_and_text_only_rows_ar
         rep = json.load(f)
 
     paper, ours = paper_rows(rep, "unpie", "Table 6 (De→En)")
-    mark = ours["pretrained=m (ours, unpie_reconstruction_de_homo)"]
-    assert mark.startswith("⚠ not comparable (") and "a different judge" in mark and "1000 docs in the paper" in mark
-    assert paper["GPT-4 (VLM, V + L)"].startswith("⚠ not comparable")
+    assert ours["pretrained=m (ours, unpie_reconstruction_de_homo)"] == "⚠ comparable with none of 10 paper rows"
+    gpt4 = paper["GPT-4 (VLM, V + L)"]
+    assert gpt4.startswith("⚠ not comparable (") and "a different judge" in gpt4 and "1000 docs in the paper" in gpt4
     comps = [c for c in next(s for s in rep["sections"] if s["benchmark"] == "unpie")["comparisons"]]
     judged = [c for c in comps if c["metric"] == "correct_custom_judge"]
     assert judged and not any(c["comparable"] for c in judged)
@@ -147,3 +165,41 @@ def test_the_homo_value_of_a_task_that_scores_both_splits_compares_on_the_docs_o
     assert homo and all(c["comparable"] == comparable for c in homo), homo
     if not comparable:
         assert all("2000 docs in the paper, 1990 here" in c["reasons"] for c in homo)
+
+
+def test_two_tasks_in_one_paper_table_get_a_mark_column_each_and_their_reasons_once_as_footnotes(tmp_path):
+    """Issue 39 item 14: Pun Rebus Table 1 repeated a two-task "not comparable" text on every paper row, and our
+    rows merged contradictory reasons ("1011 docs in the paper ... 150 docs in the paper")."""
+    run = write_run(
+        tmp_path / "run",
+        {"punrebus_matching": {"accuracy,none": 0.3}, "punrebus_expression": {"accuracy,none": 0.2}},
+        n={"punrebus_matching": 1011, "punrebus_expression": 100},
+        configs={},
+    )
+    assert report_main([run, "--out", str(tmp_path / "rep"), "--no-plots"]) == 0
+    rep = json.loads((tmp_path / "rep" / "report.json").read_text(encoding="utf-8"))
+    section = next(s for s in rep["sections"] if s["benchmark"] == "punrebus")
+    table = next(t for t in section["tables"] if t["title"].startswith("Table 1 (arXiv 2406.10318v1), symbolic"))
+    marks = ["comparable: punrebus_matching", "comparable: punrebus_expression"]
+    assert sorted(table["header"][-2:]) == sorted(marks)
+    notes = footnotes(table["caption"])
+    assert notes and len(set(notes.values())) == len(notes)  # every reason once
+    used = set()
+    for i, row in enumerate(table["rows"]):
+        if i in table["ours"]:
+            continue
+        for cell in row[-2:]:
+            assert re.fullmatch(r"-|✓ comparable|⚠ not comparable \[\d+(, \d+)*\]", cell), cell
+            used.update(re.findall(r"\d+", cell) if cell.startswith("⚠") else [])
+    assert used == set(notes)
+    docs = [r for r in notes.values() if "docs in the paper" in r]
+    assert len(docs) >= 2 and all(r.count("docs in the paper") == 1 for r in docs)  # never merged into one text
+    col = [table["header"].index(m) for m in marks]
+    ours = {table["rows"][i][0]: [table["rows"][i][c] for c in col] for i in table["ours"]}
+    matching, expression = (
+        ours["pretrained=m (ours, punrebus_matching)"],
+        ours["pretrained=m (ours, punrebus_expression)"],
+    )
+    assert re.fullmatch(r"[✓⚠] comparable with (\d+|none) of \d+ paper rows", matching[0]) and matching[1] == ""
+    assert expression[0] == "" and re.fullmatch(r"[✓⚠] comparable with (\d+|none) of \d+ paper rows", expression[1])
+    assert "not comparable with any paper row" not in table["caption"]

@@ -861,36 +861,40 @@ def paper_table(runs: list[Run], table: dict, links: list[anchor_mod.Link]) -> T
     if not ours:
         return None
     verdicts = [[_row_reasons(run, task, tl, row) for run, task, tl, _ in ours] for row in table["rows"]]
+    reasons: list[str] = []  # every reason once, numbered: the footnotes the marks point to
+
+    def mark(why: list[str] | None) -> str:
+        if why is None:
+            return "-"
+        reasons.extend(r for r in why if r not in reasons)
+        numbers = sorted(reasons.index(r) + 1 for r in why)
+        return f"⚠ not comparable [{', '.join(map(str, numbers))}]" if why else "✓ comparable"
+
     rows = []
     for row, per_ours in zip(table["rows"], verdicts):
-        marks = []
-        for (run, task, _, _), why in zip(ours, per_ours):
-            mark = "-" if why is None else "✓ comparable" if not why else f"⚠ {prov_mod.short_reason(why)}"
-            marks.append(mark if len(ours) == 1 else f"{run.label}, {task}: {mark}")
         values = [fmt(v, d) if v is not None else "-" for v, d in zip(row["values"], decimals)]
-        rows.append([row["model"], *values, "; ".join(marks)])
-    marked, details = [], []
+        rows.append([row["model"], *values, *map(mark, per_ours)])
+    marked = []
     for j, (run, task, _, cells) in enumerate(ours):
         found = [v[j] for v in verdicts if v[j] is not None]
         ok = sum(1 for why in found if not why)
-        if ok:
-            mark = f"✓ comparable with {ok} of {len(found)} paper rows"
-        else:
-            union = []
-            for why in found:
-                union += [r for r in why if r not in union]
-            mark = f"⚠ {prov_mod.short_reason(union or ['no paper value in these columns'])}"
-            details.append(f"{run.label} ({task}): not comparable with any paper row: {'; '.join(union)}.")
+        own = ["" for _ in ours]
+        own[j] = f"{'✓' if ok else '⚠'} comparable with {ok or 'none'} of {len(found)} paper rows" if found else "-"
         marked.append(len(rows))
-        rows.append([f"{run.label} (ours, {task})", *cells, mark])
+        rows.append([f"{run.label} (ours, {task})", *cells, *own])
     caption = f"{table.get('caption', '')} Unit: {table.get('unit', '')}. Our rows (bold) in the paper's unit."
-    caption += " The last column says, per paper row, whether our rows compare with it (same task, prompt variant,"
-    caption += " judge, doc count and setting), and per row of ours with how many paper rows."
-    if details:
-        caption += " " + " ".join(details)
+    caption += " The last columns, one per run and task of ours, say per paper row whether that row of ours compares"
+    caption += " with it (same task, prompt variant, judge, doc count and setting): ✓, or ⚠ with the numbers of its"
+    caption += " reasons below ('-': no column in common); on our own row, with how many paper rows."
+    if reasons:
+        caption += " Reasons: " + "; ".join(f"[{i}] {r}" for i, r in enumerate(reasons, 1)) + "."
     if table.get("note"):
         caption += f" Note: {table['note']}"
-    header = ["model", *columns, "comparable"]
+    runs_shown = {run.label for run, *_ in ours}
+    marks = [
+        f"comparable: {task}" if len(runs_shown) == 1 else f"comparable: {run.label}, {task}" for run, task, *_ in ours
+    ]
+    header = ["model", *columns, *(marks if len(ours) > 1 else ["comparable"])]
     return Table(
         f"{table.get('cite', table['id'])} as in the paper, with ours", header, rows, caption, marked, None, "paper"
     )
