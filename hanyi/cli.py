@@ -16,6 +16,7 @@ import importlib
 import json
 import os
 import sys
+import time
 
 from hanyi import BENCHMARKS, TASKS_DIR, __version__, plain_doc
 
@@ -114,6 +115,8 @@ def _doc_count(entry: dict, source: str, cache: dict | None = None) -> str:
 
 #: The doc-count cell of a task whose benchmark has no data where the configuration points (footnote says why).
 NOT_PREPARED = "not prepared"
+#: The doc-count cell of a task whose prepared data is there but cannot be read (footnote: the file and why).
+CORRUPT = "unreadable"
 
 
 def hub_note(bench: str, hub_id: str) -> str:
@@ -154,6 +157,11 @@ def cmd_tasks(args) -> int:
         config = entry["config"].get("dataset_name") or "default"
         try:
             source = sources.resolve(bench) if bench in sources.SOURCES else "?"
+        except sources.DataCorruptError as exc:  # there, but broken: not "not prepared" (issue 40)
+            notes.setdefault(bench, f"{bench}: prepared but unreadable: {exc}")
+            where = notes[bench] if args.json else f"see [{list(notes).index(bench) + 1}] below"
+            rows.append((name, "task", CORRUPT, f"{where}  [{config}]"))
+            continue
         except sources.DataNotFoundError:
             notes.setdefault(bench, f"{bench}: not prepared. To get it: {sources.SOURCES[bench].how_to_get}")
             where = notes[bench] if args.json else f"see [{list(notes).index(bench) + 1}] below"
@@ -333,12 +341,31 @@ def cmd_eval(argv) -> int:
         if record["level"].no >= 40:  # ERROR and CRITICAL
             errors.append(str(record["message"]))
 
+    out = next((v for k, v in zip(argv, argv[1:]) if k == "--output_path"), None)
+    out = next((a.partition("=")[2] for a in argv if a.startswith("--output_path=")), out)
+    from hanyi.outputs import claim_run_folder, empty_outputs, failure_line
+
+    try:  # writable, and no other hanyi eval writing into it: two runs never merge (issue 40)
+        release = claim_run_folder(out) if out else (lambda: None)
+    except OSError as exc:
+        print(failure_line("hanyi eval", exc), file=sys.stderr)
+        return 1
     logger.configure(patcher=count_errors)
     sys.argv = ["lmms-eval", *(a for a in argv if a != "--allow_errors")]
+    started = time.time()
     try:
         status = lmms_main() or 0
+    except OSError as exc:  # a full disk while writing results or sample logs
+        print(failure_line("hanyi eval", exc), file=sys.stderr)
+        return 1
     finally:
         logger.configure(patcher=None)
+        release()
+    empty = empty_outputs(out, started) if out else []
+    if empty:  # lmms-eval wrote nothing into them (a full disk) and exited 0
+        print(f"hanyi eval: {len(empty)} output file(s) are empty (first: {empty[0]}): the disk may be full; "
+              "exit status 1", file=sys.stderr)  # fmt: skip
+        return 1
     if errors and not status and not allow_errors:
         first = " ".join(errors[0].split())[:200]
         print(
@@ -357,7 +384,15 @@ def _delegate(module_name: str, argv, prog: str) -> int:
         if exc.name != module_name:
             raise
         raise SystemExit(f"{prog}: not available in this version") from None
-    return module.main(argv, prog=prog) or 0
+    try:
+        return module.main(argv, prog=prog) or 0
+    except OSError as exc:  # a full disk, a read-only folder, a symlink refused: one line, exit 1 (issue 40)
+        if os.environ.get("HANYI_DEBUG", "").strip() not in ("", "0"):
+            raise
+        from hanyi.outputs import failure_line
+
+        print(failure_line(prog, exc), file=sys.stderr)
+        return 1
 
 
 def _prepare_parser(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:

@@ -6,6 +6,9 @@ from __future__ import annotations
 import json
 import logging
 import math
+import os
+
+import pytest
 
 from tests.test_report_honest import choice_samples, report, section, table, write_run
 
@@ -92,3 +95,177 @@ def test_a_nan_headline_row_stays_with_its_reason(tmp_path):
     head = _headline(report(tmp_path, d), "punrebus")
     assert [r[2] for r in head["rows"] if r[1].startswith("accuracy_robust")] == ["NaN"]
     assert head["caption"].startswith("NaN: the run reported NaN, so scoring or aggregation failed")
+
+
+# ---- (c) every write is safe -------------------------------------------------------------------------------------------
+
+
+def _cli(argv, capsys):
+    from hanyi.cli import main
+
+    status = main(argv)
+    return status, capsys.readouterr().err
+
+
+def _a_run(tmp_path):
+    return write_run(
+        str(tmp_path / "run"),
+        "pretrained=m",
+        {"punrebus_textonly": {"accuracy,none": 0.5}},
+        {"punrebus_textonly": choice_samples([True, False])},
+    )
+
+
+@pytest.mark.parametrize("planted", ["report.md", "report.json", "plots"])
+def test_report_out_never_writes_through_a_planted_symlink(tmp_path, capsys, planted):
+    run, out, outside = _a_run(tmp_path), tmp_path / "rep", tmp_path / "outside"
+    assert _cli(["report", run, "--out", str(out)], capsys)[0] == 0  # an earlier report: a folder it may rewrite
+    outside.mkdir()
+    (outside / "precious").write_text("keep me")
+    target = outside if planted == "plots" else outside / "precious"
+    if planted == "plots":
+        for name in os.listdir(out / "plots"):
+            os.remove(out / "plots" / name)
+        os.rmdir(out / "plots")
+        (outside / "x.png").write_text("keep me too")
+    elif planted == "report.json":  # keep it readable as an earlier report: the link points at a copy outside
+        (outside / "precious").write_text((out / "report.json").read_text())
+        os.remove(out / planted)
+    else:
+        os.remove(out / planted)
+    os.symlink(target, out / planted)
+    before = {p: p.read_bytes() for p in outside.iterdir()}
+    status, err = _cli(["report", run, "--out", str(out)], capsys)
+    if planted == "plots":  # with --no-plots nothing is written there; with plots: refused
+        status, err = _cli(["report", run, "--out", str(out)], capsys) if status else (status, err)
+    assert {p: p.read_bytes() for p in outside.iterdir()} == before
+    if status or planted != "plots":  # plots: refused when matplotlib draws any
+        assert status == 1 and len(err.strip().splitlines()) == 1 and "symlink" in err, err
+
+
+def test_submit_out_never_writes_through_a_planted_symlink(tmp_path, capsys):
+    from tests.test_submit import _results_on
+
+    out = _results_on(tmp_path, str(tmp_path / "prepared" / "cii"))
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "precious").write_text("keep me")
+    os.symlink(tmp_path / "precious", tmp_path / "sub" / "cii_submission.json")
+    status, err = _cli(["submit", out, "--benchmark", "cii", "--out", str(tmp_path / "sub")], capsys)
+    assert (tmp_path / "precious").read_text() == "keep me"
+    assert status == 1 and len(err.strip().splitlines()) == 1 and "symlink" in err, err
+
+
+@pytest.mark.parametrize("command", ["report", "submit", "export"])
+@pytest.mark.parametrize("code", ["ENOSPC", "EROFS"])
+def test_a_full_disk_or_read_only_folder_is_one_line_and_exit_1(tmp_path, capsys, monkeypatch, command, code):
+    """Tracebacks before (the tests run as root, where chmod does not stop a write: the failure is injected)."""
+    import builtins
+    import errno
+
+    out, err_no = tmp_path / "dest", getattr(errno, code)
+    real_open, real_os_open = builtins.open, os.open
+
+    def fake_open(path, mode="r", *args, **kwargs):
+        if str(path).startswith(str(out)) and any(c in mode for c in "wax"):
+            raise OSError(err_no, os.strerror(err_no), str(path))
+        return real_open(path, mode, *args, **kwargs)
+
+    def fake_os_open(path, flags, *args, **kwargs):
+        if str(path).startswith(str(out)) and flags & (os.O_WRONLY | os.O_RDWR):
+            raise OSError(err_no, os.strerror(err_no), str(path))
+        return real_os_open(path, flags, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "open", fake_open)
+    monkeypatch.setattr(os, "open", fake_os_open)
+    if command == "report":
+        argv = ["report", _a_run(tmp_path), "--out", str(out), "--no-plots"]
+    elif command == "submit":
+        from tests.test_submit import _results_on
+
+        argv = [
+            "submit",
+            _results_on(tmp_path, str(tmp_path / "prepared" / "cii")),
+            "--benchmark",
+            "cii",
+            "--out",
+            str(out),
+        ]
+    else:
+        argv = ["export", "lmms-eval", "--out", str(out), "--benchmarks", "cii"]
+    status, err = _cli(argv, capsys)
+    assert status == 1 and len(err.strip().splitlines()) == 1 and str(out) in err, err
+    assert "Traceback" not in err
+
+
+def test_hanyi_eval_refuses_an_output_folder_another_run_is_writing_or_that_cannot_be_written(
+    tmp_path, capsys, monkeypatch
+):
+    from hanyi import outputs
+
+    release = outputs.claim_run_folder(str(tmp_path / "out"))
+    status, err = _cli(
+        ["eval", "--model", "replay", "--tasks", "punrebus_textonly", "--output_path", str(tmp_path / "out")], capsys
+    )
+    assert (
+        status == 1 and "another hanyi eval is writing into this folder" in err and len(err.strip().splitlines()) == 1
+    )
+    release()
+    assert not os.path.exists(tmp_path / "out" / outputs.LOCK)
+    with open(tmp_path / "out" / outputs.LOCK, "w") as f:
+        f.write("999999999")  # a run that was killed: its lock is taken over
+    outputs.claim_run_folder(str(tmp_path / "out"))()
+    (tmp_path / "out" / "m").mkdir()
+    (tmp_path / "out" / "m" / "x_samples_t.jsonl").write_text("")
+    assert outputs.empty_outputs(str(tmp_path / "out"), 0) == [str(tmp_path / "out" / "m" / "x_samples_t.jsonl")]
+
+
+def test_a_cr_or_newline_in_model_args_or_model_name_cannot_break_report_md(tmp_path):
+    d = write_run(
+        tmp_path / "run",
+        "pretrained=m\rx,evil=1\n| a | b |",
+        {"punrebus_textonly": {"accuracy,none": 0.5}},
+        {"punrebus_textonly": choice_samples([True, False])},
+    )
+    report(tmp_path, d)
+    md = (tmp_path / "rep" / "report.md").read_text(encoding="utf-8")
+    assert "\r" not in md and md.splitlines()[0].startswith("# hanyi report: ")
+    runs = [line for line in md.splitlines() if "pretrained=m" in line]
+    assert runs and all(line.count(" | ") == runs[0].count(" | ") for line in runs)
+    assert "\\r" in runs[0] and "\\n" in md
+
+
+# ---- (d) crashes become one line naming the file -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("kind", ["utf16", "deep"])
+def test_a_utf16_or_deeply_nested_results_file_is_one_line(tmp_path, capsys, kind):
+    run = _a_run(tmp_path)
+    (results,) = [os.path.join(run, f) for f in os.listdir(run) if f.endswith("_results.json")]
+    text = open(results, encoding="utf-8").read()
+    with open(results, "wb") as f:
+        f.write(text.encode("utf-16") if kind == "utf16" else b"[" * 100_000 + b"]" * 100_000)
+    status, err = _cli(["report", run, "--out", str(tmp_path / "rep")], capsys)
+    assert status == 2 and len(err.strip().splitlines()) == 1 and results in err and "Traceback" not in err, err
+
+
+def test_invalid_utf8_in_a_sample_log_is_named_and_the_report_goes_on(tmp_path, capsys, caplog):
+    run = _a_run(tmp_path)
+    (log,) = [os.path.join(run, f) for f in os.listdir(run) if f.endswith(".jsonl")]
+    with open(log, "ab") as f:
+        f.write(b'{"doc_id": 9, "x": "\xff\xfe"}\n')
+    with caplog.at_level(logging.WARNING, logger="hanyi.report"):
+        status, err = _cli(["report", run, "--out", str(tmp_path / "rep"), "--no-plots"], capsys)
+    assert status == 0 and "Traceback" not in err
+    assert any(f"{log}:3: not valid UTF-8" in r.getMessage() for r in caplog.records)
+
+
+@pytest.mark.parametrize("readme", [b"---\nconfigs: [\xff\xfe]\n---\n", b"no header at all\n"])
+def test_hanyi_tasks_names_an_unreadable_prepared_folder_instead_of_not_prepared(tmp_path, capsys, monkeypatch, readme):
+    (tmp_path / "cii").mkdir()
+    (tmp_path / "cii" / "README.md").write_bytes(readme)
+    monkeypatch.setenv("HANYI_DATA_ROOT", str(tmp_path))
+    from hanyi.cli import main
+
+    assert main(["tasks", "cii", "--no-count"]) == 0
+    out = capsys.readouterr().out
+    assert "unreadable" in out and "not prepared" not in out and str(tmp_path / "cii" / "README.md") in out, out

@@ -41,8 +41,11 @@ class DataCorruptError(DataNotFoundError):
 def _front_matter(readme: str) -> dict:
     import yaml
 
-    with open(readme, encoding="utf-8") as f:
-        text = f.read()
+    try:
+        with open(readme, encoding="utf-8") as f:
+            text = f.read()
+    except UnicodeDecodeError as exc:
+        raise DataCorruptError(f"{readme}: not UTF-8 text (byte {exc.start}); re-run hanyi prepare") from None
     if not text.startswith("---"):
         raise DataCorruptError(f"{readme}: no YAML header (---) with a configs block; re-run hanyi prepare")
     header = text[3:].split("\n---", 1)[0]

@@ -11,6 +11,7 @@ import re
 from dataclasses import asdict
 
 from hanyi import __version__
+from hanyi.outputs import open_output
 from hanyi.redact import redact_text, redact_tree
 from hanyi.report.build import Section, Table
 from hanyi.report.results import Run
@@ -218,7 +219,7 @@ def write_report(
     plot_files = {}
     for name, data in pngs.items():
         path = os.path.join(out_dir, "plots", slug(name) + ".png")
-        with open(path, "wb") as f:
+        with open_output(out_dir, path, "wb") as f:  # never through a symlink out of the folder (issue 40)
             f.write(data)
         plot_files[name] = path
 
@@ -308,9 +309,9 @@ def write_report(
         "html": os.path.join(out_dir, "report.html"),
         "json": os.path.join(out_dir, "report.json"),
     }
-    with open(paths["markdown"], "w", encoding="utf-8") as f:
+    with open_output(out_dir, paths["markdown"]) as f:
         f.write(redact_text("\n".join(md)))
-    with open(paths["html"], "w", encoding="utf-8") as f:
+    with open_output(out_dir, paths["html"]) as f:
         # not the inlined PNGs: base64 text must never be touched
         f.write("\n".join(p if p.startswith("<img ") else redact_text(p) for p in page))
     summary = {
@@ -340,7 +341,7 @@ def write_report(
             for s in sections
         ],
     }
-    with open(paths["json"], "w", encoding="utf-8") as f:
+    with open_output(out_dir, paths["json"]) as f:
         json.dump(redact_tree(summary), f, ensure_ascii=False, indent=1)
     paths["plots"] = sorted(plot_files.values())
     return paths

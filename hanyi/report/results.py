@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 from dataclasses import dataclass, field
 
 from hanyi import BENCHMARKS
@@ -180,6 +181,10 @@ def read_results_file(path: str) -> dict:
             data = json.load(f)
         except json.JSONDecodeError as exc:
             raise NoResultsError(f"{path}: not valid JSON ({exc.msg} at line {exc.lineno})") from None
+        except UnicodeDecodeError as exc:  # e.g. a UTF-16 file: one line naming it, no traceback (issue 40)
+            raise NoResultsError(f"{path}: not UTF-8 text (byte {exc.start}); lmms-eval writes UTF-8") from None
+        except RecursionError:
+            raise NoResultsError(f"{path}: JSON nested too deep to be an lmms-eval results file") from None
     if not isinstance(data, dict) or not isinstance(data.get("results"), dict):
         raise NoResultsError(f"{path}: not an lmms-eval results file (no 'results' object)")
     check_field_types(path, data)
@@ -231,6 +236,16 @@ def check_field_types(path: str, data: dict) -> None:
     for key in ("model", "model_args"):
         if config.get(key) is not None and not isinstance(config[key], (str, dict)):
             raise bad(f"config.{key}", config[key], str)
+
+
+def one_line(text: str) -> str:
+    """``text`` with every control or line-breaking character written as its escape (``\\r``, ``\\n``, ``\\x1b``): a
+    CR in ``model_args`` or a newline in a model name broke report.md's table and heading (issue 40).
+
+    >>> one_line("pretrained=m\\rx"), one_line("a\\nb\\u2028c")
+    ('pretrained=m\\\\rx', 'a\\\\nb\\\\u2028c')
+    """
+    return re.sub(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]", lambda m: m.group().encode("unicode_escape").decode(), text)
 
 
 def _label(data: dict) -> str:
@@ -295,9 +310,9 @@ def load_runs(paths: list[str]) -> list[Run]:
         last = items[-1][1]
         runs.append(
             Run(
-                label=redact_text(_label(last)),
-                model=redact_text(model),
-                model_args=redact_text(model_args),
+                label=one_line(redact_text(_label(last))),
+                model=one_line(redact_text(model)),
+                model_args=one_line(redact_text(model_args)),
                 tasks=tasks,
                 files=[f for f, _ in items],
                 lmms_eval_version=str(last.get("lmms_eval_version", "")),

@@ -173,12 +173,14 @@ def make_submission(
         files = {f"{benchmark}_submission.json": doc}
     if on_sample:
         files["SAMPLE.json"] = {"sample": on_sample, "note": SAMPLE_NOTE}
+    from hanyi.outputs import open_output
+
     os.makedirs(out_dir, exist_ok=True)
     written = []
     for name, data in files.items():
         target = os.path.join(out_dir, name)
         text = json.dumps(_redact_tree(_finite(data)), ensure_ascii=False, indent=1, allow_nan=False)
-        with open(target, "w", encoding="utf-8") as f:
+        with open_output(out_dir, target) as f:  # never through a symlink out of --out (issue 40)
             f.write(text)
         written.append(target)
     return written
