@@ -18,7 +18,6 @@ from __future__ import annotations
 import argparse
 import glob
 import json
-import math
 import os
 import socket
 import subprocess
@@ -163,22 +162,17 @@ def metrics_of(results: dict) -> dict:
 
 
 def differences(a: dict, b: dict) -> list[str]:
-    """Every metric that is absent on one side or not identical (NaN equals NaN).
+    """Every metric that is absent on one side or does not agree under the float rule (:mod:`hanyi.floats`,
+    docs/contributing.md): a value that passes through a neural backbone (S_Sim, BERTScore, the VULCA models) within
+    its tolerance, since each process has its own thread pool and batches; every other metric value exactly (NaN
+    equals NaN).
 
     A standard error (``*_stderr*`` key) is lmms-eval's own computation (``mean_stderr`` of its registered ``mean``),
-    which sums the per-doc values in the order ranks hand them over: it is compared to 1e-12 relative, every metric
-    value exactly."""
-    out = []
-    for task in sorted(set(a) | set(b)):
-        ma, mb = a.get(task, {}), b.get(task, {})
-        for key in sorted(set(ma) | set(mb)):
-            va, vb = ma.get(key, "<absent>"), mb.get(key, "<absent>")
-            same = va == vb or (isinstance(va, float) and isinstance(vb, float) and math.isnan(va) and math.isnan(vb))
-            if "_stderr" in key.split(",")[0] and isinstance(va, float) and isinstance(vb, float):
-                same = same or math.isclose(va, vb, rel_tol=1e-12)
-            if not same:
-                out.append(f"{task}/{key}: {va!r} != {vb!r}")
-    return out
+    which sums the per-doc values in the order ranks hand them over: it is compared to 1e-12 relative (a backbone
+    metric's to the float rule)."""
+    from hanyi import floats
+
+    return floats.differences(a, b, stderr_rtol=1e-12)
 
 
 def main(argv=None) -> int:

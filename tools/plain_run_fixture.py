@@ -160,6 +160,14 @@ def numbers(results: dict) -> dict[str, dict[str, float]]:
     return out
 
 
+def differences(found: dict, expected: dict) -> list[str]:
+    """Every number of ``found`` that does not agree with ``expected`` under the float rule (:mod:`hanyi.floats`):
+    a backbone value (the fixture was written on another machine) within its tolerance, every other number exactly."""
+    from hanyi import floats
+
+    return floats.differences(found, expected)
+
+
 def expected(responses_file: str, out: str) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         found = numbers(run_replay(responses_file, tmp))

@@ -11,7 +11,10 @@ The paper-faithful functions port the official scorer (``scorer/element_scorer.p
 4. each element is lowercased, split on whitespace, each word lemmatised as a noun (NLTK WordNet), rejoined;
 5. ground truth is lowercased and right-stripped but *not* lemmatised;
 6. ``S_Abs`` counts ``g in p`` substring hits over every (g, p) pair, uncapped; ``S_Sim`` takes, for each g, the max
-   cosine over P starting from 0 (all-MiniLM-L6-v2), then the mean over G (duplicates in G count).
+   cosine over P starting from 0 (all-MiniLM-L6-v2), then the mean over G (duplicates in G count), and the dataset
+   value is the mean over the parsed images; both means in float32, as the official scorer's tensors
+   (:func:`official_mean`). A cosine carries the backbone's float noise: compared across machines, batchings and
+   processes within the tolerance of :mod:`hanyi.floats` (docs/contributing.md), bit for bit only in one process.
 
 NLTK's WordNet data is often absent offline; :func:`lemmatize_noun` then uses :func:`singularize_rule`, a rule-based
 port of WordNet's noun morphology (see ``docs/punrebus.md``), and :func:`lemmatizer_backend` says which path ran. The
@@ -30,6 +33,8 @@ import re
 import threading
 import weakref
 from collections.abc import Sequence
+
+import numpy as np
 
 log = logging.getLogger(__name__)
 
@@ -201,48 +206,98 @@ def load_sbert(name: str | None = None):
             return None
 
 
-#: ``{model: {string: vector}}``, per process: one-string encodings repeat exactly, so a cached vector has a fresh
-#: call's bits (docs/performance.md, "A cache of string encodings"); as large as the benchmark's distinct strings.
+#: ``{model: {string: vector}}``, per process: each distinct string is encoded once (:func:`encode_distinct`, in
+#: batches) and read from here by every doc that names it; as large as the benchmark's distinct strings.
 _ENCODINGS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+#: Strings per ``encode`` call: MiniLM's inputs are a few words, so a batch of 256 stays within a few MB.
+ENCODE_BATCH = 256
+
+
+def encode_distinct(strings, model=None) -> int:
+    """Encode every string of ``strings`` not yet in the process's cache, each distinct one once, in batches of
+    :data:`ENCODE_BATCH` (sorted, so the batches do not depend on the order the strings came in); returns how many
+    were encoded. The task's filter calls this with every gold and parsed element of the run before
+    ``process_results`` scores the docs (:func:`hanyi.tasks.punrebus.utils` ``punrebus_encode_elements``).
+
+    A batch's shape changes the last float32 bits of an encoding (at most 3.6e-7 on a cosine, measured), so a doc's
+    S_Sim agrees across batchings within :mod:`hanyi.floats`' tolerance, and bit for bit only within one process."""
+    model = model or load_sbert()
+    if model is None:
+        return 0
+    cache = _ENCODINGS.setdefault(model, {})
+    todo = sorted({s for s in strings if isinstance(s, str)} - cache.keys())
+    with _ENCODE_LOCK:
+        for i in range(0, len(todo), ENCODE_BATCH):
+            chunk = todo[i : i + ENCODE_BATCH]
+            vectors = model.encode(chunk, batch_size=ENCODE_BATCH, convert_to_tensor=True)
+            cache.update(zip(chunk, vectors))
+    return len(todo)
+
+
+def official_mean(values: Sequence[float]) -> float:
+    """``sum(values) / len(values)`` as the official scorer computes it on its CUDA float32 tensors: a running
+    float32 sum from 0 in the given order, then (PyTorch's CUDA true division by a Python number) a float32
+    multiplication by the float32 reciprocal of the count. Used for a doc's S_Sim (the mean over its gold elements)
+    and for the dataset's (the mean over the parsed docs, in doc order). On CPU tensors PyTorch divides instead, at
+    most one float32 unit apart. 0.0 for no values (the official scorer raises ``ZeroDivisionError``).
+
+    >>> official_mean([0.1, 0.2, 0.3]) == float(np.float32(0.6000000238418579) * (np.float32(1) / np.float32(3)))
+    True
+    >>> official_mean([]), official_mean([0.0, 0.0])
+    (0.0, 0.0)
+    """
+    if not len(values):
+        return 0.0
+    total = np.float32(0.0)
+    for v in values:
+        total = np.float32(total + np.float32(v))
+    return float(total * (np.float32(1.0) / np.float32(len(values))))
 
 
 def element_sim_scores(pairs: Sequence[tuple[Sequence[str], Sequence[str]]], model=None) -> list[float]:
-    """S_Sim (paper eq. 2) of each ``(gold, pred)`` pair, bit for bit the official scorer's: each string encoded
-    alone (one ``encode`` call per string, cached in ``_ENCODINGS``), ``cos_sim`` per pair, the running max from 0
-    (an empty ``pred`` gives 0), the mean over the gold elements. A doc's score depends neither on the other docs nor
-    on their order (a batch's shape would change the bits). ``model``: a SentenceTransformer (:func:`load_sbert`)."""
+    """S_Sim (paper eq. 2) of each ``(gold, pred)`` pair as the official scorer computes it: ``cos_sim`` of each gold
+    and predicted element's encodings, for each gold element the running max from 0 (an empty ``pred`` gives 0),
+    then :func:`official_mean` over the gold elements (duplicates count). Strings not yet encoded are encoded first,
+    all at once (:func:`encode_distinct`); the cosines of a doc are one matrix (the same values within the float
+    rule as one ``cos_sim`` call per pair). ``model``: a SentenceTransformer (:func:`load_sbert`)."""
+    import torch
     from sentence_transformers import util
 
     model = model or load_sbert()
-    cache, scores = _ENCODINGS.setdefault(model, {}), []
-    vector = lambda s: cache[s] if s in cache else cache.setdefault(s, model.encode(s, convert_to_tensor=True))  # noqa: E731
+    encode_distinct([s for gold, pred in pairs for s in (*gold, *pred)], model)
+    cache, scores = _ENCODINGS[model], []
     with _ENCODE_LOCK:
         for gold, pred in pairs:
-            total = 0.0
-            for g in gold:
-                best = 0
-                for p in pred:
-                    sim = util.cos_sim(vector(g), vector(p))
-                    if sim > best:
-                        best = sim
-                total += float(best)
-            scores.append(total / len(gold) if gold else 0.0)
+            if not gold or not pred:  # the running max never moves from 0
+                scores.append(0.0)
+                continue
+            cos = util.cos_sim(torch.stack([cache[g] for g in gold]), torch.stack([cache[p] for p in pred]))
+            best = [max(np.float32(0.0), row.max()) for row in cos.cpu().numpy()]
+            scores.append(official_mean(best))
     return scores
 
 
 def element_sim_official(gold: Sequence[str], pred: Sequence[str], model) -> float:
-    """The official scorer's S_Sim loop: one ``encode`` call per string per pair (slow; used for parity checks)."""
+    """A transcription of the official scorer's S_Sim of one image (``similarity_score_answers`` in
+    ``scorer/element_scorer.py``, Pun-Rebus-Art-Benchmark at 61c497f, lines 61-72; spec §3.2), for parity checks:
+    one ``encode`` call per string per pair, tensor output, ``cos_sim``, a running max that starts at the integer 0
+    and becomes the 1x1 tensor, Python's ``sum`` of those over the gold elements divided by their count. Run on CPU
+    tensors here, so the division is torch's CPU one (see :func:`official_mean` for CUDA's). Slow: tests only."""
     from sentence_transformers import util
 
-    total = 0.0
+    if not gold:
+        return 0.0
+    sim_score = []
     for g in gold:
-        best = 0
+        embedding_g = model.encode(g, convert_to_tensor=True)
+        buffer_score = 0
         for p in pred:
-            sim = util.cos_sim(model.encode(g, convert_to_tensor=True), model.encode(p, convert_to_tensor=True))
-            if sim > best:
-                best = sim
-        total += float(best)
-    return total / len(gold) if gold else 0.0
+            similarity = util.cos_sim(embedding_g, model.encode(p, convert_to_tensor=True))
+            if similarity > buffer_score:
+                buffer_score = similarity
+        sim_score.append(buffer_score)
+    value = sum(sim_score) / len(sim_score)
+    return float(value)
 
 
 def mean_or_zero(values: Sequence[float]) -> float:

@@ -2,7 +2,8 @@
 ``hanyi/tasks/punrebus/aggregate.py`` and ``circular.py`` (Zhang et al., "Pun Rebus Art", §4.2; docs/punrebus.md).
 
 Each one reads numbers that ``process_results`` logged per doc, so it is cheap, needs no backbone and gives the same
-value whatever the order of its items. The decomposed ones (:mod:`hanyi.metrics.resample`) are registered under
+value whatever the order of its items, except S̄_Sim, summed in float32 in doc order as the official scorer does (the
+order moves its last float32 bits, within the float tolerance of docs/contributing.md). The decomposed ones (:mod:`hanyi.metrics.resample`) are registered under
 their lmms-eval name, so ``hanyi report`` recomputes their intervals from a plain run's sample log. Nothing here
 imports ``hanyi.tasks``.
 """
@@ -10,8 +11,10 @@ imports ``hanyi.tasks``.
 from __future__ import annotations
 
 import logging
+import math
 
 from hanyi.metrics.circular import aggregations
+from hanyi.metrics.elements import official_mean
 from hanyi.metrics.resample import decomposed, fsum_mean_of_finite, nan_mean, share_of_finite, sum_mean
 
 log = logging.getLogger("hanyi.punrebus")
@@ -30,10 +33,18 @@ def punrebus_mean_over_parsed(items):
     return [it["instance_score"] if it["parsed"] else _NAN for it in items]
 
 
-@decomposed(fsum_mean_of_finite, light=True)
+def official_mean_of_finite(stats):
+    """``combine`` of S̄_Sim: the official scorer's dataset mean (:func:`hanyi.metrics.elements.official_mean`: a
+    float32 running sum in doc order, times the float32 reciprocal of the count) over the finite statistics. The
+    order of the docs moves the last float32 bits: within the float tolerance across processes (docs/contributing.md)."""
+    return official_mean([v for v in stats.tolist() if math.isfinite(v)])
+
+
+@decomposed(official_mean_of_finite, light=True)
 def punrebus_element_sim(items):
     """S̄_Sim (paper eq. 2): mean over the parsed answers of the doc's S_Sim, which ``process_results`` computed with
-    the Sentence-BERT model (logged as ``instance_score``); NaN when unparsed (left out)."""
+    the Sentence-BERT model (logged as ``instance_score``), in float32 as the official scorer; NaN when unparsed
+    (left out)."""
     return [it["instance_score"] if it["parsed"] else _NAN for it in items]
 
 

@@ -1,7 +1,9 @@
 """hanyi.metrics.elements: the official element scorer's rules, pinned by hand-computed cases (spec §3.1-3.2)."""
 
+import numpy as np
 import pytest
 
+from hanyi import floats
 from hanyi.metrics import elements as el
 
 PARSE_CASES = [
@@ -100,37 +102,104 @@ def sbert():
     return model
 
 
-def test_sim_equals_the_official_pairwise_loop_bit_for_bit(sbert):
-    pairs = [
-        (["bat", "peach", "coin"], ["bat", "peach 桃", "coin"]),
-        (["official hat", "official hat"], ["hat", "bird"]),
-        (["quail", "chrysanthemum"], ["pheasant", "flower", "rock"]),
-        (["fish"], []),
-        (["bat", "coin"], ["coin", "bat"]),
-        (["a lotus in a pond with two carp"], ["carp", "pond lotus", "a lotus in a pond with two carp fish"]),
-    ]
+PAIRS = [
+    (["bat", "peach", "coin"], ["bat", "peach 桃", "coin"]),
+    (["official hat", "official hat"], ["hat", "bird"]),
+    (["quail", "chrysanthemum"], ["pheasant", "flower", "rock"]),
+    (["fish"], []),
+    (["bat", "coin"], ["coin", "bat"]),
+    (["a lotus in a pond with two carp"], ["carp", "pond lotus", "a lotus in a pond with two carp fish"]),
+    (["bat", "coin", "peach"], ["bat", "peach"]),  # the issue's example: official 0.7829305529594421 on its machine
+]
+
+
+def test_sim_is_the_official_loop_within_the_float_rule_and_float32_like_it(sbert):
     el._ENCODINGS.clear()
-    scores = el.element_sim_scores(pairs, sbert)
-    official = [el.element_sim_official(g, p, sbert) for g, p in pairs]
-    assert scores == official  # exactly: one string per encode call, cos_sim per pair, as the official scorer
+    scores = el.element_sim_scores(PAIRS, sbert)  # batched encodes, one cosine matrix per doc, float32 means
+    official = [el.element_sim_official(g, p, sbert) for g, p in PAIRS]  # one encode per string per pair
+    assert all(floats.close(a, b) for a, b in zip(scores, official)), list(zip(scores, official))
+    # the official scorer sums float32 tensors: every doc's score is a float32 number, as the official one is
+    assert all(float(np.float32(s)) == s for s in scores + official)
     assert scores[4] == pytest.approx(1.0, abs=1e-5)  # verbatim answer
     assert 0.9 < scores[0] < 1.0  # "peach 桃" is close to, not equal to, "peach"
     assert scores[3] == 0.0  # max starts at 0: empty P gives 0
     assert 0.0 < scores[2] < 1.0
 
 
-def test_a_docs_sim_depends_neither_on_other_docs_nor_on_their_order(sbert):
-    pairs = [
-        (["quail", "chrysanthemum"], ["pheasant", "flower", "rock"]),
-        (["a lotus in a pond with two carp"], ["carp", "pond lotus"]),
-        (["bat", "peach", "coin"], ["five bats", "peach 桃", "coins"]),
-    ]
+def test_official_mean_is_torchs_float32_sum_then_cudas_reciprocal_multiplication():
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(7)
+    for n in (1, 2, 3, 7, 101, 1011):
+        values = [np.float32(v) for v in rng.random(n)]
+        tensors = [torch.tensor([[float(v)]], dtype=torch.float32) for v in values]
+        total = sum(tensors)  # Python's sum over 1x1 tensors, from the integer 0, as the official scorer
+        reciprocal = torch.tensor(1.0, dtype=torch.float32) / torch.tensor(float(n), dtype=torch.float32)
+        assert el.official_mean(values) == float(total * reciprocal), n  # CUDA: a * (1 / b) for a Python b
+        assert abs(el.official_mean(values) - float(total / n)) <= float(np.spacing(np.float32(1.0)))  # CPU: a / b
+
+
+def test_a_python_float_mean_is_not_the_official_float32_one():
+    values = [np.float32(0.1) * k for k in range(1, 12)]
+    assert el.official_mean(values) != sum(map(float, values)) / len(values)  # the premise of the float32 port
+
+
+def test_a_docs_sim_is_bit_identical_in_one_process_and_close_across_batchings(sbert):
+    pairs = PAIRS[:3]
     el._ENCODINGS.clear()
-    alone = [el.element_sim_scores([p], sbert)[0] for p in pairs]  # each doc scored on its own, cold cache
+    first = el.element_sim_scores(pairs, sbert)
     el._ENCODINGS.clear()
-    together = el.element_sim_scores(pairs[::-1], sbert)[::-1]  # all docs, reversed, one cache
-    assert together == alone
-    assert el.element_sim_scores(pairs, sbert) == alone  # warm cache: the same bits
+    assert el.element_sim_scores(pairs, sbert) == first  # same inputs, same order, one process: the same bits
+    assert el.element_sim_scores(pairs, sbert) == first  # warm cache: the same bits
+    el._ENCODINGS.clear()
+    alone = [el.element_sim_scores([p], sbert)[0] for p in pairs]  # each doc alone: other batches
+    el._ENCODINGS.clear()
+    together = el.element_sim_scores(pairs[::-1] + PAIRS[3:], sbert)[:3][::-1]  # reversed, with other docs
+    assert all(floats.close(a, b) for a, b in zip(alone, first))
+    assert all(floats.close(a, b) for a, b in zip(together, first))
+
+
+def test_each_distinct_string_is_encoded_once_in_batches(sbert):
+    calls = []
+
+    class Counting:
+        def encode(self, strings, **kwargs):
+            calls.append(list(strings))
+            return sbert.encode(strings, **kwargs)
+
+    model = Counting()
+    strings = [s for g, p in PAIRS for s in (*g, *p)]
+    assert el.encode_distinct(strings * 3, model) == len(set(strings))
+    assert el.encode_distinct(strings, model) == 0  # all cached
+    assert len(calls) == 1 and sorted(calls[0]) == sorted(set(strings))
+    el.element_sim_scores(PAIRS, model)
+    assert len(calls) == 1  # scoring reads the cache
+
+
+OMP_RUN = r"""
+import json, sys
+from hanyi.metrics import elements as el
+print(json.dumps(el.element_sim_scores(json.loads(sys.argv[1]))))
+"""
+
+
+@pytest.mark.slow
+def test_one_and_two_threads_agree_within_the_float_rule(sbert):
+    import json
+    import os
+    import subprocess
+    import sys
+
+    runs = {}
+    for threads in ("1", "2"):
+        env = {**os.environ, "OMP_NUM_THREADS": threads, "MKL_NUM_THREADS": threads}
+        proc = subprocess.run(
+            [sys.executable, "-c", OMP_RUN, json.dumps(PAIRS)], env=env, capture_output=True, text=True, timeout=300
+        )
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        runs[threads] = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert all(floats.close(a, b) for a, b in zip(runs["1"], runs["2"])), runs
+    mean = {t: el.official_mean(v) for t, v in runs.items()}
+    assert floats.close(mean["1"], mean["2"]), mean
 
 
 def test_mean_does_not_depend_on_item_order():
