@@ -98,3 +98,34 @@ def test_punrebus_element_scores_are_in_the_reports_headline_table(tmp_path):
     assert {r[1].split(" ")[0] for r in head["rows"]} == {m.split(",")[0] for m in metrics}
     titles = [t["title"] for s in rep["sections"] for t in s["tables"]]
     assert not [t for t in titles if "by element" in t]
+
+
+def test_a_zero_bar_is_drawn_and_a_missing_one_is_labelled():
+    """Issue 39 item 14: a 0.0 bar had no height, so it looked like a missing one."""
+    pytest.importorskip("matplotlib")
+    from hanyi.report import plots
+
+    grouped = BarPlot(
+        "b", "t", list("ABC"), [("gold", [50.0, 50.0, 0.0], False), ("m answered", [100.0, 0.0, None], True)]
+    )
+    ax = plots._grouped(grouped).axes[0]
+    stubs = [p for p in ax.patches if p.get_gid() == "zero-stub"]
+    assert len(stubs) == 2 and all(p.get_height() > 0 for p in stubs)
+    assert sorted(round(p.get_x() + p.get_width() / 2, 2) for p in stubs) == [1.2, 1.8]  # answered B, gold C
+    texts = [t.get_text() for t in ax.texts]
+    assert texts.count("0") == 2 and texts.count("n/a") == 1  # answered C has no value
+    ranking = BarPlot("r", "t", ["Human", "m (ours)"], [("Acc", [81.0, 0.0], False)], "Acc", "ranking", [False, True])
+    ax = plots._ranking(ranking).axes[0]
+    (stub,) = [p for p in ax.patches if p.get_gid() == "zero-stub"]
+    assert stub.get_width() > 0 and stub.get_facecolor()[:3] != (0.651, 0.675, 0.686)  # ours: in our colour
+
+
+def test_one_letter_position_labels_stay_upright_and_long_labels_slant():
+    """Issue 39 item 14: the one-letter answer-position labels (A-G) were rotated."""
+    pytest.importorskip("matplotlib")
+    from hanyi.report import plots
+
+    letters = BarPlot("p", "t", list("ABCDEFG"), [("gold", [1.0] * 7, False), ("m answered", [1.0] * 7, True)])
+    assert [t.get_rotation() for t in plots._grouped(letters).axes[0].get_xticklabels()] == [0.0] * 7
+    long = BarPlot("c", "t", [f"prompt configuration {i}" for i in range(8)], [("acc", [1.0] * 8, True)])
+    assert {t.get_rotation() for t in plots._grouped(long).axes[0].get_xticklabels()} == {30.0}

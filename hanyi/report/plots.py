@@ -14,6 +14,20 @@ OURS_COLORS = ("#d1495b", "#00798c", "#edae49", "#66a182", "#8d6a9f")
 PAPER_COLORS = ("#5d6d7e", "#85929e", "#aeb6bf", "#d5d8dc")
 DPI = 90
 PAPER_BAR = "#a6acaf"
+#: Length of the stub that draws a bar whose value is 0.0, as a share of the value axis; a missing value is "n/a".
+ZERO_STUB = 0.01
+#: Approximate width of one tick-label character at font size 8, in inches.
+CHAR_INCHES = 0.075
+
+
+def rotate_labels(labels: list[str], axis_inches: float) -> bool:
+    """Whether x tick labels must be slanted: only when the longest does not fit the room of one category.
+
+    >>> rotate_labels(list("ABCDEFG"), 4.6), rotate_labels(["a long model label"] * 12, 9.0)
+    (False, True)
+    """
+    longest = max((len(c) for c in labels), default=0)
+    return longest * CHAR_INCHES > 0.9 * axis_inches / max(1, len(labels))
 
 
 def available() -> bool:
@@ -60,6 +74,10 @@ def _ranking(plot: BarPlot):
     for yi, v, end in zip(y, values, ends):
         ax.text(end + top * 0.01, yi, f"{v:.4g}", va="center", fontsize=7)
     ax.set_xlim(min(0, min(values)), top * 1.15 if top > 0 else 1)
+    stub = ZERO_STUB * (ax.get_xlim()[1] - ax.get_xlim()[0])
+    for yi, v, color in zip(y, values, colors):
+        if v == 0:  # a zero-length bar is invisible, like a missing one: a stub in the bar's colour (labelled 0)
+            ax.barh([yi], [stub], color=color, height=0.7, gid="zero-stub")
     ax.set_xlabel(plot.ylabel, fontsize=8)
     ax.set_title(plot.title, fontsize=9)
     ax.spines[["top", "right"]].set_visible(False)
@@ -79,6 +97,7 @@ def _grouped(plot: BarPlot):
     ax = fig.add_subplot(1, 1, 1)
     width = 0.8 / max(1, n_ser)
     ours_i = paper_i = 0
+    zeros, missing = [], []
     for j, (name, values, is_ours) in enumerate(plot.series):
         if is_ours:
             color, ours_i = OURS_COLORS[ours_i % len(OURS_COLORS)], ours_i + 1
@@ -94,18 +113,25 @@ def _grouped(plot: BarPlot):
             edgecolor="white",
             linewidth=0.3,
         )
+        zeros += [(x, color) for x, v in zip(xs, values) if v == 0]
+        missing += [x for x, v in zip(xs, values) if v is None]
     flat = [v for _, values, _ in plot.series for v in values if v is not None]
     low, high = min([0.0, *flat]), max([0.0, *flat])
     ax.set_ylim(low, high * 1.08 if high > 0 else 1.0)
+    stub = ZERO_STUB * (ax.get_ylim()[1] - ax.get_ylim()[0])
+    for x, color in zeros:  # a zero-height bar is invisible, like a missing one: a stub in the bar's colour, "0"
+        ax.bar([x], [stub], width, color=color, gid="zero-stub")
+        ax.text(x, stub, "0", ha="center", va="bottom", fontsize=6)
+    for x in missing:
+        ax.text(x, 0, "n/a", ha="center", va="bottom", fontsize=6, color="#5d6d7e")
     ax.set_xticks(range(n_cat))
-    ax.set_xticklabels(
-        plot.categories, rotation=30 if n_cat > 6 else 0, ha="right" if n_cat > 6 else "center", fontsize=8
-    )
+    slant = rotate_labels(plot.categories, fig.get_figwidth() * (0.76 - 0.1))  # one-letter labels stay upright
+    ax.set_xticklabels(plot.categories, rotation=30 if slant else 0, ha="right" if slant else "center", fontsize=8)
     ax.set_ylabel(plot.ylabel, fontsize=8)
     ax.set_title(plot.title, fontsize=9)
     ax.legend(fontsize=7, frameon=False, ncol=1, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     ax.spines[["top", "right"]].set_visible(False)
-    fig.subplots_adjust(left=0.1, right=0.76, top=0.9, bottom=0.28 if n_cat > 6 else 0.14)
+    fig.subplots_adjust(left=0.1, right=0.76, top=0.9, bottom=0.28 if slant else 0.14)
     return fig
 
 
