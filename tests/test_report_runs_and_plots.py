@@ -129,3 +129,21 @@ def test_one_letter_position_labels_stay_upright_and_long_labels_slant():
     assert [t.get_rotation() for t in plots._grouped(letters).axes[0].get_xticklabels()] == [0.0] * 7
     long = BarPlot("c", "t", [f"prompt configuration {i}" for i in range(8)], [("acc", [1.0] * 8, True)])
     assert {t.get_rotation() for t in plots._grouped(long).axes[0].get_xticklabels()} == {30.0}
+
+
+def test_label_names_each_run_in_order_and_refuses_a_count_that_does_not_fit(tmp_path, capsys):
+    """Issue 39 item 14: `hanyi report` had no --label, so replay runs were named after their replay files."""
+    a = write_run(tmp_path / "a", {"cii_none": {"acc,none": 0.6}}, n={"cii_none": 800}, configs={})
+    b = write_run(tmp_path / "b", {"cii_none": {"acc,none": 0.5}}, n={"cii_none": 800}, configs={})
+    out = tmp_path / "rep"
+    assert report_main([a, b, "--out", str(out), "--no-plots", "--label", "7B", "--label", "72B"]) == 0
+    rep = json.loads((out / "report.json").read_text(encoding="utf-8"))
+    head = next(t for s in rep["sections"] if s["benchmark"] == "cii" for t in s["tables"] if t["kind"] == "headline")
+    assert head["header"] == ["task", "metric", "7B", "72B", "n"]
+    md = (out / "report.md").read_text(encoding="utf-8")
+    assert md.startswith("# hanyi report: 7B, 72B\n") and "\n| 7B | replay |" in md and "\n| 72B | replay |" in md
+    assert report_main([a, b, "--out", str(tmp_path / "r2"), "--no-plots", "--label", "7B"]) == 2
+    err = capsys.readouterr().err
+    assert "1 --label for 2 run(s)" in err and "one per run" in err
+    assert report_main([a, b, "--out", str(tmp_path / "r3"), "--no-plots", "--label", "x", "--label", "x"]) == 2
+    assert "distinct" in capsys.readouterr().err

@@ -2,12 +2,13 @@
 
 Usage::
 
-    hanyi report OUT [OUT2 ...] [--out DIR] [--no-plots]
+    hanyi report OUT [OUT2 ...] [--out DIR] [--no-plots] [--label NAME ...]
 
 Each ``OUT`` is an ``lmms-eval --output_path`` directory (or a model sub-directory, or one ``*_results.json``).
 Several directories, or several models in one, are compared side by side; exactly two runs (``hanyi report RUN_A
 RUN_B``) are also compared doc by doc (paired bootstrap CI, McNemar's exact p). Every paper comparison says whether it
-is comparable and why not. See ``docs/reading-results.md``.
+is comparable and why not. Runs are named after their model (for a replay run, the replayed file); ``--label NAME``,
+once per run in the order of the Runs table, names them instead. See ``docs/reading-results.md``.
 """
 
 from __future__ import annotations
@@ -51,20 +52,48 @@ def build_parser(prog: str) -> argparse.ArgumentParser:
         default=DEFAULT_MAX_PLOTS,
         help=f"plots per benchmark, those beside paper numbers first (default {DEFAULT_MAX_PLOTS}); tables stay complete",
     )
+    parser.add_argument(
+        "--label",
+        action="append",
+        default=None,
+        metavar="NAME",
+        help="name of a run in tables and plots, once per run in the order of the Runs table (default: the model)",
+    )
     return parser
 
 
-def make_report(paths: list[str], out_dir: str, plots: bool = True, max_plots: int = DEFAULT_MAX_PLOTS) -> dict:
+class LabelError(ValueError):
+    """``--label`` does not fit the runs found (count, duplicates, empty)."""
+
+
+def apply_labels(runs: list, labels: list[str] | None) -> None:
+    """Name ``runs`` with ``labels`` (one per run, in order); :class:`LabelError` naming the runs when they do not
+    fit."""
+    if not labels:
+        return
+    found = ", ".join(r.label for r in runs)
+    if len(labels) != len(runs):
+        raise LabelError(f"{len(labels)} --label for {len(runs)} run(s) ({found}): give one per run, in this order")
+    if len(set(labels)) != len(labels) or not all(label.strip() for label in labels):
+        raise LabelError(f"--label names must be distinct and not empty: {', '.join(map(repr, labels))}")
+    for run, label in zip(runs, labels):
+        run.label = label.strip()
+
+
+def make_report(
+    paths: list[str], out_dir: str, plots: bool = True, max_plots: int = DEFAULT_MAX_PLOTS, labels=None
+) -> dict:
     """Load, build, plot and write; returns the written paths plus ``timings`` (seconds per stage).
 
-    Raises :class:`hanyi.report.results.NoResultsError` when a path has no results, and ``LookupError`` when the
-    results hold none of hanyi's tasks.
+    Raises :class:`hanyi.report.results.NoResultsError` when a path has no results, ``LookupError`` when the
+    results hold none of hanyi's tasks, and :class:`LabelError` when ``labels`` (:func:`apply_labels`) do not fit the runs.
     """
     from hanyi.report import build, render, results
 
     t0 = time.perf_counter()
     render.claim_out_dir(out_dir)  # before any work: never into a folder of the user's files
     runs = results.load_runs(paths)
+    apply_labels(runs, labels)
     t1 = time.perf_counter()
     sections = build.build_sections(runs)
     if not sections:
@@ -110,8 +139,8 @@ def main(argv: list[str] | None = None, prog: str = "hanyi report") -> int:
     first = args.paths[0]
     out_dir = args.out or os.path.join(first if os.path.isdir(first) else os.path.dirname(first) or ".", "hanyi_report")
     try:
-        written = make_report(args.paths, out_dir, plots=args.plots, max_plots=args.max_plots)
-    except (NoResultsError, LookupError, OutDirError) as exc:
+        written = make_report(args.paths, out_dir, plots=args.plots, max_plots=args.max_plots, labels=args.label)
+    except (NoResultsError, LookupError, OutDirError, LabelError) as exc:
         print(f"{prog}: {exc}", file=sys.stderr)
         return 2
     print(f"benchmarks: {', '.join(written['benchmarks'])}")
