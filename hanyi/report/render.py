@@ -141,7 +141,7 @@ def run_folder_git(recorded: str) -> str:
 #: Why the Runs table has a "run folder (git)" column.
 RUN_FOLDER_GIT = (
     "lmms-eval: the release recorded in the results file, else the installed one. run folder (git): what lmms-eval "
-    "0.7.3 records as `lmms_eval_version` when it is no release number: the git branch@commit of the folder the run "
+    "0.7.3 records as lmms_eval_version when it is no release number: the git branch@commit of the folder the run "
     "started in (often your own repository), not lmms-eval's version."
 )
 
