@@ -72,7 +72,7 @@ def _ranking(plot: BarPlot):
     top = max([v for v in values if v is not None] + highs or [1])
     ends = [max(v, e[1]) if e is not None else v for v, e in zip(values, plot.errors or [None] * n)]
     for yi, v, end in zip(y, values, ends):
-        ax.text(end + top * 0.01, yi, f"{v:.4g}", va="center", fontsize=7)
+        ax.text(max(end, top * ZERO_STUB * 1.3) + top * 0.01, yi, f"{v:.4g}", va="center", fontsize=7)  # past a stub
     ax.set_xlim(min(0, min(values)), top * 1.15 if top > 0 else 1)
     stub = ZERO_STUB * (ax.get_xlim()[1] - ax.get_xlim()[0])
     for yi, v, color in zip(y, values, colors):
