@@ -532,3 +532,36 @@ def test_release_download_shows_a_tqdm_bar(tmp_path, monkeypatch, capsys):
     assert len(data) == 3 << 20 and origin == str(tmp_path / "images.zip")
     err = capsys.readouterr().err
     assert "images.zip" in err and "100%" in err and "3.15M" in err
+
+
+def test_elements_ahead_encodes_every_string_of_the_task_once_and_process_results_reads_the_cache(docs, monkeypatch):
+    """Issue 42 item 1 for all-MiniLM-L6-v2: the task's filter (punrebus_elements_ahead, through ScoreAhead) encodes
+    every distinct gold and parsed element once, in one batch here; scoring the docs then encodes nothing."""
+    from hanyi import backbones
+    from hanyi.metrics import elements as el
+
+    sbert = el.load_sbert()
+    if sbert is None or backbones.metric_key("sbert", "element_sim") is None:
+        pytest.skip("all-MiniLM-L6-v2 not available offline")
+    calls = []
+
+    class Counting:
+        def encode(self, strings, **kwargs):
+            calls.append([strings] if isinstance(strings, str) else list(strings))
+            return sbert.encode(strings, **kwargs)
+
+    model = Counting()
+    monkeypatch.setattr(el, "load_sbert", lambda name=None: model)
+    images = list(docs[0].values())
+    responses = [
+        ", ".join(d["elements_en"][::-1]) + "s, Peach (桃)" if i % 2 else "Bat, coins" for i, d in enumerate(images)
+    ]
+    utils.punrebus_elements_ahead(responses, images)
+    strings = {s for d in images for s in d["elements_en"]} | {
+        s for r in responses for s in el.parse_elements_official(r)
+    }
+    assert len(calls) == 1 and sorted(calls[0]) == sorted(strings)  # each distinct string once, one batch
+    for doc, response in zip(images, responses):
+        out = utils.punrebus_elements_process_results(doc, [response])
+        assert out["element_sim"]["instance_score"] is not None
+    assert len(calls) == 1  # process_results read the cache
