@@ -6,8 +6,8 @@ Every one is decomposed (:mod:`hanyi.metrics.resample`) and light: its per-unit 
 alone. Accuracies and rates are fractions in [0, 1] (docs/reading-results.md, "Units"). Every aggregation counts or
 sums integers, so the order of the items (lmms-eval hands them rank by rank) cannot change its value.
 
-* ``cii_acc``, ``cii_acc_robust``, ``cii_miss_rate``: the official ``eval_cii.py`` accuracy = #correct / #questions
-  and miss rate = #(predict is None) / N (spec §3.8), computed as the script's percentage / 100, bit for bit.
+* ``cii_acc``, ``cii_acc_robust``, ``cii_miss_rate``: the official ``eval_cii.py`` accuracy = #correct / #questions and
+  miss rate = #(predict is None) / N, blank answers no miss (spec §3.7-3.8), as the script's percentage / 100.
 * ``cii_acc_domain_*``, ``cii_acc_emotion_*``: Table 1's columns, the accuracy over the questions carrying the label
   (``eval_cii_sub.py``, spec §3.9); the units are those questions.
 * ``cii_circular_*``: CircularEval (MMBench §3.2, :mod:`hanyi.metrics.circular`); a unit is a question with all its
@@ -52,8 +52,8 @@ def cii_acc_robust(items):
 
 @decomposed(percent_share, light=True)
 def cii_miss_rate(items):
-    """Share of answers the paper's extractor found no option in; per doc: 0/1 missed."""
-    return [bool(it["miss"]) for it in items]
+    """Share of non-blank answers the paper's extractor found no option in, over all docs; per doc: 0/1 missed."""
+    return [bool(it["miss"]) and not it.get("blank") for it in items]
 
 
 def _column(name: str):

@@ -77,13 +77,13 @@ def test_cii_miss_rate_is_the_former_aggregation_from_the_logged_acc_items(task)
     )
     lines = _log(fn, docs, CII_ANSWERS)
     assert all("miss_rate" not in line for line in lines)  # no longer emitted
-    misses = [
-        score_response(r, [d[f"option{k}"] for k in range(1, 7)], d["answer"])["miss"]
-        for d, r in zip(docs, CII_ANSWERS)
-    ]
+    scored = [score_response(r, [d[f"option{k}"] for k in range(1, 7)], d["answer"]) for d, r in zip(docs, CII_ANSWERS)]
+    # the official eval_cii.py: a blank answer is no miss ("" is skipped, whitespace extracts F; issue 39.5)
+    misses = [s["miss"] and not s["blank"] for s in scored]
     former = 100.0 * sum(misses) / len(misses) / 100  # cii_miss_rate (official eval_cii.py, percentage / 100)
-    assert 0 < sum(misses) < len(misses)
-    assert _report(task, lines)["miss_rate"] == (former, False)  # the same value, lower is better
+    assert 0 < sum(misses) < sum(s["miss"] for s in scored)
+    assert _report(task, lines)["miss_rate"] == (former, False)  # lower is better
+    assert _report(task, lines)["blank_rate"] == (0.2, False)  # ours: "" and "   "
     assert _report(task, _corrupt(lines, "acc", "miss"))["miss_rate"][0] != former
 
 

@@ -131,7 +131,10 @@ def _from_samples(out, task):
 def test_replay_overall_metrics(replayed, replay_out):
     assert replayed["acc,none"] == pytest.approx(0.50)  # fractions: hanyi's unit for accuracies and rates
     assert replayed["acc_robust,none"] == pytest.approx(7 / 12)
-    assert _from_samples(replay_out, "cii_none")["miss_rate"] == pytest.approx(0.25)  # hanyi report
+    derived = _from_samples(replay_out, "cii_none")  # hanyi report
+    # issue 39.5: the official eval_cii.py marks no blank answer a miss ("" is skipped, "   " extracts F): one miss
+    # (the CJK-bound E); the two blank answers are counted apart, in blank_rate (was 0.25 = 3/12 under miss_rate)
+    assert (derived["miss_rate"], derived["blank_rate"]) == (pytest.approx(1 / 12), pytest.approx(2 / 12))
 
 
 @pytest.mark.parametrize(
@@ -163,7 +166,7 @@ def test_only_table1_columns_are_emitted_and_every_category_comes_from_the_sampl
     emitted = {k.split(",")[0] for k in replay_out["results"]["cii_none"] if "," in k and "_stderr" not in k}
     assert emitted == {"acc", "acc_robust", *TABLE1_METRICS}
     derived = _from_samples(replay_out, "cii_none")
-    assert set(derived) == {*CATEGORY_METRICS, "miss_rate"}
+    assert set(derived) == {*CATEGORY_METRICS, "miss_rate", "blank_rate"}
     assert math.isnan(derived["acc_rhetoric_visual_dislocation"]) is False  # test-1 carries 视觉错位
 
 
@@ -192,8 +195,8 @@ def test_prompt_variants_emit_only_the_overall_columns(replay):
     emitted = {k.split(",")[0] for k in out["results"]["cii_cot"] if "," in k and "_stderr" not in k}
     assert emitted == {"acc", "acc_robust"}
     derived = _from_samples(out, "cii_cot")
-    assert set(derived) == {*CATEGORY_METRICS, "miss_rate"} and derived["acc_domain_life"] == 1.0
-    assert derived["miss_rate"] == pytest.approx(0.25)  # hanyi report, as cii_cot emitted it before (2.1)
+    assert set(derived) == {*CATEGORY_METRICS, "miss_rate", "blank_rate"} and derived["acc_domain_life"] == 1.0
+    assert derived["miss_rate"] == pytest.approx(1 / 12)  # hanyi report: the official miss rate (issue 39.5)
 
 
 def test_ctc_without_judge_emits_no_judge_metric(replay):
