@@ -16,6 +16,7 @@ callers fall back to sentence chrF (:func:`chrf_scores`) and must report it unde
 
 from __future__ import annotations
 
+import collections
 import functools
 import os
 import threading
@@ -161,10 +162,58 @@ def bertscore_f1_scorer(
         if not candidates:
             return []
         with _SCORE_LOCK:
-            _, _, f1 = scorer.score(list(candidates), list(references), batch_size=batch_size)
-        return [float(x) for x in f1.tolist()]
+            return bertscore_f1(scorer, list(candidates), list(references), batch_size)
 
+    def encode(sentences: Sequence[str]) -> None:  # a task's strings, encoded ahead (tasks/_ahead.py)
+        with _SCORE_LOCK:
+            bertscore_f1(scorer, [], [], batch_size, sentences)
+
+    score.encode = encode
     return score
+
+
+#: (scorer, sentence) -> its token embeddings and idf weights: each distinct string of a run encoded once.
+_EMBEDDED: dict[tuple[int, str], tuple] = {}
+
+
+def bert_embeddings(scorer, sentences: Sequence[str], batch_size: int) -> dict:
+    """``{sentence: (token embeddings, idf weights)}`` as ``bert_score`` computes them (``get_bert_embedding`` on
+    batches of ``batch_size`` distinct sentences, longest first); no cache."""
+    from bert_score.utils import get_bert_embedding
+
+    tok, todo, out = scorer._tokenizer, sorted(set(sentences), key=lambda x: len(x.split(" ")), reverse=True), {}
+    idf_dict = collections.defaultdict(lambda: 1.0, {tok.sep_token_id: 0, tok.cls_token_id: 0})  # BERTScorer's, no idf
+    for start in range(0, len(todo), batch_size):
+        batch = todo[start : start + batch_size]
+        emb, mask, idf = get_bert_embedding(batch, scorer._model, tok, idf_dict, device=scorer.device)
+        for i, sentence in enumerate(batch):
+            n = int(mask[i].sum())
+            out[sentence] = (emb[i, :n].cpu().clone(), idf[i, :n].cpu().clone())
+    return out
+
+
+def bertscore_f1(scorer, candidates: list[str], references: list[str], batch_size: int, ahead=()) -> list[float]:
+    """BERTScore F1 of each (candidate, reference) pair, as ``BERTScorer.score`` computes it (``greedy_cos_idf`` over
+    padded batches), from embeddings computed once per distinct string in the process (with ``ahead`` too, in
+    batches): a pair's F1 differs from ``BERTScorer.score``'s by the batch's padding only (docs/contributing.md)."""
+    import torch
+    from bert_score.utils import greedy_cos_idf
+    from torch.nn.utils.rnn import pad_sequence
+
+    new = {s for s in (*candidates, *references, *ahead) if (id(scorer), s) not in _EMBEDDED}
+    _EMBEDDED.update({(id(scorer), s): v for s, v in bert_embeddings(scorer, sorted(new), batch_size).items()})
+
+    def padded(batch):
+        emb, idf = zip(*(_EMBEDDED[(id(scorer), s)] for s in batch))
+        lens = torch.tensor([e.size(0) for e in emb])
+        mask = torch.arange(int(lens.max())).expand(len(lens), -1) < lens.unsqueeze(1)
+        return pad_sequence(emb, batch_first=True, padding_value=2.0), mask, pad_sequence(idf, batch_first=True)
+
+    f1 = []
+    for start in range(0, len(references), batch_size):
+        end = start + batch_size
+        f1 += greedy_cos_idf(*padded(references[start:end]), *padded(candidates[start:end]))[2].tolist()
+    return [float(x) for x in f1]
 
 
 MODEL_ENV, LAYERS_ENV, BATCH_ENV = (

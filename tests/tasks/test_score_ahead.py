@@ -203,3 +203,78 @@ def test_vulca_backbones_encode_each_distinct_critique_once_with_the_same_scores
         vector = critique_embed.embed_texts([text.strip()], embed)[0]
         np.testing.assert_allclose(sample["vulca_embed_custom_model"]["vector"], vector, rtol=1e-6, atol=1e-7)
     assert len(calls["nli"]) == 1 + 5 and len(calls["embed"]) == 1 + 5  # the check above: one call per critique
+
+
+def _tiny_bert(path):
+    import importlib.util
+
+    fixtures = os.path.join(os.path.dirname(__file__), "..", "fixtures", "unpie", "tiny_bert.py")
+    spec = importlib.util.spec_from_file_location("ahead_tiny_bert", fixtures)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.build_tiny_bert(str(path)), module.NUM_LAYERS
+
+
+PAIRS = [
+    ("Er teilte einen Schnitt.", "He shared a cut of the profit."),
+    ("Ein schreckliches Echo", "a terrible gecko"),
+    ("Kurz", "A much longer reference sentence that pads the batch a lot more than the others do."),
+    ("Er teilte einen Schnitt.", "a terrible gecko"),
+    ("Bojen", "buoys"),
+]
+
+
+@pytest.mark.parametrize("batch_size", [1, 2, 64])
+def test_bertscore_f1_from_cached_encodings_is_bert_scores_own_in_any_order_and_batch(tmp_path, batch_size):
+    """Each distinct string encoded once per process; each pair's F1 equals BERTScorer.score's within 1e-6
+    relative, whatever the batch size, the order of the pairs, or what was encoded before."""
+    from hanyi.metrics import reference_choice as rc
+
+    model, layers = _tiny_bert(tmp_path / "bert")
+    scorer = rc.load_bertscorer(model, layers)
+    cands, refs = [c for c, _ in PAIRS], [r for _, r in PAIRS]
+    want = scorer.score(cands, refs, batch_size=64)[2].tolist()
+    rc._EMBEDDED.clear()
+    f1 = rc.bertscore_f1_scorer(model, layers, batch_size)
+    f1.encode(refs[::-1])  # ahead: the references only
+    got = f1(cands, refs)
+    assert got == pytest.approx(want, rel=1e-6)
+    backwards = f1(cands[::-1], refs[::-1])[::-1]
+    assert backwards == pytest.approx(want, rel=1e-6)
+    assert len([k for k in rc._EMBEDDED if k[0] == id(scorer)]) == len(set(cands + refs))  # each string once
+
+
+def test_unpie_disambiguation_encodes_each_distinct_string_once_with_the_same_decisions(
+    replay, monkeypatch, tmp_path, task_manager
+):
+    """The task's answers (both extractions), targets and distractors encoded in one batched pass before
+    process_results; each logged score is the doc's own BERTScore-F1 (BERTScorer.score) within 1e-6 relative."""
+    from lmms_eval.tasks import get_task_dict
+
+    from hanyi.metrics import reference_choice as rc
+
+    model, layers = _tiny_bert(tmp_path / "bert")
+    monkeypatch.setenv("HANYI_UNPIE_BERTSCORE_MODEL", model)
+    monkeypatch.setenv("HANYI_UNPIE_BERTSCORE_LAYERS", str(layers))
+    task = "unpie_disambiguation_de"
+    docs = list(get_task_dict([task], task_manager)[task].test_docs())
+    records = [
+        {
+            "task": task,
+            "key": {"unpie_id": d["unpie_id"], "meaning_idx": d["meaning_idx"]},
+            "response": f"[German]: {d['target'] if i % 2 else d['distractor']}",
+        }
+        for i, d in enumerate(docs)
+    ]
+    calls = []
+    encode = rc.bert_embeddings
+    monkeypatch.setattr(rc, "bert_embeddings", lambda scorer, s, b: calls.append(len(s)) or encode(scorer, s, b))
+    rc._EMBEDDED.clear()
+    out = replay(records, [task], process_docs_parallel=2)
+    assert [n for n in calls if n] == [len({s for d in docs for s in (d["target"], d["distractor"])})]  # one pass
+    scorer = rc.load_bertscorer(model, layers)
+    for sample in out["samples"][task]:
+        got = sample["disamb_acc_custom_model"]
+        pred, doc = got["prediction"], sample["doc"]
+        want = scorer.score([pred, pred], [got["target"], got["distractor"]], batch_size=64)[2].tolist()
+        assert [got["target_score"], got["distractor_score"]] == pytest.approx(want, rel=1e-6), doc["unpie_id"]

@@ -27,7 +27,7 @@ from hanyi.tasks.unpie import scoring
 from hanyi.tasks.unpie.constants import ANSWER_LABELS, JUDGE_METRIC, LANGUAGE_NAMES
 
 ValidUtf8Responses = _common.ValidUtf8Responses  # the response filter every task YAML names
-ScoreAhead = _ahead.ScoreAhead  # the same, then the task kind's *_ahead (the reconstruction YAMLs)
+ScoreAhead = _ahead.ScoreAhead  # the same, then the task kind's *_ahead (reconstruction, disambiguation YAMLs)
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
@@ -163,3 +163,20 @@ def unpie_reconstruction_ahead(responses, docs):
     preds = [(d, free_text.extract_labelled_answer(_response([r]), labels)) for d, r in zip(docs, responses)]
     prompts = [_judge_prompt(d, p) for d, p in preds if p.strip() and not _caption_count(d).get("caption_missing")]
     get_judge_client(config).expect(prompts)
+
+
+def unpie_disambiguation_ahead(responses, docs):
+    """Both extractions of every answer, and every target and distractor, encoded once for BERTScore, in batches
+    (:class:`ScoreAhead`); ``process_results`` then decides each doc from the cached encodings."""
+    scorer = scoring.bertscore_scorer() if docs is not None else None
+    strings = []
+    for doc, response in zip(docs if scorer is not None else (), map(_response, ([r] for r in responses))):
+        if "caption" in doc or doc["image_status"] == data.IMAGE_OK:  # else not scored (process_results)
+            label = (dict(LANGUAGE_NAMES)[doc["lang"]],)
+            answers = (
+                free_text.extract_labelled_answer(response, label),
+                free_text.extract_after_preamble(response, label),
+            )
+            strings += [*answers, doc["target"], doc["distractor"]]
+    if strings:
+        scorer.encode([s for s in strings if s.strip()])
