@@ -68,8 +68,11 @@ class Resolution:
         }
 
     def fallback_line(self) -> str:
-        """One line: what is missing, the key switches, and how to get the paper's backbone."""
-        switches = ", ".join(f"{k} -> {v or '(not emitted)'}" for k, v in self.fallbacks.items())
+        """One line: what is missing, the key switches, and how to get the paper's backbone. Keys named ``"<task>
+        <metric>"`` (the judge's, several benchmarks') are left out: a one-benchmark run would list the others'; each
+        task's own warning names its metrics."""
+        switches = ", ".join(f"{k} -> {v or '(not emitted)'}" for k, v in self.fallbacks.items() if " " not in k)
+        switches = switches or "the metrics scored with it are not emitted (each task's warning names its own)"
         return f"hanyi: {self.name} unavailable ({self.detail}); {switches}. Paper's: {self.fix}"
 
 

@@ -263,10 +263,14 @@ def cmd_prepare(args, parser) -> int:
         default=None,
         help="data root; the dataset goes to <out>/<benchmark>/ (default: $HANYI_DATA_ROOT or ~/.cache/hanyi/data)",
     )
+    sub.add_argument("--hub-folder", help="write the dataset to this folder itself, with a hub dataset card (licence, "
+                     "citation, official release), ready to upload; docs/upstream.md")  # fmt: skip
     module.add_prepare_arguments(sub)
     sub_args = sub.parse_args(args.rest)
     root = sub_args.out or data_root()
     sub_args.out_dir = os.path.join(os.path.abspath(os.path.expanduser(root)), args.benchmark)
+    if sub_args.hub_folder:
+        sub_args.out_dir = os.path.abspath(os.path.expanduser(sub_args.hub_folder))
     refusal = _refuse_bundled_samples(sub_args.out_dir, given=sub_args.out is not None)
     if refusal:
         print(f"hanyi prepare {args.benchmark}: {refusal}", file=sys.stderr)
@@ -284,11 +288,19 @@ def cmd_prepare(args, parser) -> int:
         print(_prepare_failure(args.benchmark, exc), file=sys.stderr)
         return 2
     counts = dict(counts or {})
+    if sub_args.hub_folder:
+        from hanyi.data import hub_card
+
+        counts["hub_card"] = hub_card.finish(args.benchmark, sub_args.out_dir)
     cannot_run = counts.pop("cannot_run", None)  # a builder's reason why the written data cannot run its tasks
     print(json.dumps({"benchmark": args.benchmark, "out": sub_args.out_dir, **counts}, ensure_ascii=False, indent=1))
     if cannot_run:
         print(f"hanyi prepare {args.benchmark}: written, but the data cannot run: {cannot_run}.", file=sys.stderr)
         return 1
+    if sub_args.hub_folder:
+        print(f"\nUpload it (huggingface-cli upload ORG/NAME {sub_args.out_dir} --repo-type dataset), then: hanyi export "
+              f"lmms-eval --dataset-repo {args.benchmark}=ORG/NAME")  # fmt: skip
+        return 0
     print(f"\nUse it with: HANYI_DATA_ROOT={root} lmms-eval --tasks {args.benchmark} ...")
     return 0
 

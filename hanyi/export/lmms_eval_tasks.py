@@ -428,16 +428,8 @@ def export_benchmark(out: str, bench: str, data_root: str, repos: dict | None = 
                 continue
             with open(d, "w", encoding="utf-8") as fh:
                 fh.write(text)
-    if data_root == "sample" and not (repos or {}).get(bench):
-        sample = os.path.join(dst, "sample")
-        shutil.copytree(os.path.join(PACKAGE_DIR, "data", "sample", bench), sample)
-        for old, new in RENAMED.items():  # an ignored parquet folder (CII's data/), and the README's paths to it
-            if os.path.isdir(os.path.join(sample, old)):
-                os.rename(os.path.join(sample, old), os.path.join(sample, new))
-                with open(os.path.join(sample, "README.md"), encoding="utf-8") as fh:
-                    card = fh.read().replace(f"path: {old}/", f"path: {new}/")
-                with open(os.path.join(sample, "README.md"), "w", encoding="utf-8") as fh:
-                    fh.write(card)
+    if data_root == "sample" and not (repos or {}).get(bench):  # for tests; not for the PR (CII's data/ is ignored)
+        shutil.copytree(os.path.join(PACKAGE_DIR, "data", "sample", bench), os.path.join(dst, "sample"))
     return {"folder": dst, "dataset_path": path_value}
 
 
@@ -475,6 +467,8 @@ def export(out: str, benchmarks=BENCHMARKS, data_root: str = "hub", force: bool 
         with open(os.path.join(entry["folder"], "README.md"), "w", encoding="utf-8") as fh:
             text = readme.folder_readme(bench, entry["folder"], entry["dataset_path"])
             fh.write(MARKER + "\n" + settings_map.rename(text, f"{bench}/README.md"))
+        with open(os.path.join(entry["folder"], readme.DETAILS), "w", encoding="utf-8") as fh:
+            fh.write(settings_map.rename(readme.folder_details(bench, entry["folder"]), f"{bench}/{readme.DETAILS}"))
     with open(os.path.join(out, "PULL_REQUEST.md"), "w", encoding="utf-8") as fh:
         fh.write(PR_MARKER + "\n" + readme.pull_request(out, list(benchmarks), data_root, shared))
     return {**written, "shared": {"folder": os.path.join(out, LIB_DIR), "modules": shared}}
