@@ -124,18 +124,35 @@ def undecodable(data) -> str | None:
         return f"{type(exc).__name__}: {str(exc)[:120]}"
 
 
+_CHECKED: dict = {}
+
+
+def checked(data) -> str | None:
+    """:func:`undecodable`, once per image content and pixel limit in the process (bytes by sha1, a file by path, size
+    and mtime): an image that several tasks use is checked once (issue 42)."""
+    if isinstance(data, (bytes, bytearray)):
+        key = (MAX_PIXELS, hashlib.sha1(data).digest())
+    elif isinstance(data, str) and os.path.isfile(data):
+        key = (MAX_PIXELS, data, os.stat(data).st_size, os.stat(data).st_mtime_ns)
+    else:
+        return undecodable(data)
+    if key not in _CHECKED:
+        _CHECKED[key] = undecodable(data)
+    return _CHECKED[key]
+
+
 def check_images(work: list[tuple], threads: int = 4) -> list[tuple]:
     """``[(key, reason), ...]``, in order, for the ``(key, image)`` of ``work`` that do not pass :func:`undecodable`:
     PNG bytes here, the others in ``threads`` threads (PIL decodes outside the GIL)."""
     from PIL import ImageFile
 
     slow = [i for i, (_, data) in enumerate(work) if not (isinstance(data, bytes) and data.startswith(_PNG))]
-    why = {i: undecodable(work[i][1]) for i in sorted(set(range(len(work))) - set(slow))}
+    why = {i: checked(work[i][1]) for i in sorted(set(range(len(work))) - set(slow))}
     # lmms-eval sets it (a truncated image filled in grey): unset once for all threads, which share the flag
     truncated_ok, ImageFile.LOAD_TRUNCATED_IMAGES = ImageFile.LOAD_TRUNCATED_IMAGES, False
     try:
         with ThreadPoolExecutor(max_workers=max(1, min(threads, len(slow) // 64 + 1))) as pool:
-            why.update(zip(slow, pool.map(lambda i: undecodable(work[i][1]), slow, chunksize=32)))
+            why.update(zip(slow, pool.map(lambda i: checked(work[i][1]), slow, chunksize=32)))
     finally:
         ImageFile.LOAD_TRUNCATED_IMAGES = truncated_ok
     return [(work[i][0], reason) for i, reason in sorted(why.items()) if reason]
