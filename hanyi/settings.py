@@ -71,6 +71,8 @@ def _url(value: str) -> str | None:
         parts.port  # noqa: B018 - raises ValueError on a bad port
     except ValueError:
         ok = False
+    if ok and (parts.query or parts.fragment):  # a ?key= was accepted, then every request 404ed (issue 40)
+        return "no query string: the base URL only (a key goes in the API-key environment variable)"
     return None if ok else "expected an http(s) URL with a host, e.g. https://api.openai.com/v1"
 
 
@@ -111,6 +113,7 @@ CHECKS: dict[str, Callable[[str], str | None]] = {
     "HANYI_CACHE_DIR": _any,
     "HANYI_NO_AUTOHOOK": _any,
     "HANYI_DEBUG": _any,  # tracebacks instead of one-line CLI errors
+    "HANYI_EVAL_CACHE_EVERY": _int(1),  # hanyi eval --use_cache: requests per model call (hanyi.host.cache_chunks)
     "HANYI_FULL_SCALE_DIR": _any,  # benchmarks/full_scale.py data cache
     "HANYI_PUNREBUS_DATA": _any,
     "HANYI_CVLUE_DATA": _any,

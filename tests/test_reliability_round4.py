@@ -269,3 +269,110 @@ def test_hanyi_tasks_names_an_unreadable_prepared_folder_instead_of_not_prepared
     assert main(["tasks", "cii", "--no-count"]) == 0
     out = capsys.readouterr().out
     assert "unreadable" in out and "not prepared" not in out and str(tmp_path / "cii" / "README.md") in out, out
+
+
+# ---- (e) nothing is scored twice, nothing dropped without a word -------------------------------------------------------
+
+
+def _sample(bench, config, tmp_path):
+    import datasets
+
+    from hanyi.data.sources import SAMPLE_DIR
+
+    return datasets.load_dataset(os.path.join(SAMPLE_DIR, bench), config, split="test", cache_dir=str(tmp_path / "c"))
+
+
+def test_a_duplicated_pun_rebus_row_stops_the_load_naming_it(tmp_path):
+    import datasets
+
+    from hanyi.tasks.punrebus import loading
+
+    ds = _sample("punrebus", "textonly", tmp_path)
+    assert len(loading.punrebus_textonly_process_docs(ds)) == len(ds)
+    doubled = datasets.concatenate_datasets([ds, ds.select([1])])
+    with pytest.raises(ValueError, match=rf"1 story_zh\(s\) appear in more than one row: {ds[1]['story_zh']}"):
+        loading.punrebus_textonly_process_docs(doubled)
+    images = _sample("punrebus", "images", tmp_path)
+    with pytest.raises(ValueError, match="more than one row"):
+        loading.punrebus_process_docs(datasets.concatenate_datasets([images, images.select([0])]))
+
+
+def test_a_nan_gold_box_stops_the_load_naming_the_doc(tmp_path):
+    from hanyi.tasks.cvlue import utils
+
+    ds = _sample("cvlue", "vg", tmp_path)
+    assert len(utils.cvlue_process_docs(ds)) == len(ds)
+    broken = ds.map(lambda row, i: {"bbox": [math.nan, 1.0, 2.0, 3.0] if i == 1 else row["bbox"]}, with_indices=True)
+    with pytest.raises(ValueError, match=rf"1 doc\(s\) have a non-finite gold bbox \(ref_id: {ds[1]['ref_id']}\)"):
+        utils.cvlue_process_docs(broken)
+
+
+# ---- (f) the unclear cases: one decision each (docs/when-things-go-wrong.md, "Hostile inputs") -------------------------
+
+
+def test_a_key_in_the_judge_url_is_refused_at_load():
+    from hanyi import settings
+
+    model = {"HANYI_JUDGE_MODEL": "judge"}
+    assert settings.problems({"HANYI_JUDGE_BASE_URL": "https://judge.example/v1", **model}) == []
+    (why,) = settings.problems({"HANYI_JUDGE_BASE_URL": "https://judge.example/v1?key=sk-secret", **model})
+    assert "no query string" in why and "sk-secret" not in why
+
+
+def test_an_absolute_or_escaping_cvlue_image_path_is_refused_not_read(tmp_path):
+    from hanyi.data.images import ImageUnavailableError, synthetic_image
+    from hanyi.tasks import _common
+
+    synthetic_image("x").save(tmp_path / "outside.png")
+    (tmp_path / "root").mkdir()
+    for bad in (str(tmp_path / "outside.png"), "../outside.png"):
+        with pytest.raises(ImageUnavailableError, match="leave"):
+            _common.require_image_files(str(tmp_path / "root"), [bad], "FIX")
+
+
+def test_limit_minus_one_is_no_limit(tmp_path):
+    """lmms-eval reads --limit -1 as every doc; the report called it a limit run."""
+    d = write_run(
+        tmp_path / "run",
+        "pretrained=m",
+        {"punrebus_textonly": {"accuracy,none": 0.5}},
+        {"punrebus_textonly": choice_samples([True, False])},
+        limit=-1,
+    )
+    assert not [n for n in section(report(tmp_path, d), "punrebus")["notes"] if "--limit" in n]
+
+
+def test_a_torn_last_line_of_the_response_cache_costs_that_answer_only(tmp_path, caplog):
+    from hanyi.models.replay import _audit_records
+
+    line = {"task_name": "t", "doc_id": 0, "idx": 0, "request_type": "generate_until", "response": json.dumps("A")}
+    log = tmp_path / "rank_0.audit.jsonl"
+    log.write_text(json.dumps(line) + "\n" + json.dumps({**line, "doc_id": 1})[:40], encoding="utf-8")
+    with caplog.at_level(logging.WARNING, logger="hanyi.replay"):
+        assert [r["doc_id"] for r in _audit_records(str(log))] == [0]
+    assert "torn last line" in caplog.text
+
+
+@pytest.mark.parametrize("mark", ["\u200b", "\ufeff", "\u202b"])
+def test_an_answer_behind_an_invisible_mark_is_unparsed_not_guessed(mark):
+    """Decision: a letter behind a zero-width, BOM or RTL mark is not read (it counts as unparsed, in parse_rate),
+    by the paper's parser and ours alike: the official parsers do not read it, and ours never guess."""
+    from hanyi.metrics.choice import extract_leading_letter
+
+    assert extract_leading_letter("A") == "A" and extract_leading_letter(mark + "A") is None
+
+
+def test_exif_rotation_is_not_applied():
+    """Decision: an image reaches the model as stored, EXIF orientation ignored, as datasets' Image feature and
+    lmms-eval's loaders give it (a rotation would change what every model of every harness sees)."""
+    import io
+
+    from PIL import Image
+
+    from hanyi.data.images import synthetic_image, to_pil, undecodable
+
+    buf = io.BytesIO()
+    exif = Image.Exif()
+    exif[0x0112] = 6  # "rotate 90 CW to display"
+    synthetic_image("exif", size=48).crop((0, 0, 48, 24)).save(buf, format="JPEG", exif=exif)
+    assert undecodable(buf.getvalue()) is None and to_pil(buf.getvalue()).size == (48, 24)

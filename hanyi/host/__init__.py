@@ -32,8 +32,10 @@ def is_hanyi_task(task) -> bool:
 
 def install_eval_extras() -> None:
     """The run-time extras of ``hanyi eval`` (never of a plain ``lmms-eval`` run): in-run standard errors and per-doc
-    statistics of decomposed aggregations (:mod:`hanyi.host.run_intervals`). The printed table is lmms-eval's own:
+    statistics of decomposed aggregations (:mod:`hanyi.host.run_intervals`); with ``--use_cache``, answers cached as
+    they are made (:mod:`hanyi.host.cache_chunks`). The printed table is lmms-eval's own:
     hanyi's tasks emit few enough keys for it (tests/test_printed_table.py)."""
-    from hanyi.host import run_intervals
+    from hanyi.host import cache_chunks, run_intervals
 
     run_intervals.install()
+    cache_chunks.install()  # --use_cache: every answer written as it is made (issue 40)

@@ -151,14 +151,18 @@ def _audit_records(path: str, model: str | None = None) -> list[dict]:
     merged: dict[tuple[str, int], dict] = {}
     models: set[str] = set()
     with open(path, encoding="utf-8", errors="replace") as f:
-        for lineno, line in enumerate(f, 1):
-            if not line.strip():
-                continue
+        lines = f.read().split("\n")
+    last = max((i for i, line in enumerate(lines, 1) if line.strip()), default=0)
+    for lineno, line in enumerate(lines, 1):
+        if line.strip():
             try:
                 entry = json.loads(line)
                 value = json.loads(entry["response"])
                 task, doc_id, idx = str(entry["task_name"]), int(entry["doc_id"]), int(entry.get("idx", 0))
             except (json.JSONDecodeError, KeyError, TypeError, ValueError):
+                if lineno == last and not line.endswith("}"):  # torn by a kill mid-write: that answer only is lost
+                    log.warning("hanyi replay: %s:%d: torn last line skipped (a run killed mid-write)", path, lineno)
+                    continue
                 raise ReplayFileError(f"{path}:{lineno}: not an lmms-eval response-cache entry") from None
             fingerprint = entry.get("model_fingerprint_hash", "")
             if model and fingerprint != model:

@@ -317,7 +317,7 @@ def load_runs(paths: list[str]) -> list[Run]:
                 files=[f for f, _ in items],
                 lmms_eval_version=str(last.get("lmms_eval_version", "")),
                 date=str(last.get("date", "")),
-                limit=(last.get("config") or {}).get("limit"),
+                limit=None if (limit := (last.get("config") or {}).get("limit")) == -1 else limit,  # -1: no limit
                 raw=last,
             )
         )

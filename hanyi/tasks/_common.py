@@ -232,6 +232,9 @@ def require_image_files(root: str, rel_paths, fix: str) -> None:
     from hanyi.data.images import ImageUnavailableError
 
     rel_paths = sorted(set(rel_paths))
+    out = [p for p in rel_paths if os.path.isabs(p) or ".." in re.split(r"[\\/]+", p)]  # read before (issue 40)
+    if out:
+        raise ImageUnavailableError(f"{len(out)} image path(s) leave {root} (absolute or '..'): {out[:5]}. {fix}")
     gone = [p for p in rel_paths if not os.path.isfile(os.path.join(root, p))]
     if gone:
         raise ImageUnavailableError(f"{len(gone)} image file(s) missing under {root}: {', '.join(gone[:10])}. {fix}")

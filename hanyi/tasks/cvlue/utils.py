@@ -1,5 +1,7 @@
 """CVLUE glue: prompts from templates/, scoring from hanyi.metrics. See docs/cvlue.md."""
 
+import math
+
 from hanyi import settings
 from hanyi.metrics import bbox, ranking, short_answer_zh
 from hanyi.tasks import _common
@@ -38,6 +40,16 @@ ValidUtf8Responses = _common.ValidUtf8Responses  # the response filter every tas
 def cvlue_process_docs(dataset):
     """Every image present, checked at load time before any model call: embedded ``image`` (VQA, VG, VD) or the
     ``image_path`` files under the data root (retrieval)."""
+    if {"bbox", "ref_id"} <= set(dataset.column_names):  # a NaN gold box: its doc left the mIoU mean (issue 40)
+        bad = [
+            r
+            for r, b in zip(dataset["ref_id"], dataset["bbox"])
+            if b and not all(isinstance(v, (int, float)) and math.isfinite(v) for v in b)
+        ]
+        if bad:
+            raise ValueError(
+                f"{len(bad)} doc(s) have a non-finite gold bbox (ref_id: {', '.join(map(str, bad[:10]))}). {_IMAGE_FIX}"
+            )
     if "image" in dataset.column_names:
         id_field = next(f for f in ("question_id", "ref_id", "image_id", "image_path") if f in dataset.column_names)
         return require_images(dataset, "image", id_field, _IMAGE_FIX)

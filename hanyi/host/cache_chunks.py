@@ -1,0 +1,132 @@
+"""``hanyi eval --use_cache``: every answer kept as it is made, and resumed from (issue 40, item 1).
+
+lmms-eval 0.7.3's response cache (``--use_cache DIR``, ``lmms_eval.caching.response_cache.ResponseCache.execute``)
+hands the model *every* uncached request of a request type in one call and writes the answers (an fsynced JSONL
+line, then SQLite) only when that call returns: a run killed after 6 of 12 answers kept none. It also writes a
+response holding a lone surrogate (half a UTF-16 pair) as UTF-8 before any task filter repairs it, and the
+``UnicodeEncodeError`` lost the whole run.
+
+:func:`install` (``hanyi eval`` only, as its other run-time extras; a plain lmms-eval run is untouched) wraps
+``execute`` so that it runs the same requests in chunks of :data:`CHUNK` (``HANYI_EVAL_CACHE_EVERY``), each chunk's
+answers written to the cache before the next chunk is asked: a kill loses at most one chunk, and the same command
+resumes from the cache (its keys do not depend on the chunking). Each text answer's lone surrogates become U+FFFD
+before the cache sees them, as the tasks' ``ValidUtf8Responses`` filter does anyway; a non-finite log-likelihood is
+kept as it is (the cache writes ``NaN``; replay reads it, docs/when-things-go-wrong.md). Answers, their order and
+every score are unchanged: the model receives the same requests, fewer at a time (a batching model batches within a
+chunk). When the cache is opened, the answers of earlier runs that never finished (:func:`merge_unfinished_runs`) are
+merged into it first: lmms-eval merges a run's answers only when it ends well, so a killed run's were never read.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+
+log = logging.getLogger(__name__)
+_MARKER = "_hanyi_chunked"
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def chunk_size() -> int:
+    """Requests per model call under ``--use_cache``: ``HANYI_EVAL_CACHE_EVERY`` (validated: an integer >= 1), 8."""
+    from hanyi import settings
+
+    return int(settings.value("HANYI_EVAL_CACHE_EVERY", 8))
+
+
+def _valid_text(value):
+    if isinstance(value, str):
+        return _SURROGATE.sub("\ufffd", value)
+    if hasattr(value, "text") and isinstance(getattr(value, "text", None), str):  # lmms-eval's GenerationResult
+        value.text = _SURROGATE.sub("\ufffd", value.text)
+    return value
+
+
+class _ValidUtf8Model:
+    """``lm`` whose request methods return text answers without lone surrogates (everything else passes through)."""
+
+    def __init__(self, lm) -> None:
+        self._lm = lm
+
+    def __getattr__(self, name):
+        attr = getattr(self._lm, name)
+        if name not in ("generate_until", "generate_until_multi_round", "loglikelihood"):
+            return attr
+        return lambda requests, *a, **k: [_valid_text(r) for r in attr(requests, *a, **k)]
+
+
+def chunked_execute(execute, size: int | None = None):
+    """``ResponseCache.execute`` run on ``size`` requests at a time (each chunk cached before the next)."""
+
+    def wrapper(self, lm, reqtype, requests):
+        n = size or chunk_size()
+        model, out = _ValidUtf8Model(lm), []
+        for start in range(0, len(requests), n):
+            out += execute(self, model, reqtype, requests[start : start + n])
+        return out
+
+    setattr(wrapper, _MARKER, True)
+    wrapper.__wrapped__ = execute
+    return wrapper
+
+
+def merge_unfinished_runs(cache_root: str) -> int:
+    """Merge the answers of earlier runs that never finished (killed: lmms-eval merges a run's ``runs/<id>/rank_*``
+    shards into ``cache.db`` only when it ends well) into ``cache.db``, so that the same command resumes from them;
+    returns the answers merged. Each merged run is marked as lmms-eval marks its own (``.merged``)."""
+    from glob import glob
+
+    from lmms_eval.caching import response_cache as rc
+
+    root = os.path.abspath(os.path.dirname(cache_root) if cache_root.endswith(".db") else cache_root)
+    runs = os.path.join(root, rc._LAYERED_RUNS_DIRNAME)
+    pending = sorted(
+        d.path
+        for d in (os.scandir(runs) if os.path.isdir(runs) else ())
+        if d.is_dir()
+        and not d.name.startswith(".")
+        and not os.path.exists(os.path.join(d.path, rc._LAYERED_MERGED_MARKER))
+    )
+    merged = 0
+    if pending:
+        with rc._merge_lock(os.path.join(runs, rc._LAYERED_LOCK_DIRNAME), timeout_seconds=60):
+            for run in pending:
+                merged += rc.ResponseCache.merge_shards(
+                    sorted(glob(os.path.join(run, "rank_*.db"))), os.path.join(root, "cache.db")
+                )
+                audits = sorted(glob(os.path.join(run, "rank_*.audit.jsonl")))
+                if audits:
+                    rc.ResponseCache.merge_audit_logs(audits, os.path.join(root, "cache.audit.jsonl"))
+                rc._touch_text(os.path.join(run, rc._LAYERED_MERGED_MARKER), "hanyi: an unfinished run, merged\n")
+    if merged:
+        log.warning("hanyi: resuming from %d answer(s) of %d unfinished run(s) in %s", merged, len(pending), root)
+    return merged
+
+
+def _resuming_create(create):
+    def wrapper(cls, cache_root, **kwargs):
+        try:
+            merge_unfinished_runs(cache_root)
+        except Exception as exc:  # the run goes on, without the unfinished runs' answers
+            log.warning("hanyi: could not merge unfinished runs into the response cache (%r)", exc)
+        return create.__func__(cls, cache_root, **kwargs)
+
+    setattr(wrapper, _MARKER, True)
+    return classmethod(wrapper)
+
+
+def install() -> bool:
+    """Wrap lmms-eval's ``ResponseCache.execute`` and ``create`` (once); never raises (a failure is logged, the run
+    goes on)."""
+    try:
+        from lmms_eval.caching.response_cache import ResponseCache
+
+        if not getattr(ResponseCache.execute, _MARKER, False):
+            ResponseCache.execute = chunked_execute(ResponseCache.execute)
+        if not getattr(ResponseCache.create, _MARKER, False):
+            ResponseCache.create = _resuming_create(ResponseCache.__dict__["create"])
+        return True
+    except Exception as exc:  # never break lmms-eval because of us
+        log.warning("hanyi: --use_cache will write answers only at the end of each task (%r)", exc)
+        return False

@@ -1,0 +1,92 @@
+"""Issue 40 item 1: under ``hanyi eval --use_cache`` a run killed mid-generation keeps every answer made so far (at
+most one chunk lost) and the same command resumes from them; a lone surrogate never costs the cache. lmms-eval's
+own ``ResponseCache`` is driven here with a scripted model that is "killed" after 6 of 12 answers."""
+
+from __future__ import annotations
+
+import pytest
+
+pytest.importorskip("lmms_eval")
+
+
+def _requests(n=12):
+    from lmms_eval.api.instance import Instance
+
+    kwargs = {"temperature": 0, "max_new_tokens": 8, "until": ["\n\n"]}
+    return [
+        Instance(
+            "generate_until",
+            (f"question {i}", dict(kwargs), None, i, "punrebus_textonly", "test"),
+            0,
+            {"task": "punrebus_textonly", "doc_id": i, "repeats": 1},
+        )
+        for i in range(n)
+    ]
+
+
+class Killed(KeyboardInterrupt):
+    pass
+
+
+class Model:
+    """Answers ``answer <doc_id>`` per request, recording what it was asked; interrupted after ``die_after`` answers
+    (the SIGINT of the red team's run)."""
+
+    def __init__(self, die_after=None, answer=lambda r: f"answer {r.doc_id}"):
+        self.asked, self.die_after, self.answer = [], die_after, answer
+
+    def generate_until(self, requests):
+        out = []
+        for r in requests:
+            if self.die_after is not None and len(self.asked) >= self.die_after:
+                raise Killed
+            self.asked.append(r.doc_id)
+            out.append(self.answer(r))
+        return out
+
+
+def _cache(root):
+    from lmms_eval.caching.response_cache import ResponseCache
+
+    return ResponseCache.create(str(root), model="scripted", model_args="x=1")
+
+
+@pytest.fixture
+def chunked(monkeypatch):
+    from lmms_eval.caching.response_cache import ResponseCache
+
+    from hanyi.host import cache_chunks
+
+    monkeypatch.setattr(ResponseCache, "execute", ResponseCache.execute)  # restored after the test
+    monkeypatch.setattr(ResponseCache, "create", ResponseCache.__dict__["create"])
+    monkeypatch.setenv("HANYI_EVAL_CACHE_EVERY", "2")
+    assert cache_chunks.install()
+    return cache_chunks
+
+
+def test_a_run_killed_after_6_of_12_answers_keeps_them_and_resumes(tmp_path, chunked):
+    cache = _cache(tmp_path / "cache")
+    with pytest.raises(Killed):
+        cache.execute(Model(die_after=6), "generate_until", _requests())
+    again, model = _cache(tmp_path / "cache"), Model()
+    answers = again.execute(model, "generate_until", _requests())
+    assert answers == [f"answer {i}" for i in range(12)]
+    assert model.asked == list(range(6, 12))  # the first 6 came from the cache
+
+
+def test_without_hanyi_eval_lmms_eval_keeps_nothing_of_a_killed_run(tmp_path):
+    """What the chunking is for: the stock execute asks the model for all 12 at once and writes after."""
+    cache = _cache(tmp_path / "cache")
+    with pytest.raises(Killed):
+        cache.execute(Model(die_after=6), "generate_until", _requests())
+    model = Model()
+    _cache(tmp_path / "cache").execute(model, "generate_until", _requests())
+    assert model.asked == list(range(12))
+
+
+def test_a_lone_surrogate_never_costs_the_cache(tmp_path, chunked):
+    cache = _cache(tmp_path / "cache")
+    answers = cache.execute(Model(answer=lambda r: f"A\ud800{r.doc_id}"), "generate_until", _requests(4))
+    assert answers == [f"A\ufffd{i}" for i in range(4)]
+    model = Model()
+    assert _cache(tmp_path / "cache").execute(model, "generate_until", _requests(4)) == answers and model.asked == []
