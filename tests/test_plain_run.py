@@ -102,6 +102,8 @@ def test_a_plain_run_gives_the_numbers_of_before(tmp_path):
                 f"{task}: {metric} is neither emitted nor computed by the report"
             )
             same = (got.value is None and math.isnan(value)) or floats.same_value(key, got.value, value)
+            # issue 39.6: a Pun Rebus category with no parsed doc has no value (NaN), as officially; 0.3.0 gave 0.0
+            same = same or (metric.startswith("accuracy_cat_") and value == 0.0 and got.value is None)
             assert same, (task, metric, got.value, value)
             moved += 1
     assert unpie_moved == 7  # the 7 UNPIE tasks: their Homo/Hetero values and diagnostics, from the report

@@ -31,8 +31,8 @@ def category_accuracy(items: Sequence[dict], letter: str) -> float:
     column over *all* its answer-sheet rows, duplicates kept (the official scorer appends one label per CSV row and
     counts each; 10 story-category pairs are repeated in the released sheet). Numerator: correct items whose chosen
     letter is ``letter`` (counted once). Items are dicts with ``parsed``, ``correct``, ``pred``, ``gold`` and
-    ``gold_rows``. Returns 0.0 when the denominator is 0, NaN when an item lacks ``gold_rows`` (data built before
-    the column existed: the official denominator cannot be known; :func:`category_accuracy_dedup` still can).
+    ``gold_rows``. NaN when the denominator is 0 (no parsed doc of the category: the official scorer has no value) or
+    an item lacks ``gold_rows`` (data built before the column existed: the official denominator is unknown).
 
     >>> items = [{"parsed": True, "correct": True, "pred": "B", "gold": ["B"], "gold_rows": ["B", "B"]},
     ...          {"parsed": True, "correct": False, "pred": "C", "gold": ["B"], "gold_rows": ["B"]},
@@ -45,14 +45,14 @@ def category_accuracy(items: Sequence[dict], letter: str) -> float:
         return math.nan
     denominator = sum(list(it["gold_rows"]).count(letter) for it in parsed)
     numerator = sum(1 for it in parsed if it["correct"] and it["pred"] == letter)
-    return numerator / denominator if denominator else 0.0
+    return numerator / denominator if denominator else math.nan
 
 
 def category_accuracy_dedup(items: Sequence[dict], letter: str) -> float:
     """Per-category accuracy with each story's categories counted once (hanyi's variant, not the paper's).
 
     As :func:`category_accuracy`, but the denominator is the number of parsed items whose deduplicated ``gold``
-    contains ``letter`` (a multi-label item counts once for each distinct label).
+    contains ``letter`` (a multi-label item counts once for each distinct label); NaN when none.
 
     >>> category_accuracy_dedup([{"parsed": True, "correct": True, "pred": "A", "gold": ["A", "B"]}], "A")
     1.0
@@ -60,7 +60,7 @@ def category_accuracy_dedup(items: Sequence[dict], letter: str) -> float:
     parsed = [it for it in items if it["parsed"]]
     denominator = sum(1 for it in parsed if letter in it["gold"])
     numerator = sum(1 for it in parsed if it["correct"] and it["pred"] == letter)
-    return numerator / denominator if denominator else 0.0
+    return numerator / denominator if denominator else math.nan
 
 
 def wrong_answer_confusion(items: Sequence[dict], letters: str = "ABCDEFG") -> dict[str, dict[str, int]]:
