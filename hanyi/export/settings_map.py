@@ -103,12 +103,32 @@ def label(token: str) -> str:
     return SETTINGS[token][-1]
 
 
+#: Advice that names a hanyi command, as the export words it: what an upstream user does instead (a model id to
+#: download, NLTK's downloader, the dataset ``dataset_path`` names). ``tests/test_export.py`` finds any left.
+MESSAGES = (
+    (r"hanyi setup \(or set (\w+) to a local copy of ([\w./-]+)\)", r"huggingface-cli download \2 (or set \1 to a local copy)"),
+    (r"(\(or set \w+ to a local copy\)), or: hanyi setup", r"\1"),
+    (r'SETUP_FIX = "hanyi setup"', 'SETUP_FIX = "python -m nltk.downloader wordnet"'),
+    (r" \(offline: apt-get install wordnet-base wordnet-sense-index, then hanyi setup\)", ""),
+    (r"Rebuild the data with `hanyi prepare (\w+)[^`]*`(; docs/\w+\.md says what the release holds|, which checks "
+     r"every image and reports the bad ones)?\.", r"Rebuild the \1 dataset that dataset_path names (README, Data access)."),
+    (r"\(hanyi prepare vulca --slices\)", "(README, Data access)"),
+    (r", or run: hanyi prepare unpie --download-images", ""),
+    (r', or run "\s*"`hanyi prepare cii [^`]*`"', '"'),
+    (r" \(docs/judge\.md\)", ""),
+)  # fmt: skip
+
+
 def rename(text: str, where: str) -> str:
-    """Every ``HANYI_*`` token of ``text`` (code, docstrings, comments, YAML, README) replaced by its label."""
+    """Every ``HANYI_*`` token of ``text`` (code, docstrings, comments, YAML, README) replaced by its label, and the
+    advice naming a hanyi command reworded (:data:`MESSAGES`)."""
     try:
-        return TOKEN_RE.sub(lambda m: label(m.group(0)), text)
+        text = TOKEN_RE.sub(lambda m: label(m.group(0)), text)
     except SettingsRewriteError as exc:
         raise SettingsRewriteError(f"{where}: {exc}") from None
+    for pattern, replacement in MESSAGES:
+        text = re.sub(pattern, replacement, text)
+    return text
 
 
 def _drop_hanyi_only_entries(source: str) -> str:
