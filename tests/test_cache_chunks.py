@@ -90,3 +90,54 @@ def test_a_lone_surrogate_never_costs_the_cache(tmp_path, chunked):
     assert answers == [f"A\ufffd{i}" for i in range(4)]
     model = Model()
     assert _cache(tmp_path / "cache").execute(model, "generate_until", _requests(4)) == answers and model.asked == []
+
+
+@pytest.mark.slow
+def test_hanyi_eval_killed_mid_generation_resumes_from_its_answers(tmp_path, tiny_llava):
+    """The red team's case end to end: the tiny LLaVA under ``hanyi eval --use_cache``, SIGKILLed once answers are
+    cached, then the same command again: it resumes from them and finishes."""
+    import glob
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    cache, out, limit = tmp_path / "cache", tmp_path / "out", 8
+    hanyi = os.path.join(os.path.dirname(sys.executable), "hanyi")
+    cmd = [
+        hanyi,
+        "eval",
+        "--model",
+        "llava_hf",
+        "--model_args",
+        f"pretrained={tiny_llava},device_map=cpu,dtype=float32",
+    ]
+    cmd += [
+        "--device",
+        "cpu",
+        "--tasks",
+        "punrebus_expression",
+        "--limit",
+        str(limit),
+        "--gen_kwargs",
+        "max_new_tokens=48",
+    ]
+    cmd += ["--use_cache", str(cache), "--output_path", str(out), "--log_samples"]
+    env = {k: v for k, v in os.environ.items() if not k.startswith("HANYI_JUDGE")} | {"HANYI_EVAL_CACHE_EVERY": "1"}
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 400
+        while not any(os.path.getsize(p) for p in glob.glob(str(cache / "runs" / "*" / "rank_0.audit.jsonl"))):
+            assert proc.poll() is None, proc.stderr.read().decode()[-3000:]
+            assert time.monotonic() < deadline, "no answer was cached"
+            time.sleep(0.05)
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+    assert not list(out.rglob("*_results.json"))  # killed during generation
+    done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "hanyi: resuming from" in done.stderr
+    (log,) = out.rglob("*_samples_punrebus_expression.jsonl")
+    assert len(log.read_text(encoding="utf-8").splitlines()) == limit
