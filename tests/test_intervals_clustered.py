@@ -288,3 +288,66 @@ def test_report_says_n_of_n_docs_when_the_denominator_is_not_every_doc(tmp_path)
     row = next(r for r in table(rep, "punrebus", "Headline metrics")["rows"] if r[1].startswith("accuracy"))
     expected = scipy_stats.binomtest(8, 8).proportion_ci(0.95, method="exact")
     assert row[2] == f"1.0000 [{expected.low:.4f}, 1.0000] (n=8 of 12 docs)"
+
+
+# ---- lmms-eval's own table: a standard error for every plain-mean headline metric, clustered where a key is set -----
+
+
+#: ``{task: {metric: clustered?}}``: the plain-mean headline metrics whose items carry lmms-eval's ``score_key``, and
+#: whether the task sets a ``cluster_key`` (Stderr_Clustered then differs from N/A).
+PLAIN_MEANS = {
+    "cii_none": {"acc": False, "acc_robust": False},
+    "cvlue_vqa": {"accuracy": True, "accuracy_robust": True},
+    "cvlue_vg": {"miou": True},
+    "unpie_grounding": {"exact_match": True, "exact_match_robust": True},
+    "unpie_disambiguation_de": {},  # disamb_acc_<scorer> and its _robust: the scorer this machine has
+}
+
+
+@pytest.mark.slow
+def test_a_plain_run_prints_clt_and_clustered_standard_errors(tmp_path, monkeypatch):
+    """``--include_path`` with the start-up hook off: lmms-eval 0.7.3's own ``calculate_clt_aggregate_metric`` gives
+    ``<metric>_stderr_clt`` (sd / √n of the items' ``score_key``) and, with a ``cluster_key``,
+    ``<metric>_stderr_clustered`` (its Eq. 4 of Miller 2024) for each of :data:`PLAIN_MEANS`; both agree with the
+    closed form on the same sample log."""
+    import glob
+    import os
+    import sys
+
+    import hanyi
+
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tools"))
+    import plain_run_fixture as prf
+
+    here = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures", "plain_run", "responses.jsonl")
+    responses = str(tmp_path / "responses.jsonl")
+    prf.merged_responses(here, responses)
+    monkeypatch.setattr(prf, "GROUPS", ",".join(PLAIN_MEANS))
+    results = prf.run_replay(
+        responses,
+        str(tmp_path / "out"),
+        env={"HANYI_NO_AUTOHOOK": "1"},
+        extra_args=["--include_path", hanyi.TASKS_DIR],
+    )["results"]
+    disamb = {k.split(",")[0]: True for k in results["unpie_disambiguation_de"] if k.startswith("disamb_acc_")}
+    assert len({k for k in disamb if "_stderr" not in k}) == 2
+    table1 = {k.split(",")[0]: False for k in results["cii_none"] if k.startswith(("acc_domain", "acc_emotion"))}
+    assert len({k for k in table1 if "_stderr" not in k}) == 9  # Table 1's columns: over the docs with the label
+    found = {**PLAIN_MEANS, "unpie_disambiguation_de": disamb, "cii_none": {**PLAIN_MEANS["cii_none"], **table1}}
+    for task, metrics in found.items():
+        metrics = {k: v for k, v in metrics.items() if "_stderr" not in k}
+        (path,) = glob.glob(str(tmp_path / "out" / "**" / f"*_samples_{task}.jsonl"), recursive=True)
+        lines = [json.loads(x) for x in open(path, encoding="utf-8")]
+        for metric, clustered in metrics.items():
+            clt = results[task].get(f"{metric}_stderr_clt,none")
+            key = {"cii_none": "score", "cvlue_vqa": "v", "cvlue_vg": "v"}.get(task, "correct")
+            scores = [float(ln[metric][key]) for ln in lines if isinstance(ln.get(metric), dict) and key in ln[metric]]
+            if len(scores) < 2:  # lmms-eval: no standard error of one doc
+                assert clt == "N/A", (task, metric, clt)
+                continue
+            assert isinstance(clt, float), (task, metric, clt)
+            assert clt == pytest.approx(np.std(scores, ddof=1) / math.sqrt(len(scores)), rel=REL)
+            if not task.startswith("unpie"):  # UNPIE's All is the mean of its splits' shares; its CLT is the pooled one
+                assert np.mean(scores) == pytest.approx(results[task][f"{metric},none"], rel=REL)
+            got = results[task].get(f"{metric}_stderr_clustered,none")
+            assert isinstance(got, float) if clustered else got == "N/A", (task, metric, got)

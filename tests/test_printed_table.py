@@ -159,7 +159,10 @@ def test_the_check_counts_what_lmms_eval_prints():
 
 @pytest.mark.slow
 def test_the_shared_tiny_llava_run_prints_a_table_that_fits(llava_run):
-    rows, width = size(printed(llava_run))
-    assert rows <= MAX_ROWS and width <= MAX_WIDTH, (rows, width)
+    text = printed(llava_run)
+    rows, width = size(text)
+    # issue 37: lmms-eval's own Stderr_Clustered column (17 characters), printed once a task sets a cluster_key
+    limit = MAX_WIDTH + (len("|Stderr_Clustered") if "|Stderr_Clustered|" in text else 0)
+    assert rows <= MAX_ROWS and width <= limit, (rows, width)
     for benchmark in GROUPS:  # every benchmark ran (cii is a tag: its task is cii_none)
         assert any(task.startswith(benchmark) for task in llava_run["results"]), benchmark

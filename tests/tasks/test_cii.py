@@ -31,8 +31,8 @@ def test_every_task_is_generate_until_and_versioned(cii_tasks, task_manager):
         task = cii_tasks[name]
         assert task.OUTPUT_TYPE == "generate_until", name
         # 1.1 review fixes (CTC prompt, article trap); 1.2 accuracies and rates are fractions; 2.0 (multiple choice)
-        # per-category keys computed by hanyi report from the sample log; 2.1 miss_rate too
-        assert task.config.metadata["version"] == (1.2 if name == "cii_ctc" else 2.1), name
+        # per-category keys computed by hanyi report from the sample log; 2.1 miss_rate too; 2.2 items carry their score
+        assert task.config.metadata["version"] == (1.2 if name == "cii_ctc" else 2.2), name
 
 
 def test_group_runs_the_paper_setting_on_800_question_split(cii_tasks):

@@ -52,7 +52,8 @@ def test_every_task_is_registered_versioned_and_groups_hold_the_right_output_typ
     assert set(ALL_TASKS) <= set(task_manager.all_tasks)
     for name in ALL_TASKS:
         # 0.4: groups and fields from the sample log; 0.5 (VQA, VG): their diagnostics too
-        assert tasks[name].config.metadata["version"] == (0.5 if name.startswith(("cvlue_vqa", "cvlue_vg")) else 0.4)
+        # 0.5 / 0.6 (VQA, VG): score_key v, cluster_key image_path (issue 37)
+        assert tasks[name].config.metadata["version"] == (0.6 if name.startswith(("cvlue_vqa", "cvlue_vg")) else 0.5)
     for name in GENERATE_TASKS:
         assert tasks[name].config.output_type == "generate_until"
     assert tasks["cvlue_vd"].config.output_type == "multiple_choice"

@@ -100,13 +100,19 @@ def cii_process_results(doc, results):
     """``acc`` and ``acc_robust``: the columns of Tables 2 and 3 (prompt and few-shot variants). The logged ``acc``
     item also holds the doc's ``miss`` and labels: ``hanyi report`` computes ``miss_rate`` and the per-category
     accuracies from it (hanyi/metrics/cii_breakdowns.py)."""
-    item = _scored_item(doc, results)
-    return {"acc": item, "acc_robust": item}
+    item = _scored_item(doc, results)  # each key's item with its own 0/1 score: lmms-eval's Stderr_CLT reads it
+    return {
+        key: {**item, "score": float(item[field])}
+        for key, field in (("acc", "correct"), ("acc_robust", "correct_robust"))
+    }
 
 
 def cii_table1_process_results(doc, results):
     """Table 1's setting (``cii_none``, ``cii_test``, ``cii_textonly``): also its domain and emotion columns, each
-    logged as the doc's ``correct`` and labels."""
-    item = _scored_item(doc, results)
-    cell = {"correct": item["correct"], "domain": item["domain"], "emotion": item["emotion"]}
-    return {"acc": item, "acc_robust": item, **dict.fromkeys(TABLE1_METRICS, cell)}
+    logged as the doc's ``correct`` and labels (and its 0/1 ``score`` where the doc has the label: Stderr_CLT)."""
+    out = cii_process_results(doc, results)
+    cell = {k: out["acc"][k] for k in ("correct", "domain", "emotion")}
+    return out | {
+        m: {**cell, **({"score": float(cell["correct"])} if cell[f] == v else {})}
+        for m, (f, v) in TABLE1_METRICS.items()
+    }
