@@ -171,7 +171,9 @@ def main() -> None:
         print(
             f"{mode:>8}: {r['docs']} docs scored in {r['scoring_s']:.1f} s = {r['docs'] / r['scoring_s']:.1f} docs/s; "
             f"{r['requests']} judge requests, at most {r['in_flight']} in flight; N x latency / concurrency = "
-            f"{bound:.1f} s ({r['scoring_s'] / max(bound, 1e-9):.2f}x of it); correct_custom_judge {r['score']}"
+            f"{bound:.1f} s"
+            + (f" ({r['scoring_s'] / bound:.2f}x of it)" if bound else "")
+            + f"; correct_custom_judge {r['score']}"
         )
     line = judge_line(args, runs)
     if line:
