@@ -211,6 +211,16 @@ def test_mdd_is_z_975_plus_z_80_standard_errors():
     assert intervals.mdd(None) is None
 
 
+def test_headline_mdd_of_a_share_is_the_two_sample_formula_and_never_zero():
+    """MDD of a share: (z 0.975 + z 0.8) · √(2 p̃ (1 − p̃) deff / n), p̃ = (k + 1) / (n + 2) (Agresti & Caffo 2000), so
+    0 of 12 (a binomial SE of 0) still has a positive MDD; a real-valued metric without variation has none."""
+    z = scipy_stats.norm.ppf(0.975) + scipy_stats.norm.ppf(0.8)
+    zero = intervals.interval(resample.sum_mean, [0.0] * 12)
+    assert zero["mdd"] == pytest.approx(z * math.sqrt(2 * (1 / 14) * (13 / 14) / 12), rel=REL) and zero["mdd"] > 0.2
+    flat = intervals.interval(resample.fsum_mean_of_finite, [0.5] * 12)
+    assert flat["mdd"] is None and flat["stderr"] == 0.0
+
+
 def test_paired_comparison_resamples_clusters_and_says_when_a_difference_is_below_its_mdd():
     rng = np.random.default_rng(4)
     base = (rng.random(50) < 0.5).astype(float)

@@ -230,7 +230,8 @@ def interval(
     a share of 0/1 statistics gets :func:`share_interval` (clustered by :func:`design_effect`), anything else
     :func:`cluster_bootstrap`. Adds ``n`` (the value's denominator: the units it counts), ``n_units`` (all units),
     ``clusters``, ``deff`` (shares), ``mdd`` (:func:`mdd` of a difference to another run of the same size and
-    standard error: ``√2 · SE``, independent runs; pairing on the same docs can only lower it).
+    standard error: ``√2 · SE``, independent runs; pairing on the same docs usually lowers it; for a share the SE at
+    Agresti & Caffo 2000's ``(k + 1) / (n + 2)``, so that 0 of n still has one; None without variation).
 
     >>> out = interval(resample.sum_mean, [1.0, 1.0, 1.0, 0.0, 0.0, 0.0], clusters=["a", "a", "a", "b", "b", "b"])
     >>> out["method"], out["deff"], out["n"], out["clusters"]
@@ -257,11 +258,13 @@ def interval(
             method += f", design effect {deff:.2f} over {n_clusters} clusters"
         out = {"value": float(combine(arr)), "ci_low": low, "ci_high": high, "stderr": se, "method": method}
         out.update(n=m, n_units=len(arr), clusters=n_clusters, deff=deff)
-    else:
-        out = cluster_bootstrap([(1.0, combine, arr, clusters, strata)], **kwargs)
-        out["n_units"] = len(arr)
-        out["n"] = _counted_units(combine, arr)
-    out["mdd"] = mdd(None if out.get("stderr") is None else math.sqrt(2) * out["stderr"])
+        tilde = (k + 1) / (m + 2)  # Agresti & Caffo 2000: an MDD at 0 of n or n of n is not 0
+        out["mdd"] = mdd(math.sqrt(2 * tilde * (1 - tilde) * deff / m))
+        return out
+    out = cluster_bootstrap([(1.0, combine, arr, clusters, strata)], **kwargs)
+    out["n_units"] = len(arr)
+    out["n"] = _counted_units(combine, arr)
+    out["mdd"] = mdd(None if not out.get("stderr") else math.sqrt(2) * out["stderr"])  # no variation: none
     return out
 
 
@@ -333,7 +336,7 @@ def paired(a: Sequence[float], b: Sequence[float], clusters: Sequence | None = N
         "ci_high": boot["ci_high"],
         "stderr": boot["stderr"],
         "ci_method": f"paired bootstrap over {unit} ({kwargs.get('iters', ITERS)}, seed {kwargs.get('seed', SEED)})",
-        "mdd": mdd(boot["stderr"]),
+        "mdd": mdd(boot["stderr"] or None),  # no resampled variation (no discordant doc): none
     }
     out["below_mdd"] = out["mdd"] is not None and abs(out["difference"]) < out["mdd"]
     if all(v in (0.0, 1.0) for v in (*a, *b)):
