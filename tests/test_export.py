@@ -665,3 +665,13 @@ def test_prepare_hub_folder_writes_an_uploadable_dataset_the_export_loads(tmp_pa
                           capture_output=True, text=True, timeout=600)  # fmt: skip
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert proc.stdout.strip().splitlines()[-1] == "12"
+
+
+@pytest.mark.parametrize("value", ["vulca", "nope=org/name", "vulca=no-slash", "vulca=a/b/c"])
+def test_dataset_repo_refuses_what_is_not_bench_org_name(tmp_path, capsys, value):
+    from hanyi.export import main as export_main
+
+    assert export_main(["lmms-eval", "--out", str(tmp_path / "o"), "--dataset-repo", value]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("hanyi export: --dataset-repo ") and "expected BENCH=ORG/NAME" in err and err.count("\n") == 1
+    assert not (tmp_path / "o").exists()
