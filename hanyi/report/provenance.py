@@ -18,6 +18,9 @@ record back into one dict per task, so ``hanyi report`` and ``hanyi submit`` see
     as recorded by lmms-eval.
 ``generation_failures``
     logged responses that are ``None`` or empty (``None`` when the run has no sample log: unknown, not zero).
+``n_unscored``
+    docs loaded and sent but left out of every score (:func:`unscored_docs`: a UNPIE caption task's doc without a
+    caption, a doc whose image did not resolve); the doc count compared with a paper's is ``n_effective`` minus it.
 ``shortlist``
     for a re-ranking task (``dataset_name`` ending in ``_rerank``, CVLUE ITR), the stage-1 shortlist it re-ranked as
     ``hanyi prepare`` recorded it in the prepared data's ``hanyi_build.json`` (``itr_retriever``: origin, retriever
@@ -52,6 +55,50 @@ FALLBACK_BACKENDS = frozenset({"rule_fallback", "exact+stem"})
 FALLBACK_SUFFIXES = ("_robust", "_rule_lemma", "_exact_stem", "_chrf", "_fallback")
 #: Metric-name endings of a key computed with a model, judge or embedder that is not the paper's.
 CUSTOM_SUFFIXES = ("_custom_model", "_custom_judge")
+#: Logged per-doc flags of a doc that was loaded and sent but left out of every score.
+UNSCORED_FLAGS = ("caption_missing", "image_unresolved")
+#: (task prefix, metric, what the paper leaves unspecified and the choice we made): a paper-named key whose value
+#: depends on a choice the paper does not state is never comparable (issue 39; docs/unpie.md, "Metrics").
+UNSPECIFIED = (
+    ("unpie_grounding", "exact_match", "the surface-match normalisation (ours: lowercase, NFKC, edge punctuation)"),
+    ("unpie_disambiguation", "disamb_acc_bertscore", "the BERTScore variant (ours: mBERT layer 9, F1, no idf, no baseline rescaling)"),
+    ("unpie_reconstruction", "bleu4", "the BLEU-4 implementation (ours: sacrebleu corpus BLEU, 13a tokenizer)"),
+    ("unpie_reconstruction", "meteor", "the METEOR tokenisation (ours: NLTK METEOR on lowercased \\w+ / punctuation tokens)"),
+)  # fmt: skip
+
+#: (task prefix, metric prefixes, paper checkpoint) of the paper keys computed with a neural checkpoint: where
+#: hanyi.backbones.KNOWN_FINGERPRINTS has no fingerprint of it, the run's copy is the paper's by name only.
+CHECKPOINTS = (
+    ("unpie_disambiguation", ("disamb_acc_bertscore",), "bert-base-multilingual-cased"),
+    ("punrebus_elements", ("element_sim",), "all-MiniLM-L6-v2"),
+    ("vulca", ("expert_alignment", "profile_", "primary_profile_rate_", "feat_", "qual_", "feature_profile"),
+     "mDeBERTa-v3-base-mnli-xnli"),
+    ("vulca", ("sem_",), "bge-large-zh-v1.5"),
+)  # fmt: skip
+
+
+def _has_suffix(metric: str, suffixes: tuple[str, ...]) -> bool:
+    """Whether ``metric`` carries one of ``suffixes`` as a whole name part, at its end or before a split or variant
+    part (``correct_custom_judge_homo``, ``meteor_exact_stem_robust``).
+
+    >>> _has_suffix("correct_custom_judge_homo", CUSTOM_SUFFIXES), _has_suffix("acc_robustness", FALLBACK_SUFFIXES)
+    (True, False)
+    """
+    return any(f"{s}_" in f"{metric}_" for s in suffixes)
+
+
+def unscored_docs(task_results: dict | None, samples: list[dict] | None) -> int:
+    """Docs loaded but left out of every score: from the sample log (a doc's logged ``caption_missing`` or
+    ``image_unresolved`` flag, at top level or in an item), else the emitted counts of the same names.
+
+    >>> unscored_docs(None, [{"caption_missing": 1.0}, {"exact_match": {"caption_missing": True}}, {"acc": {}}])
+    2
+    """
+    if samples is not None:
+        parts = ([s, *(v for v in s.values() if isinstance(v, dict))] for s in samples)
+        return sum(1 for doc in parts if any(part.get(f) for part in doc for f in UNSCORED_FLAGS))
+    counts = (v for k, v in (task_results or {}).items() if k.split(",")[0] in UNSCORED_FLAGS)
+    return int(sum(v for v in counts if isinstance(v, (int, float)) and v == v))
 
 
 def classify_source(dataset_path: str | None, dataset_kwargs: dict | None = None) -> dict:
@@ -222,6 +269,7 @@ def task_provenance(results: dict, task: str, samples: list[dict] | None) -> dic
         "n_original": n.get("original"),
         "n_effective": n.get("effective"),
         "generation_failures": generation_failures(samples),
+        "n_unscored": unscored_docs((results.get("results") or {}).get(task), samples),
         "samples_logged": samples is not None,
     }
 
@@ -235,10 +283,22 @@ def fallback_reasons(prov: dict, metric: str) -> list[str]:
     []
     """
     reasons = []
-    if metric.endswith(FALLBACK_SUFFIXES):
+    if _has_suffix(metric, FALLBACK_SUFFIXES):
         reasons.append(f"fallback scorer ({metric} is not the paper's metric)")
-    elif metric.endswith(CUSTOM_SUFFIXES):
+    if _has_suffix(metric, CUSTOM_SUFFIXES):
         reasons.append(f"not the paper's scorer ({metric}: a model or judge other than the paper's)")
+    task = str(prov.get("task") or "")
+    for prefix, key, choice in UNSPECIFIED:
+        if task.startswith(prefix) and (metric == key or metric.startswith(key + "_")):
+            reasons.append(f"not specified by the paper: {choice}")
+    from hanyi.backbones import KNOWN_FINGERPRINTS
+
+    for prefix, keys, checkpoint in CHECKPOINTS:
+        custom = _has_suffix(metric, CUSTOM_SUFFIXES + FALLBACK_SUFFIXES)
+        if task.startswith(prefix) and metric.startswith(keys) and not custom and not KNOWN_FINGERPRINTS[checkpoint]:
+            reasons.append(
+                f"weights not verified ({checkpoint} recognised by name: no known fingerprint of its weights)"
+            )
     for field, values in (prov.get("scorer_backends") or {}).items():
         affected = BACKEND_FIELDS.get(field)
         bad = [v for v in values if v in FALLBACK_BACKENDS]
@@ -286,7 +346,8 @@ def _anchor_reasons(prov: dict, anchor: dict) -> list[str]:
         accepted = [str(j).lower() for j in (judge if isinstance(judge, list) else [judge])]
         if not judge_ours or str(judge_ours).lower() not in accepted:
             reasons.append(f"a different judge (paper: {judge}, ours: {judge_ours or 'not recorded'})")
-    n, n_ours = anchor.get("n"), prov.get("n_effective")
+    n, n_ours, unscored = anchor.get("n"), prov.get("n_effective"), prov.get("n_unscored") or 0
+    n_ours = n_ours - unscored if isinstance(n_ours, int) else n_ours  # loaded, sent, left out: not scored
     if n is None:
         reasons.append("unknown doc count (the anchor records none)")
     elif n == UNPUBLISHED:
@@ -294,7 +355,9 @@ def _anchor_reasons(prov: dict, anchor: dict) -> list[str]:
     elif n != ANY and n_ours is None:
         reasons.append(f"unknown doc count (ours not recorded; the paper: {n})")
     elif n != ANY and int(n) != int(n_ours):
-        reasons.append(f"{n} docs in the paper, {n_ours} here")
+        reasons.append(
+            f"{n} docs in the paper, {n_ours} here" + (f" ({unscored} loaded, not scored)" if unscored else "")
+        )
     return reasons
 
 
