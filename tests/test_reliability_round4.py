@@ -376,3 +376,20 @@ def test_exif_rotation_is_not_applied():
     exif[0x0112] = 6  # "rotate 90 CW to display"
     synthetic_image("exif", size=48).crop((0, 0, 48, 24)).save(buf, format="JPEG", exif=exif)
     assert undecodable(buf.getvalue()) is None and to_pil(buf.getvalue()).size == (48, 24)
+
+
+def test_a_split_missing_a_column_is_named_before_datasets_is_asked(tmp_path):
+    """It surfaced as a DatasetGenerationError that lmms-eval retried 5 times, naming nothing."""
+    import shutil
+
+    import pyarrow.parquet as pq
+
+    from hanyi.data import sources
+
+    shutil.copytree(os.path.join(sources.SAMPLE_DIR, "cii"), tmp_path / "cii")
+    sources.check_prepared(str(tmp_path / "cii"))
+    (dev,) = (tmp_path / "cii" / "data").glob("dev-*.parquet")
+    table = pq.read_table(dev)
+    pq.write_table(table.drop(["answer"]), dev)
+    with pytest.raises(sources.DataCorruptError, match=rf"{dev.name}: lacks column\(s\) \['answer'\]"):
+        sources.check_prepared(str(tmp_path / "cii"))

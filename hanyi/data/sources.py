@@ -69,6 +69,7 @@ def _checked(path: str, stamp: tuple) -> None:
 
     readme = os.path.join(path, MANIFEST)
     for config in _front_matter(readme)["configs"]:
+        columns: dict[str, set] = {}  # parquet file -> its columns: the splits of one config must agree (issue 40)
         files = (config or {}).get("data_files") or []
         for entry in files if isinstance(files, list) else [files]:
             rel = entry.get("path") if isinstance(entry, dict) else entry
@@ -84,6 +85,11 @@ def _checked(path: str, stamp: tuple) -> None:
                     raise DataCorruptError(f"{file}: not a readable parquet file (truncated?): {exc}") from None
                 if rows == 0:
                     raise DataCorruptError(f"{file}: 0 rows; re-run hanyi prepare")
+                columns[file] = set(pq.read_schema(file).names) - {"__index_level_0__"}
+        every = set().union(*columns.values()) if columns else set()
+        for file, names in columns.items():  # else datasets retried a cast error 5 times, naming nothing
+            if names != every:
+                raise DataCorruptError(f"{file}: lacks column(s) {sorted(every - names)}; re-run hanyi prepare")
 
 
 def check_prepared(path: str) -> str:
