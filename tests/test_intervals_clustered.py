@@ -332,7 +332,7 @@ def test_a_plain_run_prints_clt_and_clustered_standard_errors(tmp_path, monkeypa
     here = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures", "plain_run", "responses.jsonl")
     responses = str(tmp_path / "responses.jsonl")
     prf.merged_responses(here, responses)
-    monkeypatch.setattr(prf, "GROUPS", ",".join(PLAIN_MEANS))
+    monkeypatch.setattr(prf, "GROUPS", ",".join([*PLAIN_MEANS, "punrebus_matching", "punrebus_elements"]))
     results = prf.run_replay(
         responses,
         str(tmp_path / "out"),
@@ -361,3 +361,24 @@ def test_a_plain_run_prints_clt_and_clustered_standard_errors(tmp_path, monkeypa
                 assert np.mean(scores) == pytest.approx(results[task][f"{metric},none"], rel=REL)
             got = results[task].get(f"{metric}_stderr_clustered,none")
             assert isinstance(got, float) if clustered else got == "N/A", (task, metric, got)
+    # hanyi report resamples the same clusters, named in the caption (Pun Rebus: stories, no lmms-eval score_key)
+    from hanyi.report import main as report_main
+
+    assert report_main([str(tmp_path / "out"), "--out", str(tmp_path / "rep"), "--no-plots"]) == 0
+    rep = json.loads((tmp_path / "rep" / "report.json").read_text(encoding="utf-8"))
+    captions = " ".join(
+        t["caption"] for sec in rep["sections"] for t in sec["tables"] if t["title"] == "Headline metrics"
+    )
+    for task, key in (
+        ("cvlue_vqa", "image_path"),
+        ("unpie_disambiguation_de", "unpie_id"),
+        ("punrebus_matching", "story"),
+    ):
+        assert f"{task} by {key} (" in captions, (task, captions[-400:])
+    stories = next(
+        i
+        for s in rep["sections"]
+        for i in s["intervals"]
+        if i["task"] == "punrebus_elements" and i["metric"] == "element_sim"
+    )
+    assert stories["cluster_key"] == "story" and stories["clusters"] < stories["n_units"]

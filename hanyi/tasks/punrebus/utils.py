@@ -51,7 +51,7 @@ def _choice_items(doc, response, paper_parser):
     gold, rows = list(doc["categories"]), doc.get("category_rows")
     paper, robust = paper_parser(response), extract_choice_delimited(response, OPTIONS)
     item = {"parsed": paper is not None, "correct": is_correct_choice(paper, gold), "pred": paper, "gold": gold}
-    item["gold_rows"] = list(rows) if rows is not None else None  # official per-category denominators
+    item |= {"gold_rows": None if rows is None else list(rows), "story": doc.get("story_zh")}  # story: the cluster_key
     robust_item = {
         "parsed": robust is not None,
         "correct": is_correct_choice(robust, gold),
@@ -136,6 +136,7 @@ def punrebus_elements_process_results(doc, results):
             # for `hanyi report`: element_abs_capped[_rule_lemma], element_zh_rate (hanyi/metrics/punrebus_breakdowns.py)
             "instance_score_capped": el.element_abs_capped(gold, pred) if pred is not None else None,
             "zh": el.has_cjk(response),
+            "story": doc.get("story_zh"),  # the cluster_key: the images of one story are one cluster (hanyi report)
         },
     }
     sim_key = backbones.metric_key("sbert", "element_sim")  # element_sim_custom_model for another embedder
