@@ -80,9 +80,12 @@ def test_a_share_over_scored_docs_is_exact_given_the_scored_ones():
 
 
 def test_stratified_bootstrap_resamples_within_parts():
+    from hanyi.metrics import intervals  # issue 37: the one stratified (cluster) bootstrap
+
     a = resample.as_array([0.0, 1.0] * 10)
     b = resample.as_array([0.2, 0.4, 0.6] * 4)
-    out = resample.stratified_bootstrap([(resample.sum_mean, a), (resample.sum_mean, b)], iters=300, seed=3)
+    parts = [(0.5, resample.sum_mean, a, None, None), (0.5, resample.sum_mean, b, None, None)]
+    out = intervals.cluster_bootstrap(parts, iters=300, seed=3)
     rng = np.random.default_rng(3)
     reps = [(a[rng.integers(0, 20, size=20)].mean() + b[rng.integers(0, 12, size=12)].mean()) / 2 for _ in range(300)]
     assert out["value"] == pytest.approx((0.5 + 0.4) / 2)
