@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 from hanyi.metrics import resample
-from hanyi.metrics.elements import mean_or_zero
+from hanyi.metrics.elements import mean_or_zero, official_mean
 from hanyi.metrics.ranking import ranking_metrics
 
 # ---- the bootstrap ----------------------------------------------------------------------------------------------------
@@ -176,8 +176,9 @@ def test_cvlue_itr_decompositions_are_bit_identical(monkeypatch):
 
 
 def test_element_sim_averages_the_logged_per_doc_scores_and_encodes_nothing(monkeypatch):
-    """S_Sim is scored per doc in ``process_results`` (Pun Rebus elements 1.4): the aggregation is the former mean
-    over the parsed docs of those scores, with no Sentence-BERT call, and light (the report recomputes it)."""
+    """S_Sim is scored per doc in ``process_results`` (Pun Rebus elements 1.4): the aggregation is the official
+    scorer's float32 mean over the parsed docs of those scores, in doc order (elements 1.7), with no Sentence-BERT
+    call, and light (the report recomputes it)."""
     from hanyi.metrics import elements as el
     from hanyi.tasks.punrebus import aggregate as pun
 
@@ -187,8 +188,8 @@ def test_element_sim_averages_the_logged_per_doc_scores_and_encodes_nothing(monk
     for _ in range(60):
         parsed = r.random() < 0.7
         items.append({"gold": ["a"], "pred": ["b"], "parsed": parsed, "instance_score": r.random() if parsed else None})
-    old = el.mean_or_zero([it["instance_score"] for it in items if it["parsed"]])
-    assert pun.punrebus_element_sim(items) == old and pun.punrebus_element_sim.light
+    official = el.official_mean([it["instance_score"] for it in items if it["parsed"]])
+    assert pun.punrebus_element_sim(items) == official and pun.punrebus_element_sim.light
     stats = np.asarray(pun.punrebus_element_sim.per_doc(items), dtype=float)
     assert int(np.isfinite(stats).sum()) == sum(it["parsed"] for it in items)
     assert pun.punrebus_element_sim([]) == 0.0
@@ -323,7 +324,7 @@ def test_report_uses_logged_per_doc_stats_of_element_sim(tmp_path):
     r = random.Random(3)
     stats = [r.random() if i % 4 else None for i in range(40)]  # None: unparsed, out of the mean
     scored = [s for s in stats if s is not None]
-    value = mean_or_zero(scored)
+    value = official_mean(scored)  # S̄_Sim: the official float32 mean (Pun Rebus elements 1.7)
     lines = [{"doc_id": i, "element_sim": {"parsed": s is not None}, "hanyi_per_doc": {"element_sim": s}}
              for i, s in enumerate(stats)]  # fmt: skip
     by, _, _ = _report(
@@ -336,10 +337,11 @@ def test_report_uses_logged_per_doc_stats_of_element_sim(tmp_path):
     reps = []
     for _ in range(resample.ITERS):
         x = arr[rng.integers(0, len(arr), size=len(arr))]
-        reps.append(np.nanmean(x))
+        reps.append(official_mean(x[np.isfinite(x)].tolist()))
     assert ci["n"] == len(scored) and ci["method"].startswith("bootstrap over units")
-    assert ci["ci_low"] == pytest.approx(np.percentile(reps, 2.5), abs=1e-9)
-    assert ci["ci_high"] == pytest.approx(np.percentile(reps, 97.5), abs=1e-9)
+    # a float32 sum in the resample's order (as the official scorer sums): the order moves its last float32 bits
+    assert ci["ci_low"] == pytest.approx(np.percentile(reps, 2.5), abs=1e-6)
+    assert ci["ci_high"] == pytest.approx(np.percentile(reps, 97.5), abs=1e-6)
     other = by[("punrebus_elements", "element_sim_custom_model")]  # no statistics logged, items without scores
     assert other["ci_low"] is None and "do not fit" in other["why"]
 
