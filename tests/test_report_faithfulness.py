@@ -80,3 +80,16 @@ def test_split_rows_of_a_custom_or_fallback_key_keep_its_reason(metric, kind):
     """Item 7: the Homo/Hetero rows of correct_custom_judge omitted "not the paper's judge" (the suffix was only
     recognised at the end of the name)."""
     assert any(r.startswith(kind) for r in pv.fallback_reasons({}, metric))
+
+
+def test_the_n_of_a_rerank_task_counts_queries_not_query_candidate_pairs():
+    """Item 7: cvlue_{tr,ir}_rerank log one doc per (query, candidate) pair; R@K and its interval are over queries."""
+    from hanyi.report.build import docs_scored
+    from hanyi.report.results import TaskResult
+
+    def pair(query, rank):
+        return {"r1": {"query": query, "stage1_rank": rank, "is_gold": rank == 0, "score": 0.5}}
+
+    samples = [pair(q, k) for q in ("q1", "q2") for k in range(3)]
+    assert docs_scored(TaskResult("cvlue_tr_rerank", {}, n=6, samples=samples)) == "2 queries (6 query-candidate pairs)"
+    assert docs_scored(TaskResult("cii_none", {}, n=2, samples=[{"acc": {"correct": True}}] * 2)) == "2"
