@@ -4,6 +4,8 @@
   benchmark and the code they share (``_task_utils/hanyi_common/``), ready to copy into ``lmms_eval/tasks/``
   (:mod:`hanyi.export.lmms_eval_tasks`); it needs black and isort (hanyi's ``test`` extra) to format as upstream.
 * ``--dataset-repo BENCH=ORG/NAME`` writes that hub dataset as BENCH's ``dataset_path`` (one per benchmark).
+* ``hanyi export lm-eval --out DIR [--data-root ...]`` writes the lm-eval tasks (``hanyi/lm_eval_tasks``) as folders
+  for ``lm_eval/tasks/`` that need no hanyi (:mod:`hanyi.export.lm_eval_tasks`).
 * ``hanyi export lmms-eval --check DIR`` says whether an existing export still matches the source tree.
 
 Nothing here is imported by the tasks; the exported folders import nothing from hanyi.
@@ -42,6 +44,10 @@ def main(argv=None, prog: str = "hanyi export") -> int:
     )
     p.add_argument("--check", action="store_true", help="compare --out with a fresh export; exit 1 on drift")
     p.add_argument("--force", action="store_true", help="replace a PULL_REQUEST.md in --out that hanyi did not write")
+    q = subs.add_parser("lm-eval", help="task folders for lm-evaluation-harness (lm_eval/tasks/<name>/)")
+    q.add_argument("--out", required=True, help="directory to write <benchmark>/ folders and hanyi_common/ into")
+    q.add_argument("--data-root", default="hub", help="dataset_path, as for lmms-eval")
+    q.add_argument("--dataset-repo", action="append", default=[], metavar="BENCH=ORG/NAME")
     args = parser.parse_args(sys.argv[1:] if argv is None else argv)
     repos = dict(item.partition("=")[::2] for item in args.dataset_repo)
     bad = [k for k, v in repos.items() if k not in BENCHMARKS or v.count("/") != 1]
@@ -49,6 +55,16 @@ def main(argv=None, prog: str = "hanyi export") -> int:
         print(f"hanyi export: --dataset-repo {bad[0]}={repos[bad[0]]}: expected BENCH=ORG/NAME, BENCH one of "
               f"{', '.join(BENCHMARKS)}", file=sys.stderr)  # fmt: skip
         return 2
+    if args.target == "lm-eval":
+        from hanyi.export import lm_eval_tasks
+
+        try:
+            written = lm_eval_tasks.export(args.out, args.data_root, repos)
+        except lt.ExportError as exc:
+            print(f"hanyi export: {exc}", file=sys.stderr)
+            return 2
+        print(json.dumps(written, ensure_ascii=False, indent=1))
+        return 0
     if args.check:
         try:
             drift = lt.check_export(args.out, args.benchmarks, args.data_root, repos)

@@ -141,9 +141,10 @@ def _uses(node: ast.AST, module: str, is_package: bool, stmt: Stmt) -> None:
     visit(node, frozenset())
 
 
-def parse_module(package_dir: str, name: str, path: str) -> Module:
-    with open(path, encoding="utf-8") as f:
-        source = f.read()
+def parse_module(package_dir: str, name: str, path: str, source: str | None = None) -> Module:
+    if source is None:
+        with open(path, encoding="utf-8") as f:
+            source = f.read()
     tree = ast.parse(source, filename=path)
     is_package = os.path.basename(path) == "__init__.py"
     stmts, bindings = [], {}

@@ -30,6 +30,7 @@ import re
 import shutil
 import tempfile
 import textwrap
+from dataclasses import dataclass
 
 import hanyi
 from hanyi import BENCHMARKS, TASKS_DIR
@@ -59,6 +60,24 @@ BLACK_LINE_LENGTH = 240
 ISORT_SETTINGS = {"profile": "black", "known_first_party": ["lmms_eval"]}
 
 
+@dataclass(frozen=True)
+class Target:
+    """Where an export puts things: the ``hanyi`` package of the benchmark folders and the host package they are
+    imported as, the shared code's folder and package, and ``TASKS_DIR`` in its ``__init__`` (where the bench folders'
+    templates sit)."""
+
+    folders: str
+    host: str
+    lib_dir: str
+    lib_package: str
+    tasks_dir: str
+    tasks_note: str = "the directory the benchmark folders sit in (lmms_eval/tasks/)"
+
+
+LMMS = Target(f"{ROOT}.tasks", "lmms_eval.tasks", LIB_DIR, LIB_PACKAGE,
+              "_os.path.dirname(_os.path.dirname(_os.path.dirname(_os.path.abspath(__file__))))")  # fmt: skip
+
+
 class ExportError(RuntimeError):
     """The source tree cannot be exported as it is; the message names the file."""
 
@@ -68,17 +87,17 @@ def module_path(name: str) -> str | None:
     return closure.module_path(PACKAGE_DIR, name)
 
 
-def exported_module(name: str) -> str:
+def exported_module(name: str, target: Target = LMMS) -> str:
     """The module an exported file imports for ``hanyi`` module ``name``."""
-    parts = name.split(".")
-    if len(parts) > 2 and parts[1] == "tasks" and parts[2] in BENCHMARKS:
-        return "lmms_eval." + name.removeprefix(ROOT + ".")
-    return ".".join([LIB_PACKAGE, *(RENAMED.get(p, p) for p in parts[1:])])
+    rest = name.removeprefix(target.folders + ".")
+    if rest != name and rest.split(".")[0] in BENCHMARKS:
+        return f"{target.host}.{rest}"
+    return ".".join([target.lib_package, *(RENAMED.get(p, p) for p in name.split(".")[1:])])
 
 
-def lib_file(name: str) -> str:
-    """Where module ``name`` of the shared code is written, relative to ``<out>/<LIB_DIR>``."""
-    parts = exported_module(name).removeprefix(LIB_PACKAGE).split(".")[1:]
+def lib_file(name: str, target: Target = LMMS) -> str:
+    """Where module ``name`` of the shared code is written, relative to ``<out>/<target.lib_dir>``."""
+    parts = exported_module(name, target).removeprefix(target.lib_package).split(".")[1:]
     if os.path.basename(module_path(name)) == "__init__.py":
         return os.path.join(*parts, "__init__.py")
     return os.path.join(*parts[:-1], parts[-1] + ".py")
@@ -128,13 +147,10 @@ def folder_modules(bench: str) -> list[str]:
     return sorted(seen)
 
 
-def overrides(dataset_paths: dict) -> dict:
+def overrides(dataset_paths: dict, target: Target = LMMS) -> dict:
     """Generated definitions that replace a name's statements in the shared code (paths inside the export)."""
     return {
-        ROOT: {
-            "TASKS_DIR": f"# {GENERATED}: the directory the benchmark folders sit in (lmms_eval/tasks/)\n"
-            "TASKS_DIR = _os.path.dirname(_os.path.dirname(_os.path.dirname(_os.path.abspath(__file__))))"
-        },
+        ROOT: {"TASKS_DIR": f"# {GENERATED}: {target.tasks_note}\nTASKS_DIR = {target.tasks_dir}"},
         f"{ROOT}.data.sources": {
             "resolve": f"# {GENERATED}: each folder's dataset_path, fixed at export time\n"
             f"EXPORTED_DATASET_PATHS = {json.dumps(dataset_paths, ensure_ascii=False)}\n\n\n"
@@ -147,12 +163,15 @@ def overrides(dataset_paths: dict) -> dict:
     }
 
 
-def shared_closure(benchmarks, dataset_paths: dict) -> closure.Closure:
-    """The statements of ``hanyi`` that the exported folders reach (:class:`hanyi.export.closure.Closure`)."""
-    found = closure.Closure(PACKAGE_DIR, overrides(dataset_paths), folders=[f"{ROOT}.tasks.{b}" for b in BENCHMARKS])
-    for bench in benchmarks:
-        for name in folder_modules(bench):
-            found.add_module_uses(closure.parse_module(PACKAGE_DIR, name, module_path(name)))
+def shared_closure(benchmarks, dataset_paths: dict, modules=None, target: Target = LMMS, extra=None) -> closure.Closure:
+    """The statements of ``hanyi`` that the exported folders reach (:class:`hanyi.export.closure.Closure`);
+    ``modules``: the folder modules, parsed (default: each benchmark's :func:`folder_modules`)."""
+    found = closure.Closure(PACKAGE_DIR, {**overrides(dataset_paths, target), **(extra or {})},
+                            folders=[f"{target.folders}.{b}" for b in BENCHMARKS])  # fmt: skip
+    if modules is None:
+        modules = [closure.parse_module(PACKAGE_DIR, n, module_path(n)) for b in benchmarks for n in folder_modules(b)]
+    for module in modules:
+        found.add_module_uses(module)
     try:
         found.run()
     except LookupError as exc:
@@ -169,7 +188,7 @@ def needed_modules(bench: str) -> list[str]:
 # Rewriting and formatting
 
 
-def rewrite_imports(source: str, filename: str) -> str:
+def rewrite_imports(source: str, filename: str, target: Target = LMMS) -> str:
     """``from hanyi... import`` / ``import hanyi... as x`` -> the exported modules; refuses other uses of the name."""
 
     def sub(m):
@@ -177,7 +196,7 @@ def rewrite_imports(source: str, filename: str) -> str:
             line = source[m.start() :].split("\n", 1)[0]
             if " as " not in line:
                 raise ExportError(f"{filename}: `{line.strip()}` binds the name 'hanyi'; use `from ... import`")
-        return f"{m.group(1)}{m.group(2)}{m.group(3)}{exported_module(m.group(4))}"
+        return f"{m.group(1)}{m.group(2)}{m.group(3)}{exported_module(m.group(4), target)}"
 
     out = _IMPORT_RE.sub(sub, source)
     for node in ast.walk(ast.parse(out, filename=filename)):
@@ -191,19 +210,20 @@ def rewrite_imports(source: str, filename: str) -> str:
     return out
 
 
-def rewrite_source(source: str, filename: str) -> str:
+def rewrite_source(source: str, filename: str, target: Target = LMMS) -> str:
     """The code of a ``.py`` file as exported: imports renamed (:func:`rewrite_imports`) and settings read where
     upstream reads them (:func:`hanyi.export.settings_map.rewrite`); docstrings and format aside."""
     try:
-        return settings_map.rewrite(rewrite_imports(source, filename), filename, LIB_PACKAGE)
+        return settings_map.rewrite(rewrite_imports(source, filename, target), filename, target.lib_package)
     except settings_map.SettingsRewriteError as exc:
         raise ExportError(str(exc)) from None
 
 
-def exported_text(source: str, filename: str) -> str:
+def exported_text(source: str, filename: str, target: Target = LMMS) -> str:
     """A ``.py`` file as written: :func:`rewrite_source`, docstrings cut, ``HANYI_*`` names renamed, formatted."""
     try:
-        text = settings_map.rename(without_doc_comments(short_docstrings(rewrite_source(source, filename))), filename)
+        text = rewrite_source(source, filename, target)
+        text = settings_map.rename(without_doc_comments(short_docstrings(text)), filename)
     except settings_map.SettingsRewriteError as exc:
         raise ExportError(str(exc)) from None
     return formatted(text, filename)
@@ -433,24 +453,28 @@ def export_benchmark(out: str, bench: str, data_root: str, repos: dict | None = 
     return {"folder": dst, "dataset_path": path_value}
 
 
-def export_shared(out: str, benchmarks, dataset_paths: dict) -> list[str]:
-    """Write ``<out>/_task_utils/hanyi_common/``: the statements of ``hanyi`` the folders reach; the module names."""
-    found = shared_closure(benchmarks, dataset_paths)
-    dst = os.path.join(out, LIB_DIR)
+def export_shared(out: str, benchmarks, dataset_paths: dict, target: Target = LMMS, **closure_args) -> list[str]:
+    """Write ``<out>/<target.lib_dir>/``: the statements of ``hanyi`` the folders reach; the module names."""
+    found = shared_closure(benchmarks, dataset_paths, target=target, **closure_args)
+    dst = os.path.join(out, target.lib_dir)
     if os.path.exists(dst):
         shutil.rmtree(dst)
     for mod in sorted(found.kept):
         s = module_path(mod)
-        d = os.path.join(dst, lib_file(mod))
+        d = os.path.join(dst, lib_file(mod, target))
         os.makedirs(os.path.dirname(d), exist_ok=True)
-        text = exported_text(found.source_of(mod), s)
+        text = exported_text(found.source_of(mod), s, target)
         if mod == ROOT:
             text = LIB_MARKER + "\n" + text
         with open(d, "w", encoding="utf-8") as fh:
             fh.write(text)
+    settings = settings_map.generated_module().replace(
+        LMMS.tasks_dir.replace("_os.", "os."), target.tasks_dir.replace("_os.", "os.")
+    )
     with open(os.path.join(dst, settings_map.MODULE + ".py"), "w", encoding="utf-8") as fh:
-        fh.write(formatted(settings_map.generated_module(), settings_map.MODULE))
-    return [exported_module(m) for m in sorted(found.kept)] + [f"{LIB_PACKAGE}.{settings_map.MODULE}"]
+        fh.write(formatted(settings, settings_map.MODULE))
+    names = [exported_module(m, target) for m in sorted(found.kept)]
+    return names + [f"{target.lib_package}.{settings_map.MODULE}"]
 
 
 def export(out: str, benchmarks=BENCHMARKS, data_root: str = "hub", force: bool = False, repos=None) -> dict:

@@ -1,0 +1,169 @@
+"""Write hanyi's lm-eval tasks as plain lm-evaluation-harness task folders (``hanyi export lm-eval``).
+
+The machinery is the lmms-eval exporter's (:mod:`hanyi.export.lmms_eval_tasks`, with :data:`LM_EVAL` as its target);
+what differs is only where things go and what is fixed at export time:
+
+* ``<out>/<bench>/`` holds the YAMLs and ``utils.py`` of ``hanyi/lm_eval_tasks/<bench>/``; ``<out>/hanyi_common/``
+  the shared code they reach (the lmms-eval glue of ``hanyi/tasks/<bench>/`` included, as
+  ``lm_eval.tasks.hanyi_common.tasks.<bench>``, with its templates): copy ``<out>/*`` into ``lm_eval/tasks/``.
+* Each ``metric_list: !function utils.X`` (the lmms-eval task's list, read at run time under hanyi) is written out as
+  plain YAML; every ``!function hanyi.a.b.f`` becomes ``!function utils.f``, imported in ``utils.py``.
+* The ``default`` prompt kwargs of the lmms-eval task YAMLs are baked into the generated ``_glue`` (no YAML of hanyi is
+  read at run time); ``dataset_path`` is fixed as in the lmms-eval export.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+import yaml
+
+from hanyi import LM_EVAL_TASKS_DIR, TASKS_DIR
+from hanyi.export import closure
+from hanyi.export import lmms_eval_tasks as lt
+from hanyi.task_yaml import FunctionRef, read
+
+LM_EVAL = lt.Target(
+    f"{lt.ROOT}.lm_eval_tasks", "lm_eval.tasks", "hanyi_common", "lm_eval.tasks.hanyi_common",
+    '_os.path.join(_os.path.dirname(_os.path.abspath(__file__)), "tasks")', "where the lmms-eval glue's templates are",
+)  # fmt: skip
+GLUE = f"{lt.ROOT}.lm_eval_tasks._glue"
+_METRIC_LIST_RE = re.compile(r"^metric_list:\s*!function\s+utils\.(\w+)[^\n]*$", re.M)
+_HANYI_FN_RE = re.compile(r"!function\s+hanyi\.([\w.]+)\.(\w+)")
+
+
+def benchmarks() -> list[str]:
+    return sorted(
+        d for d in os.listdir(LM_EVAL_TASKS_DIR) if os.path.isfile(os.path.join(LM_EVAL_TASKS_DIR, d, "utils.py"))
+    )
+
+
+def _glue_calls(tree: ast.Module, fn: str) -> dict:
+    """``{assigned name: (benchmark, task)}`` of the ``NAME = _glue.<fn>("bench", "task", ...)`` statements."""
+    found = {}
+    for node in tree.body:
+        call = getattr(node, "value", None)
+        if isinstance(node, ast.Assign) and isinstance(call, ast.Call) and getattr(call.func, "attr", "") == fn:
+            found[node.targets[0].id] = (node, tuple(a.value for a in call.args[:2]))
+    return found
+
+
+def _metric_yaml(bench: str, task: str, imports: dict) -> str:
+    """The lmms-eval task's ``metric_list`` as plain YAML, aggregations as ``!function utils.f`` (``imports`` noted)."""
+    lines = ["metric_list:"]
+    for entry in read(os.path.join(TASKS_DIR, bench, f"{task}.yaml")).get("metric_list") or []:
+        parts = []
+        for key, value in entry.items():
+            if isinstance(value, FunctionRef):
+                module, name = str(value).rsplit(".", 1)
+                imports[name] = f"{lt.ROOT}.tasks.{bench}.{module}"
+                parts.append(f"{key}: !function utils.{name}")
+            else:
+                parts.append(f"{key}: {json.dumps(value)}")
+        lines.append("  - {" + ", ".join(parts) + "}")
+    return "\n".join(lines)
+
+
+def export(out: str, data_root: str = "hub", repos=None) -> dict:
+    """Write ``<out>/<bench>/`` for each lm-eval benchmark and ``<out>/hanyi_common/``; returns what was written."""
+    lt.formatters()
+    for bench in [*benchmarks(), LM_EVAL.lib_dir]:
+        dst = os.path.join(out, bench)
+        if os.path.lexists(dst) and not (os.path.isdir(dst) and lt._is_export(dst) or bench == LM_EVAL.lib_dir and
+                                         lt._is_generated_lib(dst)):  # fmt: skip
+            raise lt.ExportError(f"{dst} exists and was not written by hanyi export; refusing to replace it")
+    os.makedirs(out, exist_ok=True)
+    written, modules, kwargs = {}, [], {}
+    for bench in benchmarks():
+        src, dst = os.path.join(LM_EVAL_TASKS_DIR, bench), os.path.join(out, bench)
+        shutil.rmtree(dst, ignore_errors=True)
+        os.makedirs(dst)
+        path_value = lt.dataset_path(bench, data_root, dst, repos)
+        with open(os.path.join(src, "utils.py"), encoding="utf-8") as fh:
+            source = fh.read()
+        tree = ast.parse(source)
+        for _node, key in _glue_calls(tree, "doc_to_text").values():
+            kwargs["/".join(key)] = read(os.path.join(TASKS_DIR, key[0], f"{key[1]}.yaml"))[
+                "lmms_eval_specific_kwargs"
+            ]["default"]
+        lists, imports = _glue_calls(tree, "metric_list"), {}
+        for name in sorted(os.listdir(src)):
+            if not (name.endswith(".yaml") or name.endswith("_yaml")):
+                continue
+            with open(os.path.join(src, name), encoding="utf-8") as fh:
+                text = _METRIC_LIST_RE.sub(
+                    lambda m, lists=lists, imports=imports: _metric_yaml(*lists[m.group(1)][1], imports), fh.read()
+                )
+
+            def local(m, imports=imports):
+                imports[m.group(2)] = f"{lt.ROOT}.{m.group(1)}"
+                return f"!function utils.{m.group(2)}"
+
+            text = lt.rewrite_yaml(_HANYI_FN_RE.sub(local, text), bench, path_value, os.path.join(src, name))
+            with open(os.path.join(dst, name), "w", encoding="utf-8") as fh:
+                fh.write(text)
+        lines = source.splitlines()
+        for node, _ in sorted(lists.values(), key=lambda v: -v[0].lineno):  # read at export time: drop
+            del lines[node.lineno - 1 : node.end_lineno]
+        end = max(n.end_lineno for n in tree.body if isinstance(n, (ast.Import, ast.ImportFrom)))
+        lines[end:end] = [
+            f"from {mod} import {name} as {name}" for name, mod in sorted(imports.items())
+        ]  # kept by ruff
+        source = "\n".join(lines) + "\n"
+        mod_name = f"{LM_EVAL.folders}.{bench}.utils"
+        modules.append(closure.parse_module(lt.PACKAGE_DIR, mod_name, os.path.join(src, "utils.py"), source))
+        with open(os.path.join(dst, "utils.py"), "w", encoding="utf-8") as fh:
+            fh.write(lt.exported_text(source, os.path.join(src, "utils.py"), LM_EVAL))
+        with open(os.path.join(dst, "README.md"), "w", encoding="utf-8") as fh:
+            fh.write(_readme(bench, path_value))
+        if data_root == "sample" and not (repos or {}).get(bench):
+            shutil.copytree(os.path.join(lt.PACKAGE_DIR, "data", "sample", bench), os.path.join(dst, "sample"))
+        written[bench] = {"folder": dst, "dataset_path": path_value}
+    baked = {GLUE: {"lmms_task_kwargs": f"# {lt.GENERATED.replace('lmms-eval', 'lm-eval')}: the lmms-eval tasks' "
+                    f"prompt settings, read at export time\nLMMS_TASK_KWARGS = {kwargs!r}"
+                    "\n\n\ndef lmms_task_kwargs(benchmark, task):\n    return dict(LMMS_TASK_KWARGS[benchmark + '/' + task])"}}  # fmt: skip
+    paths = {b: w["dataset_path"] for b, w in written.items()}
+    shared = lt.export_shared(out, list(written), paths, LM_EVAL, modules=modules, extra=baked)
+    for bench in written:  # the lmms-eval glue's templates, where the generated TASKS_DIR points
+        src, dst = os.path.join(TASKS_DIR, bench), os.path.join(out, LM_EVAL.lib_dir, "tasks", bench)
+        for name in os.listdir(src):
+            if os.path.isdir(os.path.join(src, name)) and name != "__pycache__":
+                shutil.copytree(os.path.join(src, name), os.path.join(dst, name), dirs_exist_ok=True)
+            elif name == "_default_template_yaml":  # its metadata: where task_settings reads settings
+                os.makedirs(dst, exist_ok=True)
+                with open(os.path.join(dst, name), "w", encoding="utf-8") as fh:
+                    yaml.safe_dump({"metadata": dict(read(os.path.join(src, name)).get("metadata") or {})}, fh)
+    upstream_format([os.path.join(out, d) for d in [*written, LM_EVAL.lib_dir]])
+    return {**written, "shared": {"folder": os.path.join(out, LM_EVAL.lib_dir), "modules": shared}}
+
+
+#: lm-eval's pre-commit formats with ruff (``ruff-format``; ``ruff-check --fix``, whose isort settings these are).
+RUFF_ISORT = ["lint.isort.known-first-party=['lm_eval']", "lint.isort.combine-as-imports=true",
+              "lint.isort.lines-after-imports=2"]  # fmt: skip
+
+
+def upstream_format(paths: list[str]) -> None:
+    """Format as lm-eval's pre-commit does: imports sorted (ruff's isort rules, lm-eval's settings), ruff format."""
+    config = [a for c in ["line-length=88", *RUFF_ISORT] for a in ("--config", c)]
+    for cmd in (["check", "--fix", "--select", "I", "--quiet", *config], ["format", "--quiet", *config]):
+        proc = subprocess.run([sys.executable, "-m", "ruff", *cmd, "--no-cache", "--isolated", *paths],
+                              capture_output=True, text=True)  # fmt: skip
+        if proc.returncode:
+            raise lt.ExportError(f"ruff {cmd[0]} failed on the lm-eval export: {proc.stderr.strip()[:300]}")
+
+
+def _readme(bench: str, path_value: str) -> str:
+    """The folder's README as the source tree has it, up to its first section, with where the data is."""
+    with open(os.path.join(LM_EVAL_TASKS_DIR, bench, "README.md"), encoding="utf-8") as fh:
+        text = fh.read()
+    title, _, rest = text.partition("\n")
+    body = rest.split("\n## Groups and tasks", 1)[-1]
+    return (f"{lt.MARKER}\n{title}\n\nlm-evaluation-harness tasks; prompts and scoring as the lmms-eval tasks of the same "
+            f"name. The shared code is in `lm_eval/tasks/hanyi_common/`.\n\nData: `dataset_path` is `{path_value}`.\n\n"
+            f"## Groups and tasks{body}")  # fmt: skip
