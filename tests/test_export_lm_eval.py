@@ -1,6 +1,6 @@
 """``hanyi export lm-eval`` (issue 41 item 5): lm-eval task folders that need no hanyi give the hanyi lm-eval tasks'
 numbers. Both sides run lm-eval's evaluator in a subprocess with the same fixed-answer model (answers from each doc:
-right, padded, wrong, empty); the export's side has ``hanyi`` unimportable, as if copied into ``lm_eval/tasks/``."""
+right, padded, wrong, empty, picked by the prompt's hash, so a different prompt gives different numbers); the export's side has ``hanyi`` unimportable, as if copied into ``lm_eval/tasks/``."""
 
 from __future__ import annotations
 
@@ -46,9 +46,9 @@ def answer(task, doc, i):
 
 class Fixed(LM):
     def generate_until(self, requests, disable_tqdm=False):
-        return [answer(r.task_name, r.doc, r.doc_id) for r in requests]
+        return [answer(r.task_name, r.doc, zlib.crc32(r.args[0].encode())) for r in requests]  # by prompt
     def loglikelihood(self, requests, disable_tqdm=False):
-        return [(-(zlib.crc32(f"{r.task_name}|{r.doc_id}|{r.args[1]}".encode()) % 1000) / 100, False) for r in requests]
+        return [(-(zlib.crc32(f"{r.task_name}|{r.args[0]}|{r.args[1]}".encode()) % 1000) / 100, False) for r in requests]
     def loglikelihood_rolling(self, requests, disable_tqdm=False):
         raise NotImplementedError
 
