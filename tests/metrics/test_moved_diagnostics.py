@@ -413,7 +413,10 @@ def test_two_runs_get_a_paired_comparison_of_a_moved_diagnostic(tmp_path):
     misses = {}
     for name, responses in answers.items():
         lines = _log(cii.cii_table1_process_results, docs, responses)
-        misses[name] = [line["acc"]["miss"] for line in sorted(lines, key=lambda x: x["doc_id"])]
+        # the official miss: no option found in a non-blank answer (a blank answer is no miss in eval_cii.py)
+        misses[name] = [
+            line["acc"]["miss"] and not line["acc"].get("blank") for line in sorted(lines, key=lambda x: x["doc_id"])
+        ]
         emitted = {"acc,none": cii_aggregations.cii_acc([line["acc"] for line in lines])}
         dirs.append(write_run(tmp_path / name, "pretrained=m", {"cii_none": emitted}, samples={"cii_none": lines}))
     rep = report(tmp_path, *dirs)
