@@ -112,9 +112,12 @@ def export(out: str, data_root: str = "hub", repos=None) -> dict:
         for node, _ in sorted(lists.values(), key=lambda v: -v[0].lineno):  # read at export time: drop
             del lines[node.lineno - 1 : node.end_lineno]
         end = max(n.end_lineno for n in tree.body if isinstance(n, (ast.Import, ast.ImportFrom)))
-        lines[end:end] = [
-            f"from {mod} import {name} as {name}" for name, mod in sorted(imports.items())
-        ]  # kept by ruff
+        mods = sorted(set(imports.values()))  # ``f = _module.f``: defined here, and kept by ruff's unused-import fix
+        lines[end:end] = (
+            [f"import {m} as _{m.rsplit('.', 1)[1]}" for m in mods]
+            + [""]
+            + [f"{name} = _{mod.rsplit('.', 1)[1]}.{name}" for name, mod in sorted(imports.items())]
+        )
         source = "\n".join(lines) + "\n"
         mod_name = f"{LM_EVAL.folders}.{bench}.utils"
         modules.append(closure.parse_module(lt.PACKAGE_DIR, mod_name, os.path.join(src, "utils.py"), source))
