@@ -14,8 +14,12 @@ For lmms-eval it exports (hub mode, what the pull request holds) into a scratch 
 * every group, with the sample export (``--data-root sample``) in place and ``hanyi`` blocked, loads and scores with
   lmms-eval's ``dummy`` model (``--limit 4``), with the checkout's lmms-eval first on ``PYTHONPATH``.
 
-For lm-evaluation-harness it says whether ``hanyi export lm-eval`` exists yet (issue 41 item 5). Exit status 1 when a
-check fails. Nothing is written outside a temporary directory.
+For lm-evaluation-harness (``hanyi export lm-eval``): ``git add --dry-run``; ruff format and ruff check with the
+checkout's config (the version its pre-commit pins is reported when another is installed); the checkout's
+``tests/test_tasks.py`` on the exported task YAMLs (listed as CI lists changed files; group YAMLs left out, as
+lm-eval's TaskManager refuses a group loaded beside its tasks), ``hanyi`` blocked, with the tasks
+pointed at synthetic data built for the run (size 48: at least 10 docs a task) (the bundled samples hold 3-6 docs a task, under
+lm-eval's default test limit of 10). Exit status 1 when a check fails. Nothing is written outside a temporary directory.
 """
 
 from __future__ import annotations
@@ -93,13 +97,7 @@ def check_lmms_eval(checkout: str, tmp: str) -> bool:
     head = run(["git", "rev-parse", "--short", "HEAD"], cwd=work).stdout.strip()
     print(f"lmms-eval checkout at {head}", flush=True)
     tasks = os.path.join(work, "lmms_eval", "tasks")
-    shadow = os.path.join(tmp, "shadow", "hanyi")
-    os.makedirs(shadow, exist_ok=True)
-    with open(os.path.join(shadow, "__init__.py"), "w") as f:
-        f.write(SHADOW)
-    env = {k: v for k, v in os.environ.items() if not k.startswith("HANYI_")}
-    env.update(PYTHONPATH=os.pathsep.join([os.path.join(tmp, "shadow"), work]), HANYI_NO_AUTOHOOK="1",
-               HF_HUB_OFFLINE="1", HF_DATASETS_OFFLINE="1", TRANSFORMERS_OFFLINE="1")  # fmt: skip
+    env = blocked_env(tmp, work)
     before = pipeline_test(work, env)[1] if os.path.isfile(os.path.join(work, PIPELINE_TEST)) else []
     hub = os.path.join(tmp, "export-hub")
     export(hub, "hub")
@@ -143,25 +141,103 @@ def check_lmms_eval(checkout: str, tmp: str) -> bool:
     return ok
 
 
-def check_lm_eval(checkout: str) -> bool:
-    import importlib.util
+def ruff_rev(checkout: str) -> str:
+    """The ruff version of the checkout's ``.pre-commit-config.yaml`` (lm-eval formats and lints with ruff)."""
+    import yaml
 
-    has = importlib.util.find_spec("hanyi.export.lm_eval_tasks") is not None
-    return line(has, "lm-eval export", "hanyi export lm-eval exists" if has else "hanyi export lm-eval is not "
-                "implemented yet (issue 41 item 5): nothing to copy into " + checkout)  # fmt: skip
+    with open(os.path.join(checkout, ".pre-commit-config.yaml"), encoding="utf-8") as f:
+        repos = yaml.safe_load(f).get("repos", [])
+    return next((str(r.get("rev", "")).lstrip("v") for r in repos if "ruff" in str(r.get("repo", ""))), "")
+
+
+#: lm-eval's ``tests/test_tasks.py`` tests the tasks CI lists as changed, in this file (``tests/utils.py``).
+CHANGED = os.path.join(".github", "outputs", "tasks_all_changed_and_modified_files.txt")
+LM_EVAL_DOCS = 48  # synthetic size per benchmark: every lm-eval task has >= 10 docs, lm-eval's default test limit
+
+
+def check_lm_eval(checkout: str, tmp: str, ruff: str | None = None) -> bool:
+    from hanyi.data.build_samples import build
+    from hanyi.export import lm_eval_tasks
+
+    ok = True
+    work = os.path.join(tmp, "lm-eval")
+    run(["git", "clone", "-q", "--shared", checkout, work]).check_returncode()
+    head = run(["git", "rev-parse", "--short", "HEAD"], cwd=work).stdout.strip()
+    print(f"lm-eval checkout at {head}", flush=True)
+    tasks = os.path.join(work, "lm_eval", "tasks")
+    hub = os.path.join(tmp, "lm-export-hub")
+    lm_eval_tasks.export(hub, data_root="hub")
+    copied = copy_in(hub, tasks)
+    staged = run(["git", "add", "--dry-run", "--", *sorted({p.split(os.sep)[0] for p in copied})], cwd=tasks).stdout
+    staged = {m.group(1) for m in re.finditer(r"^add '(.+)'$", staged, flags=re.M)}
+    missing = [p for p in copied if f"lm_eval/tasks/{p}" not in staged]
+    ok &= line(not missing, "lm-eval git add --dry-run", f"{len(copied) - len(missing)} of {len(copied)} exported "
+               f"files staged" + (f"; left out: {', '.join(missing[:5])}" if missing else ""))  # fmt: skip
+    py = [os.path.join(tasks, p) for p in copied if p.endswith(".py")]
+    rev = ruff_rev(work)
+    ruff = [ruff] if ruff else [sys.executable, "-m", "ruff"]
+    installed = run([*ruff, "--version"]).stdout.split()[-1]
+    for cmd in (["format", "--check"], ["check"]):
+        proc = run([*ruff, *cmd, "--no-cache", *py], cwd=work)
+        count = re.search(r"Found (\d+) error", proc.stdout)
+        detail = (f"{len(py)} files unchanged" if cmd[0] == "format" else f"{len(py)} files clean") if not \
+            proc.returncode else (proc.stdout.strip().splitlines() or ["?"])[-1] if not count else f"{count.group(1)} findings"  # fmt: skip
+        ok &= line(
+            proc.returncode == 0 and rev == installed, f"lm-eval ruff {' '.join(cmd)} (checkout's config)", detail
+        )
+        if rev != installed:
+            print(f"     (configured ruff {rev}, installed {installed})", flush=True)
+    # the tasks on a larger synthetic dataset, so that every task has lm-eval's default test limit of 10 docs
+    data, synthetic = os.path.join(tmp, "lm-data"), os.path.join(tmp, "lm-export-synthetic")
+    for bench in lm_eval_tasks.benchmarks():
+        build((bench,), root=data, size=LM_EVAL_DOCS, dirname=bench)
+    lm_eval_tasks.export(synthetic, data_root=data)
+    # the task YAMLs, not the groups': lm-eval's TaskManager refuses a group loaded beside its own tasks (duplicate)
+    yamls = [os.path.join("lm_eval", "tasks", p) for p in copy_in(synthetic, tasks) if p.endswith(".yaml")]
+    yamls = [p for p in yamls if not re.search(r"^group:", open(os.path.join(work, p), encoding="utf-8").read(), re.M)]
+    os.makedirs(os.path.dirname(os.path.join(work, CHANGED)), exist_ok=True)
+    with open(os.path.join(work, CHANGED), "w", encoding="utf-8") as f:
+        f.write(" ".join(yamls))
+    env = blocked_env(tmp, work)
+    test = [sys.executable, "-m", "pytest", "-q", "-rf", "-p", "no:cacheprovider", "tests/test_tasks.py"]
+    before = set(re.findall(r"^FAILED \S+::(\w+)\[(\w+)\]", run([*test, "-k", "not TestNewTasksElseDefault"],
+                                                              cwd=work, env=env).stdout, flags=re.M))  # fmt: skip
+    proc = run(test, cwd=work, env=env)
+    summary = (proc.stdout.strip().splitlines() or ["no output"])[-1].strip("= ")
+    failed = [f"{t}[{p}]" for t, p in re.findall(r"^FAILED \S+::(\w+)\[(\w+)\]", proc.stdout, flags=re.M)
+              if (t, p) not in before]  # fmt: skip
+    if before:
+        summary += f"; failing without the export too (hub tests, offline): {', '.join(sorted(p for _, p in before))}"
+    ok &= line(not failed and "error" not in summary, f"lm-eval tests/test_tasks.py ({len(yamls)} exported YAMLs, hanyi blocked, "
+               f"synthetic data of size {LM_EVAL_DOCS})", summary + (f"; new failures: {', '.join(failed[:5])}" if failed else ""))  # fmt: skip
+    return ok
+
+
+def blocked_env(tmp: str, work: str) -> dict:
+    """The environment of a run with ``hanyi`` unimportable and the checkout first on ``PYTHONPATH``, offline."""
+    shadow = os.path.join(tmp, "shadow", "hanyi")
+    os.makedirs(shadow, exist_ok=True)
+    with open(os.path.join(shadow, "__init__.py"), "w") as f:
+        f.write(SHADOW)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("HANYI_")}
+    env.update(PYTHONPATH=os.pathsep.join([os.path.join(tmp, "shadow"), work]), HANYI_NO_AUTOHOOK="1",
+               HF_HUB_OFFLINE="1", HF_DATASETS_OFFLINE="1", TRANSFORMERS_OFFLINE="1")  # fmt: skip
+    return env
 
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--lmms-eval", help="an lmms-eval checkout (git work tree)")
     parser.add_argument("--lm-eval", help="an lm-evaluation-harness checkout (git work tree)")
+    parser.add_argument("--ruff", help="a ruff executable at the lm-eval checkout's pre-commit version (default: "
+                        "this Python's ruff), e.g. from pip install --target DIR ruff==<rev>")  # fmt: skip
     args = parser.parse_args(argv)
     ok = True
     with tempfile.TemporaryDirectory(prefix="hanyi-dry-run-") as tmp:
         if args.lmms_eval:
             ok &= check_lmms_eval(os.path.abspath(args.lmms_eval), tmp)
         if args.lm_eval:
-            ok &= check_lm_eval(os.path.abspath(args.lm_eval))
+            ok &= check_lm_eval(os.path.abspath(args.lm_eval), tmp, args.ruff)
     print("all checks passed" if ok else "some checks failed", flush=True)
     return 0 if ok else 1
 
