@@ -42,7 +42,7 @@ def aligned_docs(n: int, docs) -> list[dict] | None:
 class ScoreAhead(ValidUtf8Responses):
     """:class:`ValidUtf8Responses` (valid UTF-8 in place), then ``ahead(responses, docs)``: each request's first
     response, as ``take_first`` gives it, and :func:`aligned_docs`. Named in a ``filter_list`` as
-    ``{function: !function utils.ScoreAhead, ahead: !function utils.<bench>_ahead}``; a failure of ``ahead`` is
+    ``{function: !function ahead.ScoreAhead, ahead: !function ahead.<bench>_ahead}`` (``utils.`` in Pun Rebus); a failure of ``ahead`` is
     logged and leaves every doc to ``process_results``."""
 
     def __init__(self, ahead=None, **kwargs) -> None:

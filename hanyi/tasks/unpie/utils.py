@@ -21,13 +21,12 @@ from hanyi.metrics.unpie_aggregations import (  # noqa: F401  (named by the YAML
     unpie_sum,
     unpie_word_recovered_all,
 )
-from hanyi.tasks import _ahead, _common
+from hanyi.tasks import _common
 from hanyi.tasks._common import prompt_kwargs, render, visuals
 from hanyi.tasks.unpie import scoring
 from hanyi.tasks.unpie.constants import ANSWER_LABELS, JUDGE_METRIC, LANGUAGE_NAMES
 
 ValidUtf8Responses = _common.ValidUtf8Responses  # the response filter every task YAML names
-ScoreAhead = _ahead.ScoreAhead  # the same, then the task kind's *_ahead (reconstruction, disambiguation YAMLs)
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
@@ -127,10 +126,8 @@ def unpie_reconstruction_process_results(doc, results):
         "bleu4": item,
         backbones.metric_key("wordnet", "meteor"): item,  # meteor_exact_stem without WordNet
     }
-    robust = _overlap_item(
-        {**item, "prediction": free_text.extract_after_preamble(response, ANSWER_LABELS["reconstruction"])},
-        doc["target"],
-    )
+    robust_pred = free_text.extract_after_preamble(response, ANSWER_LABELS["reconstruction"])
+    robust = _overlap_item({**item, "prediction": robust_pred}, doc["target"])
     robust["pun_word_recovered"] = float(free_text.word_recovered(robust["prediction"], doc["pun_phrase"]))
     out.update({"bleu4_robust": robust, backbones.metric_key("wordnet", "meteor") + "_robust": robust})
     out["answer_rate"] = float(bool(pred))
@@ -149,34 +146,3 @@ def unpie_reconstruction_process_results(doc, results):
 
 def _judge_prompt(doc, prediction):
     return render("unpie", "judge_same_pun.jinja", pun_sentence=doc["target"], prediction=prediction)
-
-
-def unpie_reconstruction_ahead(responses, docs):
-    """Every answer's judge request announced at once (:class:`ScoreAhead`), sent at the judge's concurrency when
-    ``process_results`` asks for the first, whatever ``--process_docs_parallel``; an empty answer is not sent."""
-    from hanyi.metrics.judge import JudgeConfig, get_judge_client
-
-    config = JudgeConfig.from_env()
-    if config is None or docs is None:
-        return
-    labels = ANSWER_LABELS["reconstruction"]
-    preds = [(d, free_text.extract_labelled_answer(_response([r]), labels)) for d, r in zip(docs, responses)]
-    prompts = [_judge_prompt(d, p) for d, p in preds if p.strip() and not _caption_count(d).get("caption_missing")]
-    get_judge_client(config).expect(prompts)
-
-
-def unpie_disambiguation_ahead(responses, docs):
-    """Both extractions of every answer, and every target and distractor, encoded once for BERTScore, in batches
-    (:class:`ScoreAhead`); ``process_results`` then decides each doc from the cached encodings."""
-    scorer = scoring.bertscore_scorer() if docs is not None else None
-    strings = []
-    for doc, response in zip(docs if scorer is not None else (), map(_response, ([r] for r in responses))):
-        if "caption" in doc or doc["image_status"] == data.IMAGE_OK:  # else not scored (process_results)
-            label = (dict(LANGUAGE_NAMES)[doc["lang"]],)
-            answers = (
-                free_text.extract_labelled_answer(response, label),
-                free_text.extract_after_preamble(response, label),
-            )
-            strings += [*answers, doc["target"], doc["distractor"]]
-    if strings:
-        scorer.encode([s for s in strings if s.strip()])

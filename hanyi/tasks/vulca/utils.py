@@ -9,7 +9,6 @@ from hanyi.metrics import critique_embed, critique_rubric
 from hanyi.metrics.critique_embed import (
     REFERENCE_METRICS,
     EmbedConfig,
-    embed_texts,
     load_embedder,
     reference_mismatch,
     warn_once,
@@ -18,11 +17,10 @@ from hanyi.metrics.critique_json import split_critique
 from hanyi.metrics.critique_rubric import RUBRICS, rubric_template_vars
 from hanyi.metrics.critique_scoring import chance, critique_features, doc_matched
 from hanyi.metrics.zeroshot_nli import NLIConfig, try_logits_fn
-from hanyi.tasks import _ahead, _common
+from hanyi.tasks import _common
 from hanyi.tasks._common import doc_label, prompt_kwargs, render, require_images, visuals
 
 ValidUtf8Responses = _common.ValidUtf8Responses  # the response filter every task YAML names
-ScoreAhead = _ahead.ScoreAhead  # the same, then vulca_ahead (the _default_template_yaml's filter)
 
 #: Key suffix when the NLI model or template, or the embedder, is not the paper's (``hanyi.backbones``;
 #: docs/backbones.md).
@@ -91,29 +89,12 @@ def vulca_process_results(doc, results):
     nli = NLIConfig.from_env()
     if try_logits_fn(nli) is None:  # warned once; NLI metrics are not emitted
         return out
-    feats = critique_features([_nli_text(response, split)], nli)[0]  # cached by vulca_ahead, else this doc's 38 pairs
+    feats = critique_features([_nli_text(response, split)], nli)[0]  # cached (ahead.py), else this doc's 38 pairs
     reference = load_reference()
     suffix = "" if backbones.resolve("vulca_nli").paper else CUSTOM
     out["expert_alignment" + suffix] = {"score": doc_matched(feats, reference), "chance": chance(reference)}
     out["vulca_nli" + suffix] = feats
     return out
-
-
-def vulca_ahead(responses, docs):
-    """Every critique of the task at once (:class:`ScoreAhead`): each distinct text embedded and NLI-scored once, in
-    batches, into the caches ``process_results`` reads; the judge's rubric requests announced (docs known)."""
-    from hanyi.metrics.judge import JudgeConfig, get_judge_client
-
-    texts = [_text(r) for r in responses]
-    config = JudgeConfig.from_env()
-    if config is not None and docs is not None:
-        get_judge_client(config).expect([p for d, t in zip(docs, texts) for p in _rubric_prompts(d, t).values()])
-    embed = EmbedConfig.from_env()
-    if load_embedder(embed) is not None:
-        embed_texts([t.strip() for t in texts], embed)
-    nli = NLIConfig.from_env()
-    if try_logits_fn(nli) is not None:
-        critique_features([_nli_text(t, split_critique(t)) for t in texts], nli)
 
 
 def _nli_text(response, split) -> str:
