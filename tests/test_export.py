@@ -20,7 +20,7 @@ import sys
 
 import pytest
 
-from hanyi import BENCHMARKS, TASKS_DIR
+from hanyi import BENCHMARKS, TASKS_DIR, floats
 from hanyi.export import lmms_eval_tasks as lt
 from hanyi.export import settings_map
 
@@ -608,8 +608,9 @@ def test_exported_groups_score_exactly_like_hanyi(exported, evaluate, tmp_path):
     ours = json.loads(json.dumps(_comparable(ours), default=str))
     theirs = _comparable(theirs)
     assert sorted(ours) == sorted(theirs)
-    for task in ours:
-        assert ours[task] == theirs[task], task
+    # exactly, but for a backbone value (element_sim): another process, whose MiniLM encoded other batches (this
+    # worker's earlier tests filled its cache), within the float rule (docs/contributing.md)
+    assert floats.differences(ours, theirs) == []
     assert any(isinstance(v, float) for m in ours.values() for v in m.values())  # real numbers were compared
 
 
