@@ -84,6 +84,23 @@ def test_without_hanyi_eval_lmms_eval_keeps_nothing_of_a_killed_run(tmp_path):
     assert model.asked == list(range(12))
 
 
+def test_an_answer_killed_between_its_audit_line_and_its_sqlite_commit_is_kept(tmp_path, chunked):
+    """lmms-eval fsyncs an answer's audit line, then commits it to SQLite: a SIGKILL between the two (CI hit it) left
+    the answer only in the audit log, which a new run never read. The resume replays it."""
+    import sqlite3
+
+    cache = _cache(tmp_path / "cache")
+    with pytest.raises(Killed):
+        cache.execute(Model(die_after=6), "generate_until", _requests())
+    cache.close()
+    (shard,) = (tmp_path / "cache" / "runs").glob("*/rank_0.db")
+    with sqlite3.connect(shard) as db:  # answers 4 and 5: in the audit log only
+        db.execute("DELETE FROM responses WHERE doc_id IN (4, 5)")
+    again, model = _cache(tmp_path / "cache"), Model()
+    assert again.execute(model, "generate_until", _requests()) == [f"answer {i}" for i in range(12)]
+    assert model.asked == list(range(6, 12))
+
+
 def test_a_lone_surrogate_never_costs_the_cache(tmp_path, chunked):
     cache = _cache(tmp_path / "cache")
     answers = cache.execute(Model(answer=lambda r: f"A\ud800{r.doc_id}"), "generate_until", _requests(4))
@@ -125,11 +142,13 @@ def test_hanyi_eval_killed_mid_generation_resumes_from_its_answers(tmp_path, tin
     ]
     cmd += ["--use_cache", str(cache), "--output_path", str(out), "--log_samples"]
     env = {k: v for k, v in os.environ.items() if not k.startswith("HANYI_JUDGE")} | {"HANYI_EVAL_CACHE_EVERY": "1"}
-    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
+    first_err = tmp_path / "first.stderr"  # a file, not a pipe nobody reads (a full pipe would stall the run)
+    with open(first_err, "wb") as err:
+        proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=err, start_new_session=True)
     try:
         deadline = time.monotonic() + 400
         while not any(os.path.getsize(p) for p in glob.glob(str(cache / "runs" / "*" / "rank_0.audit.jsonl"))):
-            assert proc.poll() is None, proc.stderr.read().decode()[-3000:]
+            assert proc.poll() is None, first_err.read_text(errors="replace")[-3000:]
             assert time.monotonic() < deadline, "no answer was cached"
             time.sleep(0.05)
     finally:

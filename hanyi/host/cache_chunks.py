@@ -14,7 +14,9 @@ before the cache sees them, as the tasks' ``ValidUtf8Responses`` filter does any
 kept as it is (the cache writes ``NaN``; replay reads it, docs/when-things-go-wrong.md). Answers, their order and
 every score are unchanged: the model receives the same requests, fewer at a time (a batching model batches within a
 chunk). When the cache is opened, the answers of earlier runs that never finished (:func:`merge_unfinished_runs`) are
-merged into it first: lmms-eval merges a run's answers only when it ends well, so a killed run's were never read.
+merged into it first: lmms-eval merges a run's answers only when it ends well, so a killed run's were never read;
+an answer whose audit line was written but whose SQLite row was not (a kill between the two) is recovered from the
+audit line, by lmms-eval's own replay.
 """
 
 from __future__ import annotations
@@ -92,6 +94,8 @@ def merge_unfinished_runs(cache_root: str) -> int:
     if pending:
         with rc._merge_lock(os.path.join(runs, rc._LAYERED_LOCK_DIRNAME), timeout_seconds=60):
             for run in pending:
+                for audit in glob(os.path.join(run, "rank_*.audit.jsonl")):
+                    _replay_audit(rc, audit, audit[: -len(".audit.jsonl")] + ".db")
                 merged += rc.ResponseCache.merge_shards(
                     sorted(glob(os.path.join(run, "rank_*.db"))), os.path.join(root, "cache.db")
                 )
@@ -102,6 +106,23 @@ def merge_unfinished_runs(cache_root: str) -> int:
     if merged:
         log.warning("hanyi: resuming from %d answer(s) of %d unfinished run(s) in %s", merged, len(pending), root)
     return merged
+
+
+def _replay_audit(rc, audit: str, db_path: str) -> None:
+    """Put into a killed run's shard the answers its audit log holds and its SQLite does not: lmms-eval fsyncs each
+    answer's audit line *before* its SQLite commit, so a kill between the two kept the answer only there. This is
+    lmms-eval's own crash recovery (``ResponseCache._replay_audit_log``: deterministic entries with a cache key), run
+    on the shard of that run rather than on a new run's (which never reads an old run's log)."""
+    import sqlite3
+    from types import SimpleNamespace
+
+    db = sqlite3.connect(db_path, timeout=30)
+    try:
+        db.executescript(rc._SCHEMA_SQL)
+        rc.ResponseCache._replay_audit_log(SimpleNamespace(audit_path=audit, db=db))
+        db.commit()
+    finally:
+        db.close()
 
 
 def _resuming_create(create):
