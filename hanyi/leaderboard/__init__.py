@@ -1,0 +1,1 @@
+"""``hanyi leaderboard``: submissions in, a ranked, validated leaderboard out (issue 38)."""
