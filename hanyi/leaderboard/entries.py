@@ -46,3 +46,55 @@ class Rejected:
     submission_hash: str | None
     model: str | None
     reasons: list[str] = field(default_factory=list)
+
+
+# What the ranking (``ranking.py``) hands to the site (``site.py``, JSON, CSV, Every Eval Ever records).
+
+
+@dataclass
+class Cell:
+    """One table cell: the re-scored value and its 95 % interval (clustered where docs share an image, story or pun)."""
+
+    value: float | None
+    low: float | None = None
+    high: float | None = None
+    n: int | None = None  # docs scored
+    note: str = ""  # e.g. "judge re-aggregated", "not comparable: <reason>"
+
+
+@dataclass
+class Row:
+    """One ranked row of a section: a submission, or a paper's own number (``reference``; never ranked)."""
+
+    label: str  # model name as submitted (escaped by the site, never trusted as HTML)
+    cells: dict[str, Cell]  # column id ("task/metric") -> cell
+    entry: Entry | None = None  # None for a reference row
+    reference: bool = False  # a paper row from hanyi/anchors
+    comparable: bool | None = None  # reference rows: comparable with this section by the report's rules
+    reasons: list[str] = field(default_factory=list)  # why not comparable (reference rows)
+    rank: int | None = None  # point rank by the ranking column (1 = best)
+    rank_low: int | None = None  # 95 % rank interval (paired bootstrap over the common docs)
+    rank_high: int | None = None
+    tier: int | None = None  # rows whose adjacent differences are not significant (Holm) share a tier
+    flip: int | None = None  # fewest docs whose change would swap this row with the one above
+
+
+@dataclass
+class Section:
+    """Rows ranked together: one benchmark under one protocol. Rows of another protocol go to another section."""
+
+    benchmark: str
+    protocol: dict[str, str | None]  # the shared protocol fields
+    columns: list[str]  # "task/metric", the paper's main-table columns first
+    ranking_column: str  # the column the rank, tiers and flips are computed on
+    rows: list[Row] = field(default_factory=list)
+    apart: list[str] = field(default_factory=list)  # why this section is apart from the main one (empty: main)
+    method: str = ""  # the test and interval methods, said on the page
+
+
+@dataclass
+class Board:
+    sections: list[Section] = field(default_factory=list)
+    rejected: list[Rejected] = field(default_factory=list)
+    overall: Section | None = None  # a mean rank only when every row has every benchmark comparable
+    overall_absent: str = ""  # why there is no overall score
