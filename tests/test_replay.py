@@ -111,7 +111,7 @@ def test_a_lone_surrogate_in_a_response_is_repaired_counted_and_named(tmp_path, 
 def test_a_line_that_is_not_utf8_is_named(tmp_path):
     path = tmp_path / "r.jsonl"
     path.write_bytes(b'{"task": "t", "doc_id": 0, "response": "A"}\n{"task": "t", "doc_id": 1, "response": "\xff"}\n')
-    with pytest.raises(ReplayFileError, match=r"r.jsonl:2: not UTF-8"):
+    with pytest.raises(ReplayFileError, match=r"r.jsonl:2: not valid UTF-8"):
         load_records(str(path))
 
 

@@ -234,44 +234,33 @@ def _load_file(path: str, by_doc_id: dict, by_key: dict, duplicates: list | None
 
 
 def _read_lines(path, sample_log, by_doc_id, by_key, duplicates, repaired) -> None:
-    with open(path, "rb") as f:
-        for lineno, raw in enumerate(f, 1):
-            where = f"{path}:{lineno}"
-            try:
-                line = raw.decode("utf-8")
-            except UnicodeDecodeError as exc:
-                raise ReplayFileError(f"{where}: not UTF-8 ({exc.reason} at byte {exc.start})") from None
-            if not line.strip():
-                continue
-            try:
-                rec = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise ReplayFileError(f"{where}: not valid JSON ({exc.msg})") from None
-            except RecursionError:
-                raise ReplayFileError(f"{where}: not valid JSON (nested too deeply)") from None
-            if sample_log and isinstance(rec, dict) and "task" not in rec:
-                rec = _from_sample_log(rec, sample_log.group(1))
-            if not isinstance(rec, dict) or "task" not in rec:
-                raise ReplayFileError(f"{where}: a record needs a 'task' field")
-            if "response" not in rec and "loglikelihoods" not in rec:
-                raise ReplayFileError(f"{where}: a record needs 'response' or 'loglikelihoods'")
-            _check_record(rec, where)
-            if isinstance(rec.get("response"), str) and _SURROGATE.search(rec["response"]):
-                rec["response"] = _SURROGATE.sub("\ufffd", rec["response"])  # U+FFFD, as a UTF-8 decoder would
-                repaired.append(where)
-            rec = {**rec, "_line": lineno}
-            task = str(rec["task"])
-            if "doc_id" in rec:
-                key, table, doc = (task, rec["doc_id"]), by_doc_id, f"doc_id {rec['doc_id']}"
-            elif isinstance(rec.get("key"), dict) and rec["key"]:
-                fields = tuple(sorted(rec["key"]))
-                table = by_key[task].setdefault(fields, {})
-                key, doc = tuple(_norm(rec["key"][k]) for k in fields), f"key {_norm(rec['key'])}"
-            else:
-                raise ReplayFileError(f"{where}: a record needs 'doc_id' or a non-empty 'key' object")
-            if key in table and duplicates is not None:
-                duplicates.append((task, doc, table[key]["_line"], lineno))
-            table[key] = rec
+    from hanyi.jsonl import json_lines
+
+    for lineno, rec in json_lines(path, ReplayFileError):
+        where = f"{path}:{lineno}"
+        if sample_log and isinstance(rec, dict) and "task" not in rec:
+            rec = _from_sample_log(rec, sample_log.group(1))
+        if not isinstance(rec, dict) or "task" not in rec:
+            raise ReplayFileError(f"{where}: a record needs a 'task' field")
+        if "response" not in rec and "loglikelihoods" not in rec:
+            raise ReplayFileError(f"{where}: a record needs 'response' or 'loglikelihoods'")
+        _check_record(rec, where)
+        if isinstance(rec.get("response"), str) and _SURROGATE.search(rec["response"]):
+            rec["response"] = _SURROGATE.sub("\ufffd", rec["response"])  # U+FFFD, as a UTF-8 decoder would
+            repaired.append(where)
+        rec = {**rec, "_line": lineno}
+        task = str(rec["task"])
+        if "doc_id" in rec:
+            key, table, doc = (task, rec["doc_id"]), by_doc_id, f"doc_id {rec['doc_id']}"
+        elif isinstance(rec.get("key"), dict) and rec["key"]:
+            fields = tuple(sorted(rec["key"]))
+            table = by_key[task].setdefault(fields, {})
+            key, doc = tuple(_norm(rec["key"][k]) for k in fields), f"key {_norm(rec['key'])}"
+        else:
+            raise ReplayFileError(f"{where}: a record needs 'doc_id' or a non-empty 'key' object")
+        if key in table and duplicates is not None:
+            duplicates.append((task, doc, table[key]["_line"], lineno))
+        table[key] = rec
 
 
 class ReplayModel(lmms):

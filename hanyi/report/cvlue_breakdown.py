@@ -76,8 +76,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("samples", help="an lmms-eval *_samples_cvlue_<task>.jsonl file")
     parser.add_argument("--json", help="also write the rows to this JSON file")
     args = parser.parse_args(argv)
-    with open(args.samples, encoding="utf-8") as f:
-        samples = [json.loads(line) for line in f if line.strip()]
+    from hanyi.report.samples import SamplesFileError, read_samples
+
+    try:
+        samples = read_samples(args.samples)
+    except SamplesFileError as exc:
+        print(f"hanyi: {exc}", file=sys.stderr)
+        return 1
     rows = category_rows(samples)
     print(f"{'category':<20} {'field':<13} {'culture group':<13} {'n':>6} {rows[0]['metric'] if rows else ''}")
     for r in rows:

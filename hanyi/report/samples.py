@@ -46,23 +46,14 @@ def one_per_doc(lines: list[dict], path: str = "") -> list[dict]:
 
 def numbered_samples(path: str) -> list[tuple[int, dict]]:
     """``[(line number, line), ...]`` of one ``*_samples_<task>.jsonl`` (blank lines skipped); every line as it is."""
+    from hanyi.jsonl import json_lines
+
     lines = []
     try:
-        with open(path, "rb") as f:
-            for lineno, raw in enumerate(f, 1):
-                try:
-                    line = raw.decode("utf-8")
-                except UnicodeDecodeError as exc:
-                    raise SamplesFileError(f"{path}:{lineno}: not valid UTF-8 (byte {exc.start})") from None
-                if not line.strip():
-                    continue
-                try:
-                    value = json.loads(line)
-                except (json.JSONDecodeError, RecursionError) as exc:
-                    raise SamplesFileError(f"{path}:{lineno}: not valid JSON ({getattr(exc, 'msg', exc)})") from None
-                if not isinstance(value, dict):
-                    raise SamplesFileError(f"{path}:{lineno}: a sample line must be a JSON object")
-                lines.append((lineno, value))
+        for lineno, value in json_lines(path, SamplesFileError):
+            if not isinstance(value, dict):
+                raise SamplesFileError(f"{path}:{lineno}: a sample line must be a JSON object")
+            lines.append((lineno, value))
     except OSError as exc:
         raise SamplesFileError(f"{path}: cannot be read ({exc.strerror or exc})") from None
     return lines
