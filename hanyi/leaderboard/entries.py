@@ -60,6 +60,10 @@ class Cell:
     high: float | None = None
     n: int | None = None  # docs scored
     note: str = ""  # e.g. "judge re-aggregated", "not comparable: <reason>"
+    stderr: float | None = (
+        None  # standard error of value (hanyi.metrics.intervals.interval's "stderr"; Every Eval Ever)
+    )
+    method: str = ""  # how the interval was computed (intervals.interval's "method"), e.g. "exact (Clopper-Pearson)"
 
 
 @dataclass
@@ -90,6 +94,7 @@ class Section:
     rows: list[Row] = field(default_factory=list)
     apart: list[str] = field(default_factory=list)  # why this section is apart from the main one (empty: main)
     method: str = ""  # the test and interval methods, said on the page
+    lower_is_better: list[str] = field(default_factory=list)  # columns whose metric is lower-is-better (mean_rank)
 
 
 @dataclass
