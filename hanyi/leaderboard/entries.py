@@ -60,9 +60,7 @@ class Cell:
     high: float | None = None
     n: int | None = None  # docs scored
     note: str = ""  # e.g. "judge re-aggregated", "not comparable: <reason>"
-    stderr: float | None = (
-        None  # standard error of value (hanyi.metrics.intervals.interval's "stderr"; Every Eval Ever)
-    )
+    stderr: float | None = None  # standard error (hanyi.metrics.intervals.interval's "stderr"; Every Eval Ever)
     method: str = ""  # how the interval was computed (intervals.interval's "method"), e.g. "exact (Clopper-Pearson)"
 
 
