@@ -339,11 +339,10 @@ def cmd_eval(argv) -> int:
     import lmms_eval.tasks
     from loguru import logger
 
-    from hanyi.host import install_eval_extras
+    from hanyi.host import eval_extras
     from hanyi.host.discovery import patch_lmms_eval_tasks_module
 
     patch_lmms_eval_tasks_module(lmms_eval.tasks)
-    install_eval_extras()  # hanyi eval's own run-time extras (docs/discovery.md); a plain lmms-eval run has none
     from lmms_eval.cli.dispatch import main as lmms_main
 
     allow_errors = "--allow_errors" in argv
@@ -366,7 +365,8 @@ def cmd_eval(argv) -> int:
     sys.argv = ["lmms-eval", *(a for a in argv if a != "--allow_errors")]
     started = time.time()
     try:
-        status = lmms_main() or 0
+        with eval_extras():  # hanyi eval's own run-time extras (docs/discovery.md), lmms-eval's put back after
+            status = lmms_main() or 0
     except OSError as exc:  # a full disk while writing results or sample logs
         print(failure_line("hanyi eval", exc), file=sys.stderr)
         return 1

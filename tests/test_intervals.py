@@ -233,14 +233,12 @@ def _patched(monkeypatch):
 
 
 @pytest.fixture
-def eval_extras(monkeypatch):
+def eval_extras():
     """``hanyi eval``'s run-time extras installed for one test (a plain run has none), lmms-eval restored after."""
-    from lmms_eval.evaluator_utils import TaskOutput
+    from hanyi.host import eval_extras
 
-    from hanyi.host import install_eval_extras
-
-    monkeypatch.setattr(TaskOutput, "calculate_aggregate_metric", TaskOutput.calculate_aggregate_metric)
-    install_eval_extras()
+    with eval_extras():
+        yield
 
 
 def test_hook_writes_stderr_and_per_doc_stats(monkeypatch):

@@ -16,6 +16,7 @@ the metrics and the task folders never import it.
 
 from __future__ import annotations
 
+import contextlib
 import os
 
 from hanyi import TASKS_DIR
@@ -39,3 +40,24 @@ def install_eval_extras() -> None:
 
     run_intervals.install()
     cache_chunks.install()  # --use_cache: every answer written as it is made (issue 40)
+
+
+def _host_callables() -> list[tuple[type, str]]:
+    """The lmms-eval callables :func:`install_eval_extras` wraps."""
+    from lmms_eval.caching.response_cache import ResponseCache
+    from lmms_eval.evaluator_utils import TaskOutput
+
+    return [(TaskOutput, "calculate_aggregate_metric"), (ResponseCache, "execute"), (ResponseCache, "create")]
+
+
+@contextlib.contextmanager
+def eval_extras():
+    """:func:`install_eval_extras` for the duration of one ``hanyi eval`` run; lmms-eval's own callables are put back
+    after it, so an in-process run (a test, a notebook) leaves a later plain run untouched."""
+    saved = [(cls, name, cls.__dict__[name]) for cls, name in _host_callables()]
+    install_eval_extras()
+    try:
+        yield
+    finally:
+        for cls, name, original in saved:
+            setattr(cls, name, original)
