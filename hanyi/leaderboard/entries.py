@@ -36,6 +36,9 @@ class Entry:
     # metrics whose judged verdicts were re-aggregated from the log vs re-judged by the board's judge
     judged: dict[str, str] = field(default_factory=dict)  # "task/metric" -> "re-aggregated" | "re-judged"
     predictions_file: str | None = None  # path (relative to the site) of the per-doc predictions
+    # task -> metric -> the factor from the per-doc mean to ``values`` (100 where lmms-eval prints a percentage)
+    scales: dict[str, dict[str, float]] = field(default_factory=dict)
+    source_path: str = ""  # the submission file as given to the board (intake)
 
 
 @dataclass
