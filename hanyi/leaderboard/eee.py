@@ -168,12 +168,16 @@ def record(section: Section, row: Row, retrieved: str) -> dict | None:
             "additional_details": {"task_plugin": "hanyi", "hanyi_version": entry.hanyi_version or "unknown"},
         },
         "evaluation_results": results,
-        **(
-            {"detailed_evaluation_results": {"format": "json", "file_path": entry.predictions_file}}
-            if entry.predictions_file
-            else {}
-        ),
+        **({"detailed_evaluation_results": _detailed(entry)} if entry.predictions_file else {}),
     }
+
+
+def _detailed(entry) -> dict:
+    """The per-doc predictions: the site's copy of the submission file (named by its sha256) gets its checksum."""
+    out = {"format": "json", "file_path": entry.predictions_file}
+    if os.path.basename(entry.predictions_file) == f"{entry.submission_hash}.json":
+        out.update(hash_algorithm="sha256", checksum=entry.submission_hash)
+    return out
 
 
 # A validator of the draft-07 keywords the vendored schema uses (jsonschema is no dependency of hanyi). A keyword it

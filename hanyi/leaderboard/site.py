@@ -20,6 +20,7 @@ import json
 import math
 import os
 import re
+import shutil
 import time
 
 from hanyi import BENCHMARKS, __version__
@@ -341,6 +342,32 @@ def _previous_files(out_dir: str) -> list[str] | None:
     return [str(p) for p in data["files"]]
 
 
+def _sha256(path: str) -> str | None:
+    digest = hashlib.sha256()
+    try:
+        with open(path, "rb") as f:
+            for block in iter(lambda: f.read(1 << 20), b""):
+                digest.update(block)
+    except OSError:
+        return None
+    return digest.hexdigest()
+
+
+def predictions_to_copy(board: Board) -> dict[str, str]:
+    """``{site path: submission file}`` of the per-doc predictions: each ranked entry without a ``predictions_file``
+    whose submission file (``Entry.source_path``) still holds the bytes the board scored (same sha256) is copied to
+    ``predictions/<sha256>.json``, and its ``predictions_file`` set to that path."""
+    out = {}
+    for section in board.sections:
+        for row in section.rows:
+            e = row.entry
+            if e is None or e.predictions_file or not e.source_path or _sha256(e.source_path) != e.submission_hash:
+                continue
+            e.predictions_file = f"predictions/{slug(e.submission_hash)}.json"
+            out[e.predictions_file] = e.source_path
+    return out
+
+
 def write_site(board: Board, out_dir: str) -> list[str]:
     """Write the site into ``out_dir``; returns the paths written.
 
@@ -351,6 +378,7 @@ def write_site(board: Board, out_dir: str) -> list[str]:
     ``SOURCE_DATE_EPOCH`` fixes the build time (the records' ``retrieved_timestamp``), for byte-identical rebuilds.
     """
     built = os.environ.get("SOURCE_DATE_EPOCH") or repr(round(time.time(), 3))
+    copies = predictions_to_copy(board)
     benchmarks = list(dict.fromkeys(s.benchmark for s in board.sections))
     files: dict[str, str | bytes] = {
         "index.html": page("hanyi leaderboard", _index_body(board, benchmarks, built), benchmarks)
@@ -376,7 +404,7 @@ def write_site(board: Board, out_dir: str) -> list[str]:
         "version": FORMAT_VERSION,
         "hanyi_version": __version__,
         "built": built,
-        "files": sorted([*files, "leaderboard.json"]),
+        "files": sorted([*files, *copies, "leaderboard.json"]),
         "sections": [_section_json(s) for s in board.sections],
         "overall": None if board.overall is None else _section_json(board.overall),
         "overall_absent": board.overall_absent,
@@ -386,19 +414,26 @@ def write_site(board: Board, out_dir: str) -> list[str]:
     files["leaderboard.json"] = json.dumps(redact_tree(summary), ensure_ascii=False, indent=1, default=str) + "\n"
 
     previous = _previous_files(out_dir)
-    clash = sorted(n for n in files if n not in (previous or ()) and os.path.lexists(os.path.join(out_dir, n)))
+    names = [*files, *copies]
+    clash = sorted(n for n in names if n not in (previous or ()) and os.path.lexists(os.path.join(out_dir, n)))
     if clash:
         raise OutDirError(
             f"--out {out_dir}: {clash[0]} exists and is not an earlier hanyi board's; choose a new folder"
         )
-    os.makedirs(os.path.join(out_dir, "eee"), exist_ok=True)
+    for folder in ("eee", "predictions"):
+        os.makedirs(os.path.join(out_dir, folder), exist_ok=True)
     written = []
     for name, text in files.items():
         path = os.path.join(out_dir, name)
         with open_output(out_dir, path) as f:
             f.write(text)
         written.append(path)
-    for stale in set(previous or ()) - set(files):
+    for name, source in copies.items():
+        path = os.path.join(out_dir, name)
+        with open(source, "rb") as src, open_output(out_dir, path, "wb") as f:
+            shutil.copyfileobj(src, f)
+        written.append(path)
+    for stale in set(previous or ()) - set(names):
         path = os.path.realpath(os.path.join(out_dir, stale))
         if path.startswith(os.path.realpath(out_dir) + os.sep) and os.path.isfile(path):
             os.remove(path)

@@ -341,3 +341,27 @@ def test_a_rebuild_with_source_date_epoch_is_byte_identical(tmp_path, monkeypatc
     second = {p: open(p, "rb").read() for p in write_site(hand_board(), str(tmp_path / "b"))}
     assert [first[p] for p in sorted(first)] == [second[p] for p in sorted(second)]
     assert json.loads((tmp_path / "a" / "leaderboard.json").read_text())["built"] == "1764000000"
+
+
+def test_the_submission_file_is_copied_as_the_rows_per_doc_predictions_when_its_bytes_are_the_scored_ones(tmp_path):
+    board = hand_board()
+    sub = tmp_path / "sub_submission.json"
+    sub.write_bytes(b'{"format": "hanyi-submission", "tasks": {}}')
+    changed = tmp_path / "changed_submission.json"
+    changed.write_bytes(b"{}")
+    rows = board.sections[0].rows
+    for row, path in ((rows[1], sub), (rows[2], changed)):
+        row.entry.predictions_file, row.entry.source_path = None, str(path)
+    rows[1].entry.submission_hash = hashlib.sha256(sub.read_bytes()).hexdigest()
+    out = tmp_path / "site"
+    write_site(board, str(out))
+    copy = f"predictions/{rows[1].entry.submission_hash}.json"
+    assert (out / copy).read_bytes() == sub.read_bytes()
+    assert f'href="{copy}"' in (out / "cii.html").read_text()
+    assert list((out / "predictions").iterdir()) == [out / copy]  # the changed file is not the one scored: no copy
+    assert copy in json.loads((out / "leaderboard.json").read_text())["files"]
+    record = next(r for r in _records(out) if r["model_info"]["name"] == "model-b")
+    assert record["detailed_evaluation_results"] == {
+        "format": "json", "file_path": copy, "hash_algorithm": "sha256", "checksum": rows[1].entry.submission_hash,
+    }  # fmt: skip
+    assert eee.validate(record, eee.load_schema()) == []
