@@ -128,9 +128,10 @@ def _result(section: Section, row: Row, column: str, retrieved: str) -> dict | N
     }
 
 
-def record(section: Section, row: Row, retrieved: str) -> dict | None:
+def record(section: Section, row: Row, retrieved: str, predictions_sha256: str | None = None) -> dict | None:
     """The Every Eval Ever record of one submission row (``None`` for a reference row or a row with no value);
-    ``retrieved``: when the board built it, Unix seconds as a string (the schema's convention)."""
+    ``retrieved``: when the board built it, Unix seconds as a string (the schema's convention);
+    ``predictions_sha256``: the checksum of the per-doc predictions file the site wrote, where it wrote one."""
     entry = row.entry
     if row.reference or entry is None:
         return None
@@ -168,16 +169,13 @@ def record(section: Section, row: Row, retrieved: str) -> dict | None:
             "additional_details": {"task_plugin": "hanyi", "hanyi_version": entry.hanyi_version or "unknown"},
         },
         "evaluation_results": results,
-        **({"detailed_evaluation_results": _detailed(entry)} if entry.predictions_file else {}),
+        **({"detailed_evaluation_results": _detailed(entry, predictions_sha256)} if entry.predictions_file else {}),
     }
 
 
-def _detailed(entry) -> dict:
-    """The per-doc predictions: the site's copy of the submission file (named by its sha256) gets its checksum."""
+def _detailed(entry, sha256: str | None) -> dict:
     out = {"format": "json", "file_path": entry.predictions_file}
-    if os.path.basename(entry.predictions_file) == f"{entry.submission_hash}.json":
-        out.update(hash_algorithm="sha256", checksum=entry.submission_hash)
-    return out
+    return {**out, "hash_algorithm": "sha256", "checksum": sha256} if sha256 else out
 
 
 # A validator of the draft-07 keywords the vendored schema uses (jsonschema is no dependency of hanyi). A keyword it

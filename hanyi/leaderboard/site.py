@@ -20,7 +20,6 @@ import json
 import math
 import os
 import re
-import shutil
 import time
 
 from hanyi import BENCHMARKS, __version__
@@ -368,6 +367,20 @@ def predictions_to_copy(board: Board) -> dict[str, str]:
     return out
 
 
+def _copy_redacted(source: str, out_dir: str, path: str) -> str:
+    """Copy a submission file into the site, credentials masked (:func:`hanyi.redact.redact_text`: byte for byte
+    when there is none); returns the sha256 of what was written."""
+    with open(source, "rb") as f:
+        data = f.read()
+    text = data.decode("utf-8", errors="replace")
+    redacted = redact_text(text)
+    if redacted != text:
+        data = redacted.encode("utf-8")
+    with open_output(out_dir, path, "wb") as f:
+        f.write(data)
+    return hashlib.sha256(data).hexdigest()
+
+
 def write_site(board: Board, out_dir: str) -> list[str]:
     """Write the site into ``out_dir``; returns the paths written.
 
@@ -380,20 +393,37 @@ def write_site(board: Board, out_dir: str) -> list[str]:
     built = os.environ.get("SOURCE_DATE_EPOCH") or repr(round(time.time(), 3))
     copies = predictions_to_copy(board)
     benchmarks = list(dict.fromkeys(s.benchmark for s in board.sections))
-    files: dict[str, str | bytes] = {
-        "index.html": page("hanyi leaderboard", _index_body(board, benchmarks, built), benchmarks)
-    }
+    records = [
+        (f"eee/{slug(s.benchmark)}-{slug(r.entry.submission_hash)}.json", s, r)
+        for s in board.sections
+        for r in s.rows
+        if r.entry is not None and not r.reference
+    ]
+    pages = ["index.html", *[page_name(b) for b in benchmarks], "rejected.html"]
+    names = [*pages, *[n for n, _, _ in records], *copies, "leaderboard.csv", "leaderboard.json"]
+    previous = _previous_files(out_dir)
+    clash = sorted(n for n in names if n not in (previous or ()) and os.path.lexists(os.path.join(out_dir, n)))
+    if clash:
+        raise OutDirError(
+            f"--out {out_dir}: {clash[0]} exists and is not an earlier hanyi board's; choose a new folder"
+        )
+    for folder in ("eee", "predictions"):
+        os.makedirs(os.path.join(out_dir, folder), exist_ok=True)
+    written, checksums = [], {}
+    for name, source in copies.items():
+        written.append(os.path.join(out_dir, name))
+        checksums[name] = _copy_redacted(source, out_dir, written[-1])
+
+    files: dict[str, str] = {"index.html": page("hanyi leaderboard", _index_body(board, benchmarks, built), benchmarks)}
     for bench in benchmarks:
         sections = [s for s in board.sections if s.benchmark == bench]
         body = "\n".join(section_html(s, f"{slug(bench)}-{i}") for i, s in enumerate(sections))
         files[page_name(bench)] = page(f"hanyi leaderboard: {bench}", body, benchmarks)
     files["rejected.html"] = page("hanyi leaderboard: rejected submissions", _rejected_body(board), benchmarks)
-    for section in board.sections:
-        for row in section.rows:
-            rec = eee.record(section, row, built)
-            if rec is not None:
-                name = f"eee/{slug(section.benchmark)}-{slug(row.entry.submission_hash)}.json"
-                files[name] = json.dumps(redact_tree(rec), ensure_ascii=False, indent=1) + "\n"
+    for name, section, row in records:
+        rec = eee.record(section, row, built, checksums.get(row.entry.predictions_file))
+        if rec is not None:
+            files[name] = json.dumps(redact_tree(rec), ensure_ascii=False, indent=1) + "\n"
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(CSV_HEADER)
@@ -412,28 +442,11 @@ def write_site(board: Board, out_dir: str) -> list[str]:
         "every_eval_ever": {"schema": "eval.schema.json", "version": eee.SCHEMA_VERSION},
     }
     files["leaderboard.json"] = json.dumps(redact_tree(summary), ensure_ascii=False, indent=1, default=str) + "\n"
-
-    previous = _previous_files(out_dir)
-    names = [*files, *copies]
-    clash = sorted(n for n in names if n not in (previous or ()) and os.path.lexists(os.path.join(out_dir, n)))
-    if clash:
-        raise OutDirError(
-            f"--out {out_dir}: {clash[0]} exists and is not an earlier hanyi board's; choose a new folder"
-        )
-    for folder in ("eee", "predictions"):
-        os.makedirs(os.path.join(out_dir, folder), exist_ok=True)
-    written = []
     for name, text in files.items():
-        path = os.path.join(out_dir, name)
-        with open_output(out_dir, path) as f:
+        written.append(os.path.join(out_dir, name))
+        with open_output(out_dir, written[-1]) as f:
             f.write(text)
-        written.append(path)
-    for name, source in copies.items():
-        path = os.path.join(out_dir, name)
-        with open(source, "rb") as src, open_output(out_dir, path, "wb") as f:
-            shutil.copyfileobj(src, f)
-        written.append(path)
-    for stale in set(previous or ()) - set(names):
+    for stale in set(previous or ()) - set(files) - set(copies):
         path = os.path.realpath(os.path.join(out_dir, stale))
         if path.startswith(os.path.realpath(out_dir) + os.sep) and os.path.isfile(path):
             os.remove(path)

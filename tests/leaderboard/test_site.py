@@ -365,3 +365,17 @@ def test_the_submission_file_is_copied_as_the_rows_per_doc_predictions_when_its_
         "format": "json", "file_path": copy, "hash_algorithm": "sha256", "checksum": rows[1].entry.submission_hash,
     }  # fmt: skip
     assert eee.validate(record, eee.load_schema()) == []
+
+
+def test_a_credential_in_a_copied_submission_file_is_masked_and_the_checksum_is_of_the_copy(tmp_path):
+    board = hand_board()
+    sub = tmp_path / "s_submission.json"
+    sub.write_bytes(b'{"model_args": "pretrained=org/m,api_key=sk-LEAK42", "tasks": {}}')
+    row = board.sections[0].rows[0]
+    row.entry.predictions_file, row.entry.source_path = None, str(sub)
+    row.entry.submission_hash = hashlib.sha256(sub.read_bytes()).hexdigest()
+    write_site(board, str(tmp_path / "site"))
+    copy = tmp_path / "site" / "predictions" / f"{row.entry.submission_hash}.json"
+    assert json.loads(copy.read_text())["model_args"] == "pretrained=org/m,api_key=***"
+    record = next(r for r in _records(tmp_path / "site") if r["model_info"]["name"] == XSS)
+    assert record["detailed_evaluation_results"]["checksum"] == hashlib.sha256(copy.read_bytes()).hexdigest()
