@@ -17,7 +17,6 @@ interval from the sample log (:mod:`hanyi.report.decomposed` for decomposed aggr
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 
 from hanyi import BENCHMARKS
@@ -25,6 +24,8 @@ from hanyi.report import anchors as anchor_mod
 from hanyi.report import bias, decomposed, stats
 from hanyi.report import provenance as prov_mod
 from hanyi.report.layout import category_tables
+from hanyi.report.perdoc import doc_clusters, doc_hashes, per_doc  # noqa: F401  (the per-doc layer; importable here)
+from hanyi.report.perdoc import metric_of as _metric
 from hanyi.report.results import Run, benchmark_of, parents_of
 from hanyi.report.samples import judged_note
 
@@ -151,34 +152,6 @@ def provenance_of(run: Run, task: str) -> dict:
     return prov_mod.combine(task, [provenance_of(run, s) for s in t.subtasks if s in run.tasks])
 
 
-def per_doc(run: Run, task: str, name: str) -> tuple[dict, float]:
-    """``({doc key: value}, scale)`` reproducing the reported value; a group pools its tasks' docs."""
-    t = run.tasks.get(task)
-    m = _metric(run, task, name)
-    if t is None or m is None or isinstance(m.value, dict) or m.value is None:
-        return {}, 1.0
-    if not t.is_group:
-        vals, scale = stats.per_doc_scores(t.samples, name, m.value)
-        if not vals:  # a metric the report computed from the sample log (a diagnostic no longer emitted)
-            found = decomposed.from_samples_per_doc(run, task, name)
-            mean = sum(found.values()) / len(found) if found else None
-            vals = found if mean is not None and math.isclose(mean, m.value, rel_tol=1e-9, abs_tol=1e-12) else {}
-        return {(task, d): v for d, v in vals.items()}, scale
-    pooled: dict = {}
-    scales = set()
-    for sub in t.subtasks:
-        vals, scale = per_doc(run, sub, name)
-        if not vals:
-            return {}, 1.0
-        pooled.update(vals)
-        scales.add(scale)
-    if len(scales) != 1 or not pooled:
-        return {}, 1.0
-    scale = scales.pop()
-    mean = sum(pooled.values()) / len(pooled)
-    return (pooled, scale) if abs(mean * scale - m.value) <= 1e-6 * max(1.0, abs(m.value)) else ({}, 1.0)
-
-
 def interval_of(run: Run, task: str, name: str) -> dict:
     """The 95 % interval record of one headline number (``ci_low`` is ``None`` with a ``why`` when there is none)."""
     m = _metric(run, task, name)
@@ -214,22 +187,6 @@ def interval_of(run: Run, task: str, name: str) -> dict:
     return {**rec, **{k: out[k] for k in keep if k in out}, **({"cluster_key": key} if labels else {})}
 
 
-def doc_clusters(run: Run, task: str, name: str) -> tuple[str | None, dict]:
-    """``(cluster key, {(task, doc_id): cluster label})`` of a task's (a group: its tasks') logged docs, from the
-    ``cluster_key`` its tasks set (:func:`hanyi.report.stats.cluster_labels`); ``(None, {})`` when none is set."""
-    leaves = decomposed._leaves(run, task)
-    keys = {stats.cluster_key(run, leaf) for leaf in leaves if leaf in run.tasks} - {None}
-    if len(keys) != 1:
-        return None, {}
-    key = keys.pop()
-    out = {}
-    for leaf in leaves:
-        lines = [s for s in (run.tasks[leaf].samples if leaf in run.tasks else None) or () if isinstance(s, dict)]
-        for line, label in zip(lines, stats.cluster_labels(lines, key, name.split(",")[0]) or ()):
-            out[leaf, line.get("doc_id")] = label
-    return key, out
-
-
 def tasks_by_benchmark(runs: list[Run]) -> dict[str, list[str]]:
     """``{benchmark: [task names]}`` over every run: groups first, then tasks, each sorted."""
     found: dict[str, set[str]] = {}
@@ -254,11 +211,6 @@ def _metric_names(runs: list[Run], task: str) -> list[str]:
             if name not in names:
                 names.append(name)
     return names
-
-
-def _metric(run: Run, task: str, name: str):
-    t = run.tasks.get(task)
-    return t.metrics.get(name) if t else None
 
 
 def _arrow(runs: list[Run], task: str, name: str) -> str:
@@ -716,20 +668,6 @@ def build_sections(runs: list[Run], anchors_dir: str = anchor_mod.ANCHORS_DIR) -
                 section.tables.insert(1, paired_table(runs, section.paired))
         sections.append(section)
     return sections
-
-
-def doc_hashes(run: Run, task: str) -> dict:
-    """``{(task, doc_id): content hash}`` from a task's sample log (a group: its subtasks'), for the docs that log one
-    (:func:`hanyi.report.samples.content_hash`)."""
-    t = run.tasks.get(task)
-    if t is None:
-        return {}
-    if t.is_group:
-        return {k: v for sub in t.subtasks for k, v in doc_hashes(run, sub).items()}
-    from hanyi.report.samples import content_hash  # the doc's content, not lmms-eval's prompt-only doc_hash
-
-    hashes = {(task, s.get("doc_id")): content_hash(s) for s in t.samples or [] if isinstance(s, dict)}
-    return {k: v for k, v in hashes.items() if v is not None}
 
 
 def data_differs(runs: list[Run], task: str) -> str | None:

@@ -1,0 +1,201 @@
+"""The per-doc results layer: run x task x doc x metric, with provenance, read once from lmms-eval's sample logs.
+
+Every per-doc view reads it: the report's intervals, paired tests and breakdowns (:mod:`hanyi.report.build`,
+:mod:`hanyi.report.decomposed`, :mod:`hanyi.report.stats`) and the leaderboard's intake
+(:mod:`hanyi.leaderboard.intake`), which re-scores a submission's predictions through the replay model and reads
+the re-scored run here. One implementation each of:
+
+* :func:`per_doc_scores` / :func:`per_doc`: a metric's per-doc values, kept only when their mean reproduces the
+  aggregate lmms-eval reported (as a fraction or a percentage: the ``scale``);
+* :func:`cluster_key` / :func:`cluster_labels` / :func:`doc_clusters`: the docs that share an image, story or pun;
+* :func:`doc_hashes`: each doc's content hash (:func:`hanyi.report.samples.content_hash`);
+* :func:`task_layer`: all of that for one task of one run, with its provenance, as plain dicts keyed by ``doc_id``.
+"""
+
+from __future__ import annotations
+
+import math
+
+from hanyi.report.results import Run
+
+
+def _item_value(item, key: str):
+    if isinstance(item, bool):
+        return float(item)
+    if isinstance(item, (int, float)):
+        return float(item) if math.isfinite(item) else None
+    if isinstance(item, dict) and key in item:
+        v = item[key]
+        if v is None:
+            return None
+        if isinstance(v, bool) or isinstance(v, (int, float)):
+            return float(v)
+    return None
+
+
+def per_doc_candidates(samples: list[dict], metric: str) -> list[tuple[str, dict[int, float]]]:
+    """Readings of ``metric``'s per-doc values in a sample log: ``[(rule, {doc_id: value})]``."""
+    items = [(s.get("doc_id"), s.get(metric)) for s in samples if metric in s]
+    if not items:
+        return []
+    out = []
+    if all(isinstance(it, (int, float)) for _, it in items):
+        out.append(("value", {d: _item_value(it, "") for d, it in items if _item_value(it, "") is not None}))
+    if all(isinstance(it, dict) for _, it in items):
+        if all("correct" in it for _, it in items):
+            out.append(("correct, all docs", {d: float(bool(it["correct"])) for d, it in items}))
+            if all("parsed" in it for _, it in items):
+                out.append(("correct, parsed docs", {d: float(bool(it["correct"])) for d, it in items if it["parsed"]}))
+        for key in ("instance_score", "score", "v"):  # v: CVLUE's per-doc value
+            if any(key in it for _, it in items):
+                vals = {d: _item_value(it, key) for d, it in items}
+                out.append((f"{key}, scored docs", {d: v for d, v in vals.items() if v is not None}))
+                out.append((f"{key}, unscored as 0", {d: (v if v is not None else 0.0) for d, v in vals.items()}))
+    return [(rule, vals) for rule, vals in out if vals]
+
+
+def per_doc_scores(samples: list[dict] | None, metric: str, reported: float | None) -> tuple[dict[int, float], float]:
+    """``({doc_id: value}, scale)`` whose mean × ``scale`` equals ``reported``; ``({}, 1)`` when none does."""
+    if not samples or reported is None:
+        return {}, 1.0
+    for _rule, vals in per_doc_candidates(samples, metric):
+        mean = sum(vals.values()) / len(vals)
+        for scale in (1.0, 100.0):
+            if math.isclose(mean * scale, reported, rel_tol=1e-6, abs_tol=1e-9):
+                return vals, scale
+    return {}, 1.0
+
+
+def cluster_key(run, task: str) -> str | None:
+    """The ``cluster_key`` of ``task``: from the run's results file (lmms-eval records the task config), else from
+    the task's YAML as hanyi ships it; None when the task names none."""
+    config = ((getattr(run, "raw", None) or {}).get("configs") or {}).get(task)
+    if isinstance(config, dict) and "task" in config:
+        return config.get("cluster_key") or None
+    from hanyi.report.aggregations import task_files
+    from hanyi.task_yaml import read
+
+    path = task_files().get(task)
+    try:
+        return (read(path).get("cluster_key") or None) if path else None
+    except Exception:
+        return None
+
+
+def cluster_labels(lines: list[dict], key: str | None, metric: str | None = None) -> list | None:
+    """One cluster label per sample-log line: the value of ``key`` in the line's ``metric`` item, else in any of its
+    dict items (``None`` where no item has it: the doc is a cluster of its own); None without ``key`` or labels."""
+    if not key:
+        return None
+    out = []
+    for line in lines:
+        items = [line.get(metric)] if metric else []
+        items += [v for v in line.values() if isinstance(v, dict)]
+        label = next((it[key] for it in items if isinstance(it, dict) and it.get(key) is not None), None)
+        out.append(label if label is None or isinstance(label, (str, int, float)) else str(label))
+    return out if any(label is not None for label in out) else None
+
+
+def metric_of(run: Run, task: str, name: str):
+    """The :class:`~hanyi.report.results.Metric` ``name`` of ``task`` in ``run``; ``None`` when absent."""
+    t = run.tasks.get(task)
+    return t.metrics.get(name) if t else None
+
+
+def per_doc(run: Run, task: str, name: str) -> tuple[dict, float]:
+    """``({doc key: value}, scale)`` reproducing the reported value; a group pools its tasks' docs."""
+    from hanyi.report import decomposed
+
+    t = run.tasks.get(task)
+    m = metric_of(run, task, name)
+    if t is None or m is None or isinstance(m.value, dict) or m.value is None:
+        return {}, 1.0
+    if not t.is_group:
+        vals, scale = per_doc_scores(t.samples, name, m.value)
+        if not vals:  # a metric the report computed from the sample log (a diagnostic no longer emitted)
+            found = decomposed.from_samples_per_doc(run, task, name)
+            mean = sum(found.values()) / len(found) if found else None
+            vals = found if mean is not None and math.isclose(mean, m.value, rel_tol=1e-9, abs_tol=1e-12) else {}
+        return {(task, d): v for d, v in vals.items()}, scale
+    pooled: dict = {}
+    scales = set()
+    for sub in t.subtasks:
+        vals, scale = per_doc(run, sub, name)
+        if not vals:
+            return {}, 1.0
+        pooled.update(vals)
+        scales.add(scale)
+    if len(scales) != 1 or not pooled:
+        return {}, 1.0
+    scale = scales.pop()
+    mean = sum(pooled.values()) / len(pooled)
+    return (pooled, scale) if abs(mean * scale - m.value) <= 1e-6 * max(1.0, abs(m.value)) else ({}, 1.0)
+
+
+def doc_clusters(run: Run, task: str, name: str) -> tuple[str | None, dict]:
+    """``(cluster key, {(task, doc_id): cluster label})`` of a task's (a group: its tasks') logged docs, from the
+    ``cluster_key`` its tasks set (:func:`hanyi.report.cluster_labels`); ``(None, {})`` when none is set."""
+    from hanyi.report import decomposed
+
+    leaves = decomposed._leaves(run, task)
+    keys = {cluster_key(run, leaf) for leaf in leaves if leaf in run.tasks} - {None}
+    if len(keys) != 1:
+        return None, {}
+    key = keys.pop()
+    out = {}
+    for leaf in leaves:
+        lines = [s for s in (run.tasks[leaf].samples if leaf in run.tasks else None) or () if isinstance(s, dict)]
+        for line, label in zip(lines, cluster_labels(lines, key, name.split(",")[0]) or ()):
+            out[leaf, line.get("doc_id")] = label
+    return key, out
+
+
+def doc_hashes(run: Run, task: str) -> dict:
+    """``{(task, doc_id): content hash}`` from a task's sample log (a group: its subtasks'), for the docs that log one
+    (:func:`hanyi.report.samples.content_hash`)."""
+    t = run.tasks.get(task)
+    if t is None:
+        return {}
+    if t.is_group:
+        return {k: v for sub in t.subtasks for k, v in doc_hashes(run, sub).items()}
+    from hanyi.report.samples import content_hash  # the doc's content, not lmms-eval's prompt-only doc_hash
+
+    hashes = {(task, s.get("doc_id")): content_hash(s) for s in t.samples or [] if isinstance(s, dict)}
+    return {k: v for k, v in hashes.items() if v is not None}
+
+
+def task_layer(run: Run, task: str) -> dict:
+    """One task of one run as the layer's plain record: ``metrics`` ({metric: {doc_id: value}} of every numeric
+    metric whose per-doc values reproduce its aggregate), ``scales`` ({metric: 1 or 100}), ``values`` ({metric:
+    aggregate}), ``clusters`` ({doc_id: label}; empty when the task names no ``cluster_key``), ``hashes`` ({doc_id:
+    content hash}) and ``provenance`` (:func:`hanyi.report.provenance.task_provenance`)."""
+    t = run.tasks[task]
+    values, metrics, scales = {}, {}, {}
+    for name, m in t.metrics.items():
+        if isinstance(m.value, (int, float)) and not isinstance(m.value, bool):
+            values[name] = m.value
+            vals, scale = per_doc(run, task, name)
+            if vals:
+                metrics[name] = {d: v for (_, d), v in vals.items()}
+                scales[name] = scale
+    _key, clusters = doc_clusters(run, task, next(iter(metrics), ""))
+    return {
+        "values": values,
+        "metrics": metrics,
+        "scales": scales,
+        "clusters": {d: label for (_, d), label in clusters.items() if label is not None},
+        "hashes": {d: h for (_, d), h in doc_hashes(run, task).items()},
+        "provenance": t.provenance,
+    }
+
+
+def data_fingerprint(hashes: dict[int, str | None]) -> str:
+    """``sha256:<hex>`` over a task's ``{doc_id: content hash}`` in doc order: the docs a run scored, as data.
+
+    >>> data_fingerprint({1: "b", 0: "a"}) == data_fingerprint({0: "a", 1: "b"}) != data_fingerprint({0: "a"})
+    True
+    """
+    import hashlib
+
+    text = "".join(f"{d}:{hashes[d]}\n" for d in sorted(hashes))
+    return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
