@@ -1,4 +1,12 @@
-"""The documented ``hanyi-submission`` JSON format (``docs/reading-results.md``): build one from a run, validate it."""
+"""The documented ``hanyi-submission`` JSON format (``docs/reading-results.md``): build one from a run, validate it.
+
+Version 2 (written since issue 38; version 1 is still read) adds what a leaderboard needs to re-check a file against
+its own installed data and scorers (``hanyi leaderboard check``): per task ``n_original`` (the split's size),
+``data_fingerprint`` (:func:`hanyi.report.perdoc.data_fingerprint` over every doc's content hash) and
+``prompt_variant``; per prediction ``doc_hash`` (:func:`hanyi.report.samples.content_hash` of the doc it answered)
+and, for a judged metric, ``verdicts`` (``{metric: the logged item}``: the judge's verdict the aggregate is
+re-computed from).
+"""
 
 from __future__ import annotations
 
@@ -8,7 +16,23 @@ from hanyi import BENCHMARKS, __version__
 from hanyi.submit.samples import SubmissionError, _finite, _response, evidence, read_samples
 
 FORMAT_NAME = "hanyi-submission"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
+#: Versions this hanyi reads (1: no doc hashes, data fingerprint or verdicts; a leaderboard refuses it).
+READ_VERSIONS = (1, 2)
+
+
+def verdicts(sample: dict, metrics) -> dict:
+    """``{metric: item}`` of the judged metrics of one sample line: items that log a judge's answer or model.
+
+    >>> verdicts({"doc_id": 0, "ctc_score": {"score": 3, "judge_raw": "3"}, "ctc_blank_rate": 0.0}, ["ctc_score"])
+    {'ctc_score': {'score': 3, 'judge_raw': '3'}}
+    """
+    out = {}
+    for name in metrics:
+        item = sample.get(name.split(",")[0])
+        if isinstance(item, dict) and ("judge_raw" in item or "judge_model" in item):
+            out[name] = item
+    return out
 
 
 def hanyi_submission(run, benchmark: str, tasks: list[str], samples: dict[str, list[dict]] | None = None) -> dict:
@@ -19,7 +43,7 @@ def hanyi_submission(run, benchmark: str, tasks: list[str], samples: dict[str, l
         "version": FORMAT_VERSION,
         "benchmark": benchmark,
         "hanyi_version": __version__,
-        "lmms_eval_version": run.lmms_eval_version,
+        "lmms_eval_version": _lmms_eval_version(run.lmms_eval_version),
         "model": run.model,
         "model_args": run.model_args,
         "date": run.date,
@@ -32,26 +56,35 @@ def hanyi_submission(run, benchmark: str, tasks: list[str], samples: dict[str, l
             for m, v in task.metrics.items()
             if isinstance(v.value, (int, float)) and not isinstance(v.value, bool) and math.isfinite(v.value)
         }
-        entry = {"version": task.version, "n": task.n, "metrics": metrics, "predictions": []}
+        entry = {"version": task.version, "n": task.n, "n_original": task.n_original, "metrics": metrics}
+        entry |= {"prompt_variant": task.prompt_variant, "predictions": []}
         if task.provenance:  # data source, scorer backends, judge, --limit, failed generations
             entry["provenance"] = task.provenance
         if name in samples or task.samples_file:
+            from hanyi.report.perdoc import data_fingerprint
+            from hanyi.report.samples import content_hash
+
             rows = samples[name] if name in samples else read_samples(task.samples_file)
             for s in rows:
-                entry["predictions"].append(
-                    {
-                        "doc_id": s["doc_id"],
-                        "target": s.get("target"),
-                        "response": _response(s),
-                        "evidence": evidence(s, task.metrics),
-                    }
-                )
+                pred = {"doc_id": s["doc_id"], "doc_hash": content_hash(s), "target": s.get("target")}
+                pred |= {"response": _response(s), "evidence": evidence(s, task.metrics)}
+                pred |= {"verdicts": v} if (v := verdicts(s, task.metrics)) else {}
+                entry["predictions"].append(pred)
+            entry["data_fingerprint"] = data_fingerprint({p["doc_id"]: p["doc_hash"] for p in entry["predictions"]})
         out["tasks"][name] = entry
     return _finite(out)
 
 
+def _lmms_eval_version(recorded: str) -> str:
+    """The release the results record, else the installed one (lmms-eval 0.7.3 records the git branch@commit of the
+    folder a run started in, which is no version: :func:`hanyi.report.render.lmms_eval_version`)."""
+    from hanyi.report.render import installed_lmms_eval, lmms_eval_version
+
+    return lmms_eval_version(recorded, installed_lmms_eval())
+
+
 def validate_hanyi_submission(doc: dict) -> None:
-    """Raise :class:`SubmissionError` unless ``doc`` follows the ``hanyi-submission`` v1 format.
+    """Raise :class:`SubmissionError` unless ``doc`` follows the ``hanyi-submission`` format (version 1 or 2).
 
     >>> validate_hanyi_submission({"format": "hanyi-submission", "version": 1, "benchmark": "cii", "model": "m",
     ...     "tasks": {"cii_none": {"metrics": {"acc": 50.0}, "predictions": [{"doc_id": 0, "response": "A"}]}}})
@@ -60,8 +93,8 @@ def validate_hanyi_submission(doc: dict) -> None:
     ...
     hanyi.submit.samples.SubmissionError: hanyi-submission: no task
     """
-    if doc.get("format") != FORMAT_NAME or doc.get("version") != FORMAT_VERSION:
-        raise SubmissionError(f"hanyi-submission: format/version must be {FORMAT_NAME!r}/{FORMAT_VERSION}")
+    if doc.get("format") != FORMAT_NAME or doc.get("version") not in READ_VERSIONS:
+        raise SubmissionError(f"hanyi-submission: format/version must be {FORMAT_NAME!r}/1 or 2")
     if doc.get("benchmark") not in BENCHMARKS:
         raise SubmissionError(f"hanyi-submission: unknown benchmark {doc.get('benchmark')!r}")
     if not isinstance(doc.get("model"), str):
@@ -69,13 +102,23 @@ def validate_hanyi_submission(doc: dict) -> None:
     if not isinstance(doc.get("tasks"), dict) or not doc["tasks"]:
         raise SubmissionError("hanyi-submission: no task")
     for name, task in doc["tasks"].items():
+        if not isinstance(task, dict):
+            raise SubmissionError(f"hanyi-submission: {name}: a task must be a JSON object")
+        if not isinstance(task.get("predictions", []), list):
+            raise SubmissionError(f"hanyi-submission: {name}: 'predictions' must be a list")
         if not isinstance(task.get("metrics"), dict) or not all(
-            isinstance(v, (int, float)) and math.isfinite(v) for v in task["metrics"].values()
+            isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+            for v in task["metrics"].values()
         ):
             raise SubmissionError(f"hanyi-submission: {name}: 'metrics' must map names to numbers")
         seen = set()
         for i, pred in enumerate(task.get("predictions", [])):
-            if not isinstance(pred.get("doc_id"), int) or "response" not in pred:
+            if (
+                not isinstance(pred, dict)
+                or isinstance(pred.get("doc_id"), bool)
+                or not isinstance(pred.get("doc_id"), int)
+                or "response" not in pred
+            ):
                 raise SubmissionError(
                     f"hanyi-submission: {name} prediction {i}: needs an integer doc_id and a response"
                 )
