@@ -161,6 +161,7 @@ def cluster_bootstrap(
     iters: int = ITERS,
     seed: int = SEED,
     level: float = LEVEL,
+    keep_draws: bool = False,
 ) -> dict:
     """Percentile bootstrap of ``Σ weight · combine(stats)`` over ``parts = [(weight, combine, stats, clusters,
     strata), ...]`` (``clusters``, ``strata``: one label per row, or None). Each resample draws, in every stratum,
@@ -170,7 +171,8 @@ def cluster_bootstrap(
     has its rows as clusters of their own, in the stratum ``("part", index)`` unless it names strata.
 
     Returns ``{"value", "ci_low", "ci_high", "stderr", "method", "n", "clusters"}`` (``stderr``: the standard deviation
-    of the resampled values; no interval, with ``why``, when the value or more than 5 % of resamples is undefined).
+    of the resampled values; no interval, with ``why``, when the value or more than 5 % of resamples is undefined;
+    with ``keep_draws``, also ``"draws"``: the resampled values, which :func:`paired_test` reads).
 
     >>> import numpy as np
     >>> out = cluster_bootstrap([(1.0, resample.mean, np.array([1.0, 1.0, 0.0, 0.0]), ["a", "a", "b", "b"], None)])
@@ -220,7 +222,8 @@ def cluster_bootstrap(
             total += w * (fast[p](idx) if fast[p] is not None else float(combine(arr[idx])))
         values[i] = total
     why = f"the aggregate is undefined on {int((~np.isfinite(values)).sum())} of {iters} resamples"
-    return resample._percentile_record(out, values, level, method, why)
+    out = resample._percentile_record(out, values, level, method, why)
+    return {**out, "draws": values} if keep_draws else out
 
 
 def interval(
@@ -307,12 +310,95 @@ def mcnemar_clustered(a: Sequence[float], b: Sequence[float], clusters: Sequence
     return math.erfc(math.sqrt(stat / 2))
 
 
+def paired_test(a: Sequence[float], b: Sequence[float], clusters: Sequence | None = None, **kwargs) -> dict:
+    """The paired test of B against A on the same units (``clusters`` as in :func:`paired`): ``{"test", "p"}``. For 0/1
+    scores McNemar's exact test (``a_only``, ``b_only``: the discordant counts), or :func:`mcnemar_clustered` when a
+    cluster holds more than one unit; for any other scores the paired cluster bootstrap of the differences B − A
+    (``draws``: its resampled means, else it is run with ``kwargs``), two-sided: ``p = min(1, 2 · min(share of draws
+    ≤ 0, share ≥ 0))``, the level at which the percentile interval of the difference reaches 0.
+
+    >>> paired_test([0, 0, 1, 1], [1, 1, 1, 1])["p"], paired_test([0, 0, 1], [1, 1, 1], [1, 1, 2])["test"]
+    (0.5, 'clustered McNemar (Durkalski 2003)')
+    >>> paired_test([0.1, 0.2, 0.3, 0.4], [0.6, 0.7, 0.8, 0.9], iters=200)
+    {'test': 'paired bootstrap (two-sided percentile p)', 'p': 0.0}
+    """
+    import numpy as np
+
+    if all(v in (0.0, 1.0) for v in (*a, *b)):
+        a_only = sum(1 for x, y in zip(a, b) if x == 1 and y == 0)
+        b_only = sum(1 for x, y in zip(a, b) if x == 0 and y == 1)
+        counts = {"a_only": a_only, "b_only": b_only}
+        if len(set(_labels(clusters, len(a)))) < len(a):
+            return {"test": "clustered McNemar (Durkalski 2003)", "p": mcnemar_clustered(a, b, clusters), **counts}
+        return {"test": "McNemar exact (two-sided)", "p": mcnemar_exact(a_only, b_only), **counts}
+    draws = kwargs.pop("draws", None)
+    if draws is None:
+        diffs = [y - x for x, y in zip(a, b)]
+        draws = cluster_bootstrap([(1.0, resample.mean, diffs, clusters, None)], keep_draws=True, **kwargs).get("draws")
+    d = np.asarray([] if draws is None else draws, dtype=float)
+    d = d[np.isfinite(d)]
+    p = 1.0 if not len(d) else min(1.0, 2 * min(float((d <= 0).mean()), float((d >= 0).mean())))
+    return {"test": "paired bootstrap (two-sided percentile p)", "p": p}
+
+
+def holm(pvalues: Sequence[float]) -> list[float]:
+    """Holm's step-down adjusted p-values (Holm 1979), in the order given: the ``i``-th smallest of ``m`` is
+    ``max_{j ≤ i} min(1, (m − j + 1) · p_(j))``; reject where the adjusted p is below the level (family-wise error).
+
+    >>> holm([0.01, 0.04, 0.03])
+    [0.03, 0.06, 0.06]
+    """
+    m = len(pvalues)
+    out = [1.0] * m
+    running = 0.0
+    for rank, i in enumerate(sorted(range(m), key=lambda k: pvalues[k])):
+        running = max(running, min(1.0, (m - rank) * pvalues[i]))
+        out[i] = round(running, 15)
+    return out
+
+
+def rank_draws(scores, clusters: Sequence | None = None, iters: int = 1000, seed: int = SEED, chunk: int = 50):
+    """The ranks of several systems on one paired cluster bootstrap: ``scores`` is systems × units (NaN: a unit the
+    system was not scored on, left out of its mean); each resample draws as many clusters as there are, with
+    replacement (``clusters``: one label per unit, as in :func:`cluster_bootstrap`; clusters numbered in order of
+    first appearance), weights every unit by its cluster's draw count and takes each system's weighted mean over its
+    scored units; rank 1 is the highest mean, tied means share the best rank, an undefined mean ranks last. Returns
+    an ``iters`` × systems integer array. Draw ``b``'s clusters are the ``b``-th of ``numpy.random.default_rng(seed)``'s
+    successive ``integers(0, C, size=C)`` (drawn ``chunk`` draws at a time: the same stream).
+
+    >>> rank_draws([[1, 1, 0, 1], [0, 0, 1, 0]], iters=3).tolist()
+    [[1, 2], [1, 2], [1, 2]]
+    """
+    import numpy as np
+
+    s = np.asarray(scores, dtype=float)
+    scored = np.isfinite(s)
+    vals = np.where(scored, s, 0.0)
+    rows, _ = _index(_labels(clusters, s.shape[1]), None)
+    rows = np.asarray(rows, dtype=int)
+    n_clusters = int(rows.max()) + 1 if len(rows) else 0
+    rng = np.random.default_rng(seed)
+    out = np.empty((iters, s.shape[0]), dtype=int)
+    for start in range(0, iters, chunk):
+        k = min(chunk, iters - start)
+        picks = rng.integers(0, n_clusters, size=(k, n_clusters))
+        counts = np.zeros((k, n_clusters))
+        np.add.at(counts, (np.repeat(np.arange(k), n_clusters), picks.ravel()), 1.0)
+        weights = counts[:, rows]  # k × units
+        with np.errstate(invalid="ignore", divide="ignore"):
+            means = (weights @ vals.T) / (weights @ scored.T)  # k × systems
+        means = np.where(np.isfinite(means), means, -np.inf)
+        out[start : start + k] = 1 + (means[:, None, :] > means[:, :, None]).sum(axis=2)
+    return out
+
+
 def paired(a: Sequence[float], b: Sequence[float], clusters: Sequence | None = None, **kwargs) -> dict:
     """Paired comparison of two runs' per-unit scores on the same units (``a[i]``, ``b[i]`` one unit, in the cluster
     ``clusters[i]``): both means, the difference B − A, its 95 % interval by the paired cluster bootstrap (units of
-    a drawn cluster taken in both runs together), its standard error and :func:`mdd`, ``below_mdd``; for 0/1 scores
-    McNemar's exact test (no clusters of more than one unit) or :func:`mcnemar_clustered`, else "significant" when the
-    interval excludes 0.
+    a drawn cluster taken in both runs together), its standard error and :func:`mdd`, ``below_mdd``; the test of
+    :func:`paired_test`: for 0/1 scores McNemar's exact test (no clusters of more than one unit) or
+    :func:`mcnemar_clustered` (``mcnemar_p``), else "significant" when the interval excludes 0 (``p``: the bootstrap
+    p-value).
 
     >>> out = paired([0, 0, 1, 1], [1, 1, 1, 1])
     >>> out["difference"], out["test"], out["a_only"], out["b_only"]
@@ -322,7 +408,7 @@ def paired(a: Sequence[float], b: Sequence[float], clusters: Sequence | None = N
     if n == 0 or len(b) != n:
         raise ValueError("paired needs the same, non-empty units in both runs")
     diffs = [y - x for x, y in zip(a, b)]
-    boot = cluster_bootstrap([(1.0, resample.mean, diffs, clusters, None)], **kwargs)
+    boot = cluster_bootstrap([(1.0, resample.mean, diffs, clusters, None)], keep_draws=True, **kwargs)
     labels = _labels(clusters, n)
     n_clusters = len(set(labels))
     unit = "clusters" if n_clusters < n else "docs"
@@ -339,14 +425,12 @@ def paired(a: Sequence[float], b: Sequence[float], clusters: Sequence | None = N
         "mdd": mdd(boot["stderr"] or None),  # no resampled variation (no discordant doc): none
     }
     out["below_mdd"] = out["mdd"] is not None and abs(out["difference"]) < out["mdd"]
-    if all(v in (0.0, 1.0) for v in (*a, *b)):
-        a_only = sum(1 for x, y in zip(a, b) if x == 1 and y == 0)
-        b_only = sum(1 for x, y in zip(a, b) if x == 0 and y == 1)
-        clustered = n_clusters < n
-        p = mcnemar_clustered(a, b, clusters) if clustered else mcnemar_exact(a_only, b_only)
-        test = "clustered McNemar (Durkalski 2003)" if clustered else "McNemar exact (two-sided)"
-        out.update(a_only=a_only, b_only=b_only, mcnemar_p=p, significant=p < 0.05, test=test)
+    test = paired_test(a, b, clusters, draws=boot.get("draws"))
+    if "a_only" in test:
+        out.update(a_only=test["a_only"], b_only=test["b_only"], mcnemar_p=test["p"], test=test["test"])
+        out["significant"] = test["p"] < 0.05
     else:
         low, high = out["ci_low"], out["ci_high"]
         out.update(significant=low is not None and not (low <= 0 <= high), test="paired bootstrap CI excludes 0")
+        out["p"] = test["p"]
     return out

@@ -1,0 +1,446 @@
+"""The board's ranking (issue 38 item 3): accepted :class:`~hanyi.leaderboard.entries.Entry` records in, a
+:class:`~hanyi.leaderboard.entries.Board` of sections out. Nothing here reads a file but the anchors; every
+statistic is :mod:`hanyi.metrics.intervals`' (the report's), computed on the board's own re-scores.
+
+**Sections.** Rows are ranked together only when their protocol matches: the same tasks, and per task the same
+:attr:`Entry.protocol` fields (task version, prompt variant, judge model and version, backbone keys, full split, data
+fingerprint). Each other protocol is a section of its own, whose ``apart`` says how it differs from the benchmark's
+main section: the one with the most rows; on a tie, the one with more paper rows it is comparable with.
+
+**Ranking column**, per benchmark: the paper's headline, the first of these that every row of the section has
+(:data:`RANKING_COLUMNS`):
+
+* Pun Rebus Art: ``punrebus_matching/accuracy``, Table 1's first column (symbolic matching accuracy; the paper ranks
+  no mean of its columns); a text-only section ranks by ``punrebus_textonly/accuracy`` (Table 2's only column).
+* CVLUE: ``cvlue_vqa/accuracy``, "VQA Acc". Table 4 has one column per task and no overall one; the default group
+  ``cvlue`` (the one every model can run) has VQA and VG, and VQA comes first of those in Table 4; then VG mIoU,
+  then the ``cvlue_ranking`` tasks' R@1 (TR, IR, VD) for a section without VQA.
+* CII-Bench: ``cii_none/acc``, Table 1's "Overall" (the paper's ranking); then the other prompt settings' ``acc``.
+* UNPIE: ``unpie_grounding/exact_match``, Table 4 (the paper's first task), both splits pooled: the paper prints
+  Homo and Hetero only, and with 500 puns each the pooled share is their mean; then the SM and LM settings'.
+* VULCA: ``vulca_baseline/expert_alignment``, the §4.4 / Table 1 alignment of the model's own (not persona-guided)
+  critiques; its tables 4, 5 and 7 are per-feature scores with no overall column.
+
+**Cells** are value [95 % interval] by the report's method for a mean of per-doc scores
+(:func:`hanyi.report.stats.interval`: exact Clopper-Pearson for 0/1 scores, clustered by the design effect where
+:attr:`Entry.clusters` labels docs that share an image, story or pun; else a cluster bootstrap), in the value's unit;
+a value that is not the mean of its per-doc scores (corpus BLEU) has no interval, and says so.
+
+**Rank interval**: :func:`hanyi.metrics.intervals.rank_draws`, ``RANK_ITERS`` = 1,000 paired resamples (seed
+:data:`hanyi.metrics.resample.SEED`) of the section's docs (whole clusters where there are clusters), each row's mean
+over the docs it scored; the interval is the 2.5th and 97.5th percentiles of each row's rank (the smallest rank
+``r`` with at least 2.5 %, resp. 97.5 %, of the draws at or above ``r``).
+
+**Tiers**: rows sorted by value; each adjacent pair is tested on the docs both scored by
+:func:`hanyi.metrics.intervals.paired_test` (McNemar exact for 0/1 scores, clustered McNemar with clusters, else the
+paired bootstrap); the p-values are Holm-corrected over the section's adjacent pairs
+(:func:`hanyi.metrics.intervals.holm`); a difference with adjusted p ≥ 0.05 keeps the lower row in the upper row's
+tier.
+
+**Flip**: the fewest docs whose scores would have to change, in either row or both (each score to any value in
+[0, 1]), for the row to stand strictly above the one above it. A doc ``d`` can move the gap by at most
+``hi_d / n_hi + (1 − lo_d) / n_lo`` (each part only where that row scored ``d``; ``n``: the docs each row's mean
+counts), so taking the docs of largest gain first gives the exact minimum, for 0/1 scores and for continuous ones.
+None where a per-doc score lies outside [0, 1].
+
+**Reference rows**: the papers' numbers linked to a section's columns (:func:`hanyi.report.anchors.links_for`), in
+our unit, never ranked; marked comparable only when :func:`hanyi.report.provenance.comparability` finds no reason
+against any ranked row of the section (the report's rule), with the reasons.
+
+**Overall**: a mean rank only when every model on the board has a row in the main section of every benchmark on it
+(two or more); its interval comes from the per-benchmark rank draws (draw ``b`` of each benchmark, averaged).
+Otherwise :attr:`Board.overall` is None and :attr:`Board.overall_absent` says why.
+"""
+
+from __future__ import annotations
+
+import math
+
+from hanyi import BENCHMARKS
+from hanyi.leaderboard.entries import Board, Cell, Entry, Rejected, Row, Section
+from hanyi.metrics import intervals
+from hanyi.metrics.resample import ITERS, SEED
+from hanyi.report import anchors as anchor_mod
+
+#: Paired bootstrap resamples behind each rank interval (and the overall mean rank's).
+RANK_ITERS = 1000
+#: The level of the tier tests (after Holm).
+ALPHA = 0.05
+#: Per benchmark, the ranking column candidates in order (``(task, metric)``); see the module docstring.
+RANKING_COLUMNS = {
+    "punrebus": (
+        ("punrebus_matching", "accuracy"),
+        ("punrebus_matching_5shot", "accuracy"),
+        ("punrebus_textonly", "accuracy"),
+        ("punrebus_elements", "element_sim"),
+    ),
+    "cvlue": (
+        ("cvlue_vqa", "accuracy"),
+        ("cvlue_vg", "miou"),
+        ("cvlue_tr_rerank", "r1"),
+        ("cvlue_ir_rerank", "r1"),
+        ("cvlue_vd", "r1"),
+    ),
+    "cii": (("cii_none", "acc"), ("cii_cot", "acc"), ("cii_3shot", "acc"), ("cii_textonly", "acc")),
+    "unpie": (
+        ("unpie_grounding", "exact_match"),
+        ("unpie_grounding_sm", "exact_match"),
+        ("unpie_grounding_text", "exact_match"),
+    ),
+    "vulca": (("vulca_baseline", "expert_alignment"), ("vulca", "expert_alignment")),
+}
+
+
+def column(task: str, metric: str) -> str:
+    return f"{task}/{metric}"
+
+
+def _split(col: str) -> tuple[str, str]:
+    task, _, metric = col.partition("/")
+    return task, metric
+
+
+def scores(entry: Entry, col: str) -> dict:
+    """The finite per-doc scores of one column of an entry, ``{doc_id: score}``."""
+    task, metric = _split(col)
+    found = (entry.per_doc.get(task) or {}).get(metric) or {}
+    return {d: float(v) for d, v in found.items() if v is not None and math.isfinite(float(v))}
+
+
+def _scale(per: dict, value: float | None) -> float | None:
+    """The factor (1 or 100) that turns the mean of ``per`` into ``value``; None when neither does."""
+    if not per or value is None:
+        return None
+    mean = math.fsum(per.values()) / len(per)
+    return next((s for s in (1.0, 100.0) if math.isclose(mean * s, value, rel_tol=1e-6, abs_tol=1e-9)), None)
+
+
+def cell(entry: Entry, col: str) -> Cell:
+    """Value [95 % interval] of one column of an entry, by the report's method for a mean of per-doc scores."""
+    from hanyi.report import stats
+
+    task, metric = _split(col)
+    value = (entry.values.get(task) or {}).get(metric)
+    judged = entry.judged.get(col)
+    note = f"judge verdicts {judged}" if judged else ""
+    if value is None or not math.isfinite(value):
+        return Cell(None, note=note)
+    per = scores(entry, col)
+    scale = _scale(per, value)
+    if scale is None:
+        why = "no interval: not the mean of its per-doc scores" if per else "no interval: no per-doc scores"
+        return Cell(value, note="; ".join(x for x in (note, why) if x))
+    labels = (entry.clusters or {}).get(task) or {}
+    out = stats.interval(list(per.values()), [labels.get(d) for d in per] if labels else None)
+    low, high = (None if out.get(k) is None else out[k] * scale for k in ("ci_low", "ci_high"))
+    if low is None:
+        note = "; ".join(x for x in (note, f"no interval: {out.get('why', 'none')}") if x)
+    return Cell(value, low, high, out.get("n", len(per)), note)
+
+
+def protocol_key(entry: Entry) -> tuple:
+    """What rows must share to be ranked together: the tasks and each task's protocol fields."""
+    return tuple(
+        (task, tuple(sorted((str(k), v) for k, v in (entry.protocol.get(task) or {}).items())))
+        for task in sorted(set(entry.values) | set(entry.protocol))
+    )
+
+
+def shared_protocol(key: tuple) -> dict:
+    """The protocol of a section, flat: ``field`` where every task has the same value, else ``task: field``."""
+    tasks = [task for task, _ in key]
+    fields: dict[str, dict[str, str | None]] = {}
+    for task, items in key:
+        for k, v in items:
+            fields.setdefault(k, {})[task] = v
+    out: dict[str, str | None] = {"tasks": ", ".join(tasks)}
+    for k, per_task in fields.items():
+        values = set(per_task.values())
+        if len(values) == 1 and len(per_task) == len(tasks):
+            out[k] = per_task[tasks[0]]
+        else:
+            out.update({f"{task}: {k}": v for task, v in per_task.items()})
+    return out
+
+
+def apart_reasons(key: tuple, main: tuple) -> list[str]:
+    """How a protocol differs from the main section's, one line per difference (tasks named where not all)."""
+    here, there = dict(key), dict(main)
+    reasons = []
+    if set(here) != set(there):
+        if set(here) - set(there):
+            reasons.append(f"tasks not in the main section: {', '.join(sorted(set(here) - set(there)))}")
+        if set(there) - set(here):
+            reasons.append(f"tasks of the main section missing: {', '.join(sorted(set(there) - set(here)))}")
+    diffs: dict[tuple, list[str]] = {}
+    for task in sorted(set(here) & set(there)):
+        a, b = dict(here[task]), dict(there[task])
+        for k in sorted(set(a) | set(b)):
+            if a.get(k) != b.get(k):
+                diffs.setdefault((k, a.get(k), b.get(k)), []).append(task)
+    shared = set(here) & set(there)
+    for (k, a, b), tasks in diffs.items():
+        where = "" if set(tasks) == shared else f" ({', '.join(tasks)})"
+        reasons.append(f"{k}: {a} here, {b} in the main section{where}")
+    return reasons
+
+
+def _columns(bench: str, entries: list[Entry], anchors_dir: str) -> list[str]:
+    """Every column the section's rows have; the paper's main-table columns first, in the paper's order."""
+    data = anchor_mod.load_anchor_file(bench, anchors_dir) or {}
+    tables = [t["id"] for t in data.get("tables") or []]
+    cols = sorted({column(t, m) for e in entries for t, ms in e.values.items() for m in ms})
+
+    def order(col: str):
+        task, metric = _split(col)
+        links = anchor_mod.links_for(bench, task, [metric], anchors_dir)
+        if not links:
+            return (1, len(tables), 0, col)
+        link = links[0]
+        return (0, tables.index(link.table["id"]), link.table["columns"].index(link.column), col)
+
+    return sorted(cols, key=order)
+
+
+def ranking_column(bench: str, entries: list[Entry], columns: list[str]) -> str:
+    """The first candidate of :data:`RANKING_COLUMNS` every row has a value for; else one some row has; else the
+    first column."""
+    candidates = [column(t, m) for t, m in RANKING_COLUMNS.get(bench, ())]
+    for need in (all, any):
+        for col in candidates:
+            task, metric = _split(col)
+            if need((e.values.get(task) or {}).get(metric) is not None for e in entries):
+                return col
+    return columns[0] if columns else ""
+
+
+def flip(upper: dict, lower: dict) -> int | None:
+    """The fewest docs whose change puts ``lower`` (per-doc scores in [0, 1], ``{doc: score}``) strictly above
+    ``upper``: each doc may change in either row or both (see the module docstring); exact, largest gain first.
+
+    >>> flip({1: 1, 2: 1, 3: 0}, {1: 0, 2: 1, 3: 0})  # 2/3 vs 1/3: doc 1 (1, 0) -> (0, 1) gains 2/3
+    1
+    """
+    if not upper or not lower or any(not 0 <= v <= 1 for v in (*upper.values(), *lower.values())):
+        return None
+    n_hi, n_lo = len(upper), len(lower)
+    gap = math.fsum(upper.values()) / n_hi - math.fsum(lower.values()) / n_lo
+    gains = sorted(
+        ((upper[d] / n_hi if d in upper else 0.0) + ((1 - lower[d]) / n_lo if d in lower else 0.0))
+        for d in set(upper) | set(lower)
+    )[::-1]
+    total = 0.0
+    for count, gain in enumerate(gains, 1):
+        total += gain
+        if total > gap + 1e-9:
+            return count
+    return None
+
+
+def _quantile(values, q: float):
+    """The smallest ``v`` with at least a share ``q`` of ``values`` at or below it (inverted CDF)."""
+    ordered = sorted(values)
+    return ordered[max(0, math.ceil(q * len(ordered)) - 1)]
+
+
+def competition_ranks(values: list[float], higher_better: bool = True) -> list[int]:
+    """1 + the number of values strictly better: tied values share the best rank (1, 2, 2, 4)."""
+    sign = 1 if higher_better else -1
+    return [1 + sum(1 for w in values if sign * w > sign * v) for v in values]
+
+
+def _rank_section(ranked: list[Row], col: str) -> tuple:
+    """Rank, rank interval, tier, flip of the ranked rows (sorted by value); returns ``(draws or None, methods)``."""
+    values = [r.cells[col].value for r in ranked]
+    for row, rank in zip(ranked, competition_ranks(values)):
+        row.rank = rank
+    per = [scores(r.entry, col) for r in ranked]
+    if len(ranked) < 2:
+        return None, ["one ranked row: no rank interval, tier or flip"]
+    if any(_scale(p, v) is None for p, v in zip(per, values)):
+        return None, [f"no rank interval, tier or flip: not every row's {col} is the mean of its per-doc scores"]
+    docs = sorted({d for p in per for d in p}, key=lambda d: (str(type(d)), d))
+    task = _split(col)[0]
+    labels: dict = {}
+    for r in ranked:
+        for d, label in ((r.entry.clusters or {}).get(task) or {}).items():
+            labels.setdefault(d, label)
+    clusters = [labels.get(d) for d in docs] if labels else None
+    matrix = [[p.get(d, math.nan) for d in docs] for p in per]
+    draws = intervals.rank_draws(matrix, clusters, iters=RANK_ITERS, seed=SEED)
+    for j, row in enumerate(ranked):
+        row.rank_low, row.rank_high = (int(_quantile(draws[:, j], q)) for q in (0.025, 0.975))
+    tests, pvalues = [], []
+    for hi, lo in zip(per, per[1:]):
+        common = [d for d in docs if d in hi and d in lo]
+        if not common:
+            tests.append("no doc in common")
+            pvalues.append(1.0)
+            continue
+        out = intervals.paired_test(
+            [hi[d] for d in common], [lo[d] for d in common], [labels.get(d) for d in common] if labels else None
+        )
+        tests.append(out["test"])
+        pvalues.append(out["p"])
+    adjusted = intervals.holm(pvalues)
+    ranked[0].tier = 1
+    for k, (above, row) in enumerate(zip(ranked, ranked[1:])):
+        row.p_above = adjusted[k]
+        row.tier = above.tier + (1 if adjusted[k] < ALPHA else 0)
+        row.flip = flip(per[k], per[k + 1])
+    n_clusters = len({labels.get(d, ("doc", d)) for d in docs}) if labels else len(docs)
+    unit = f"{n_clusters} clusters of {len(docs)} docs" if n_clusters < len(docs) else f"{len(docs)} docs"
+    methods = [
+        f"Ranked by {col} (higher is better; tied values share the best rank). Rank interval: the 2.5th and 97.5th "
+        f"percentiles of each row's rank over {RANK_ITERS} paired bootstrap resamples of the {unit} (seed {SEED}), "
+        "each row's mean over the docs it scored.",
+        f"Tiers: each adjacent pair tested on the docs both scored by {' / '.join(sorted(set(tests)))}; the "
+        f"{len(pvalues)} p-values Holm-corrected; an adjusted p of {ALPHA} or more keeps the lower row in the upper "
+        "row's tier.",
+        "Flip: the fewest docs whose scores, changed in either row or both (each to any value in [0, 1]), would put "
+        "the row strictly above the one above it (exact: the docs of largest possible gain first).",
+    ]
+    return draws, methods
+
+
+def _paper_factor(link, ours: list[float]) -> float:
+    """Paper unit over ours: the map entry's scale, or for ``auto`` 100 when our values are fractions."""
+    if link.scale == "auto":
+        fraction = all(abs(v) <= 1 for v in ours) if ours else "percent" in str(link.table.get("unit", ""))
+        return 100.0 if fraction else 1.0
+    return float(link.scale)
+
+
+def reference_rows(bench: str, section: Section, entries: list[Entry], anchors_dir: str) -> list[Row]:
+    """The papers' rows for the section's columns, in our unit, marked comparable by the report's rule."""
+    from hanyi.report import provenance as prov_mod
+    from hanyi.report.build import anchor_fields
+
+    rows: dict[tuple, Row] = {}
+    for col in section.columns:
+        task, metric = _split(col)
+        variants = {(e.protocol.get(task) or {}).get("prompt_variant") for e in entries}
+        variant = variants.pop() if len(variants) == 1 else None
+        ours = [v for e in entries if (v := (e.values.get(task) or {}).get(metric)) is not None]
+        for link in anchor_mod.links_for(bench, task, [metric], anchors_dir, variant):
+            factor = _paper_factor(link, ours)
+            for paper in link.rows():
+                if paper.value is None:
+                    continue
+                key = (link.table["id"], paper.model, paper.setting)
+                label = paper.model + (f" ({paper.setting})" if paper.setting else "")
+                row = rows.setdefault(key, Row(label=label, cells={}, reference=True))
+                row.cells[col] = Cell(round(paper.value / factor, 12), note=f"{link.cite}, {link.column}")
+                for e in entries:
+                    prov = {"task": task, **(e.provenance.get(task) or {})}
+                    _, why = prov_mod.comparability(prov, link.metric, anchor_fields(link, paper.model))
+                    row.reasons += [r for r in why if r not in row.reasons]
+    out = list(rows.values())
+    for row in out:
+        row.comparable = not row.reasons
+    key_col = section.ranking_column
+    out.sort(key=lambda r: (r.cells.get(key_col) is None, -(getattr(r.cells.get(key_col), "value", 0) or 0)))
+    return out
+
+
+CELL_METHOD = (
+    "Cells: value [95 % interval] by the report's method for a mean of per-doc scores: exact Clopper-Pearson for "
+    "0/1 scores (at Kish's design effect where docs share an image, story or pun), else a cluster bootstrap of the "
+    f"mean ({ITERS} resamples, seed {SEED})."
+)
+
+
+def build_section(bench: str, entries: list[Entry], anchors_dir: str) -> tuple[Section, object]:
+    """One section (one benchmark, one protocol) and its rank draws (``None`` when there are none)."""
+    key = protocol_key(entries[0])
+    columns = _columns(bench, entries, anchors_dir)
+    col = ranking_column(bench, entries, columns)
+    rows = [Row(label=e.model, cells={c: cell(e, c) for c in columns}, entry=e) for e in entries]
+    rows.sort(key=lambda r: (r.cells[col].value is None, -(r.cells[col].value or 0.0), r.entry.submission_hash))
+    section = Section(bench, shared_protocol(key), columns, col, rows)
+    ranked = [r for r in rows if r.cells[col].value is not None]
+    draws, methods = _rank_section(ranked, col) if ranked else (None, [f"no row has {col}"])
+    section.method = " ".join([CELL_METHOD, *methods, "Reference rows (the papers' numbers) are never ranked."])
+    section.rows += reference_rows(bench, section, entries, anchors_dir)
+    return section, draws
+
+
+def overall(mains: dict[str, tuple[Section, object]], entries: list[Entry]) -> tuple[Section | None, str]:
+    """The mean rank over the benchmarks' main sections, when every model has a ranked row in each; else why not."""
+    import numpy as np
+
+    if len(mains) < 2:
+        return None, "No overall score: the board has fewer than two benchmarks."
+    models = sorted({e.model for e in entries})
+    missing = []
+    index: dict[str, dict[str, int]] = {}
+    for bench, (section, draws) in mains.items():
+        ranked = [r for r in section.rows if not r.reference and r.rank is not None]
+        labels = [r.label for r in ranked]
+        if draws is None:
+            missing.append(f"{bench} has no rank interval")
+        if len(set(labels)) < len(labels):
+            missing.append(f"{bench} ranks a model twice")
+        index[bench] = {r.label: j for j, r in enumerate(ranked)}
+        for model in models:
+            if model not in index[bench]:
+                missing.append(f"{model} has no ranked row in {bench}'s main section")
+    if missing:
+        shown = "; ".join(missing[:5]) + (f"; and {len(missing) - 5} more" if len(missing) > 5 else "")
+        return None, f"No overall score: not every row has every benchmark comparable ({shown})."
+    benches = list(mains)
+    point = {m: [mains[b][0].rows[index[b][m]].rank for b in benches] for m in models}
+    mean_draws = np.mean([mains[b][1][:, [index[b][m] for m in models]] for b in benches], axis=0)  # iters x models
+    means = [sum(point[m]) / len(benches) for m in models]
+    overall_draws = 1 + (mean_draws[:, None, :] < mean_draws[:, :, None]).sum(axis=2)
+    rows = []
+    for j, (model, mean, rank) in enumerate(zip(models, means, competition_ranks(means, higher_better=False))):
+        cells = {}
+        for b, r in zip(benches, point[model]):
+            src = mains[b][0].rows[index[b][model]]
+            cells[f"{b}/rank"] = Cell(float(r), src.rank_low, src.rank_high, note=mains[b][0].ranking_column)
+        low, high = (float(_quantile(mean_draws[:, j], q)) for q in (0.025, 0.975))
+        cells["mean_rank"] = Cell(mean, low, high)
+        rows.append(
+            Row(model, cells, rank=rank, rank_low=int(_quantile(overall_draws[:, j], 0.025)),
+                rank_high=int(_quantile(overall_draws[:, j], 0.975)))
+        )  # fmt: skip
+    rows.sort(key=lambda r: (r.rank, r.label))
+    method = (
+        f"Mean rank over {', '.join(benches)} (each benchmark's main section, by its ranking column); lower is "
+        f"better. Its interval: the 2.5th and 97.5th percentiles of the mean of the benchmarks' bootstrap ranks, "
+        f"draw by draw ({RANK_ITERS} draws, independent docs per benchmark); the rank interval likewise."
+    )
+    columns = [f"{b}/rank" for b in benches] + ["mean_rank"]
+    return Section("overall", {}, columns, "mean_rank", rows, method=method), ""
+
+
+def _choose_main(candidates: list[tuple[Section, object, tuple]]) -> int:
+    def score(item):
+        section = item[0]
+        entries = [r for r in section.rows if not r.reference]
+        refs = sum(1 for r in section.rows if r.reference and r.comparable)
+        return (-len(entries), -refs, repr(item[2]))
+
+    return min(range(len(candidates)), key=lambda i: score(candidates[i]))
+
+
+def rank(entries: list[Entry], rejected: list[Rejected], anchors_dir: str = anchor_mod.ANCHORS_DIR) -> Board:
+    """The board: per benchmark its main section first, then each other protocol apart; the overall mean rank or why
+    there is none; the rejected files as given."""
+    board = Board(rejected=list(rejected))
+    by_bench: dict[str, dict[tuple, list[Entry]]] = {}
+    for entry in entries:
+        by_bench.setdefault(entry.benchmark, {}).setdefault(protocol_key(entry), []).append(entry)
+    order = [b for b in BENCHMARKS if b in by_bench] + sorted(set(by_bench) - set(BENCHMARKS))
+    mains = {}
+    for bench in order:
+        built = [(*build_section(bench, group, anchors_dir), key) for key, group in by_bench[bench].items()]
+        main = built.pop(_choose_main(built))
+        built.sort(key=lambda item: (-sum(not r.reference for r in item[0].rows), repr(item[2])))
+        for section, _, key in built:
+            section.apart = apart_reasons(key, main[2])
+        board.sections += [main[0], *(s for s, _, _ in built)]
+        mains[bench] = (main[0], main[1])
+    board.overall, board.overall_absent = overall(mains, entries)
+    return board
