@@ -129,6 +129,7 @@ CHECKS: dict[str, Callable[[str], str | None]] = {
     "HANYI_JUDGE_CONCURRENCY": _int(1),
     "HANYI_JUDGE_TIMEOUT": _float(0.0, low_open=True),
     "HANYI_JUDGE_MAX_RETRIES": _int(0),
+    "HANYI_JUDGE_COOLDOWN": _float(0.0),  # seconds a judge found down is not asked (0: no circuit breaker)
     "HANYI_JUDGE_CACHE_DIR": _any,
     "HANYI_PUNREBUS_SBERT_MODEL": _any,
     "HANYI_CVLUE_LOGLIK": _choice("auto", "nll", "logprob"),

@@ -9,9 +9,11 @@ Behaviour is set at start-up or at any time with :meth:`FakeJudgeServer.configur
 * ``answer``: ``callable(messages) -> str`` giving the judge's answer (default: ``"Score: N"`` with N in 1..5
   derived from the last message);
 * ``echo_auth_in_errors``: error bodies quote the ``Authorization`` header (to test key scrubbing);
-* ``drip_s``: a 200 answer's body is sent one byte every ``drip_s`` seconds (a slow-dripping server).
+* ``drip_s``: a 200 answer's body is sent one byte every ``drip_s`` seconds (a slow-dripping server);
+* ``drip_headers_s``: the status line and headers are sent one byte every ``drip_headers_s`` seconds (issue 40).
 
-Counters: ``total_requests``, ``max_in_flight``, ``last_authorization``, ``status_counts``.
+Counters: ``total_requests``, ``max_in_flight``, ``last_authorization``, ``status_counts``, ``cut_off`` (drips
+the client hung up on).
 
     with serve_fake_judge(delay_s=0.05, failure_rate=0.3) as judge:
         config = JudgeConfig(base_url=judge.base_url, model="fake")
@@ -44,8 +46,8 @@ class FakeJudgeServer(ThreadingHTTPServer):
     request_queue_size = 256
     allow_reuse_address = False
 
-    def __init__(self, **options: Any):
-        super().__init__(("127.0.0.1", 0), _Handler)
+    def __init__(self, port: int = 0, **options: Any):  # port 0: a free one
+        super().__init__(("127.0.0.1", port), _Handler)
         self.lock = threading.Lock()
         self.failure_rate = 0.0
         self.failure_statuses: tuple[int, ...] = (429, 500)
@@ -54,6 +56,7 @@ class FakeJudgeServer(ThreadingHTTPServer):
         self.answer: Callable[[list[dict]], str] = default_answer
         self.echo_auth_in_errors = False
         self.drip_s = 0.0
+        self.drip_headers_s = 0.0
         self.seed = 0
         self.configure(**options)
         self.reset_counters()
@@ -66,7 +69,7 @@ class FakeJudgeServer(ThreadingHTTPServer):
         with self.lock:
             for name, value in options.items():
                 if name not in {"failure_rate", "failure_statuses", "delay_s", "garbage_rate", "answer",
-                                "echo_auth_in_errors", "seed", "drip_s"}:  # fmt: skip
+                                "echo_auth_in_errors", "seed", "drip_s", "drip_headers_s"}:  # fmt: skip
                     raise TypeError(f"unknown fake judge option {name!r}")
                 setattr(self, name, value)
             if "seed" in options or not hasattr(self, "rng"):
@@ -79,6 +82,7 @@ class FakeJudgeServer(ThreadingHTTPServer):
             self.max_in_flight = 0
             self.last_authorization: str | None = None
             self.status_counts: Counter[int] = Counter()
+            self.cut_off = 0
 
     def _admit(self, authorization: str | None) -> tuple[int | None, bool]:
         """Count one request in; return (error status or None, garbage?)."""
@@ -108,20 +112,31 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _send(self, status: int, body: dict) -> None:
         data = json.dumps(body, ensure_ascii=False).encode("utf-8")
+        if self.server.drip_headers_s:  # status line and headers one byte at a time, then the body at once
+            head = f"HTTP/1.1 {status} X\r\nContent-Type: application/json\r\nContent-Length: {len(data)}\r\n\r\n"
+            self._drip(head.encode() + data, self.server.drip_headers_s, len(head))
+            return
         self.send_response(status)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(data)))
         self.end_headers()
         if status == 200 and self.server.drip_s:
-            try:
-                for i in range(len(data)):
-                    self.wfile.write(data[i : i + 1])
-                    self.wfile.flush()
-                    time.sleep(self.server.drip_s)
-            except OSError:  # the client gave up: expected
-                self.close_connection = True
+            self._drip(data, self.server.drip_s, len(data))
             return
         self.wfile.write(data)
+
+    def _drip(self, data: bytes, every_s: float, slow: int) -> None:
+        """Send the first ``slow`` bytes of ``data`` one every ``every_s`` seconds, then the rest."""
+        try:
+            for i in range(slow):
+                self.wfile.write(data[i : i + 1])
+                self.wfile.flush()
+                time.sleep(every_s)
+            self.wfile.write(data[slow:])
+        except OSError:  # the client gave up: expected
+            self.close_connection = True
+            with self.server.lock:
+                self.server.cut_off += 1
 
     def do_POST(self) -> None:
         length = int(self.headers.get("Content-Length") or 0)
@@ -157,9 +172,9 @@ class _Handler(BaseHTTPRequestHandler):
 
 
 @contextmanager
-def serve_fake_judge(**options: Any) -> Iterator[FakeJudgeServer]:
-    """Run a :class:`FakeJudgeServer` on 127.0.0.1 (random free port) for the duration of the ``with`` block."""
-    server = FakeJudgeServer(**options)
+def serve_fake_judge(port: int = 0, **options: Any) -> Iterator[FakeJudgeServer]:
+    """Run a :class:`FakeJudgeServer` on 127.0.0.1 (``port``, default a random free one) for the ``with`` block."""
+    server = FakeJudgeServer(port, **options)
     thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
     thread.start()
     try:

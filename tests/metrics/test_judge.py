@@ -291,7 +291,8 @@ def test_judge_api_down_gives_request_failed_and_one_warning_without_credentials
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
     base_url = f"http://judgeuser:hunter2@127.0.0.1:{port}/v1"
-    client = JudgeClient(make_config(base_url, tmp_path, max_retries=2))
+    # the retry policy on its own: no circuit breaker (tests/metrics/test_judge_breaker.py has it)
+    client = JudgeClient(make_config(base_url, tmp_path, max_retries=2, cooldown_s=0))
     caplog.set_level(logging.INFO, logger="hanyi.judge")
 
     results = client.judge_many([f"down {i}" for i in range(20)], score_1_to_5)

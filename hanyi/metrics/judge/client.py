@@ -5,7 +5,9 @@ Requests run on a thread pool of ``config.concurrency`` workers, and every HTTP 
 Retryable failures (429, 408, 409, 425, 5xx, timeouts, connection errors, malformed 200 bodies, and 200 answers whose
 content is ``null`` or empty) are retried ``config.max_retries`` times with exponential backoff and jitter; other 4xx
 answers fail at once. ``config.timeout_s`` bounds each attempt in total (connect, headers and the whole body), not
-only each read, so a server that drips its answer byte by byte cannot stall a worker. Each finished, non-empty
+only each read, so a server that drips its headers or answer byte by byte cannot stall a worker. A request whose
+every attempt went unanswered (no connection, or no complete answer in time) opens the client's circuit: for
+``config.cooldown_s`` no request is sent, then one probes (issue 40). Each finished, non-empty
 answer is written to the cache as soon as it arrives; an empty one is never cached. ``httpx`` is imported on first
 use only; its per-request INFO log line (which quotes the URL) is silenced.
 """
@@ -16,6 +18,7 @@ import json
 import logging
 import os
 import random
+import socket
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -91,6 +94,7 @@ class JudgeClient:
         self._rng = random.Random()
         self._ahead: dict[str, list] = {}  # key -> [fingerprint, done event, raw, error, cached]: expect()'s requests
         self._queued: list[str] = []  # announced by expect(), not sent yet
+        self._down: float | None = None  # the circuit: open (the judge found down) until this time.monotonic()
 
     def __repr__(self) -> str:
         return f"JudgeClient({self.config!r})"
@@ -292,7 +296,7 @@ class JudgeClient:
                 n = self.config.concurrency
                 self._http = httpx.Client(
                     timeout=httpx.Timeout(self.config.timeout_s),
-                    limits=httpx.Limits(max_connections=n, max_keepalive_connections=n),
+                    limits=httpx.Limits(max_connections=n, max_keepalive_connections=0),  # _post: a socket per attempt
                 )
                 self._http_pid = os.getpid()
             return self._http
@@ -317,35 +321,44 @@ class JudgeClient:
         return redact_secrets(text, self._secrets())
 
     def _post(self, payload: dict, headers: dict):
-        """POST once and read the whole body within ``config.timeout_s`` in total; raises :class:`_DeadlineExceeded`.
+        """POST once and read the whole answer within ``config.timeout_s`` in total; raises :class:`_DeadlineExceeded`.
 
-        The deadline is checked after every chunk of the body; a server that sends nothing at all hits the read
-        timeout (the time left when the request started), so one attempt never takes much more than that.
+        httpx's timeouts are per phase and per read: a judge dripping its headers a byte every 0.5 s held a request
+        40 s against a 3 s timeout (issue 40). A watchdog shuts the attempt's socket down at the deadline, which ends
+        any read or write at once and closes the connection; each attempt opens its own connection (no keep-alive),
+        so the socket is known from the start (httpx's ``trace`` extension reports it).
         """
         import httpx
 
-        deadline = time.monotonic() + self.config.timeout_s
-        client = self._http_client()
+        sockets, fired = [], threading.Event()
 
-        def left() -> float:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                raise _DeadlineExceeded
-            return remaining
-
-        with client.stream(
-            "POST", self.config.endpoint, json=payload, headers=headers, timeout=httpx.Timeout(left())
-        ) as response:
-            chunks = []
-            stream = response.iter_bytes()
-            while True:
-                left()
+        def cut(*_) -> None:
+            fired.set()
+            for sock in sockets[-1:]:
                 try:
-                    chunks.append(next(stream))
-                except StopIteration:
-                    break
-            left()
-            return response, b"".join(chunks)
+                    sock.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass
+
+        def trace(event: str, info: dict) -> None:
+            if event.endswith(("connect_tcp.complete", "start_tls.complete")):
+                sockets.append(info["return_value"].get_extra_info("socket"))
+                cut() if fired.is_set() else None
+
+        watchdog = threading.Timer(self.config.timeout_s, cut)
+        watchdog.daemon = True
+        watchdog.start()
+        try:
+            response = self._http_client().post(
+                self.config.endpoint, json=payload, headers=headers, extensions={"trace": trace}
+            )
+            return response, response.content
+        except httpx.TransportError:
+            if fired.is_set():
+                raise _DeadlineExceeded from None
+            raise
+        finally:
+            watchdog.cancel()
 
     def _backoff(self, attempt: int, retry_after: float | None) -> float:
         cap = min(self.config.backoff_max_s, self.config.backoff_base_s * 2 ** (attempt - 1))
@@ -362,7 +375,7 @@ class JudgeClient:
         headers = {"Authorization": f"Bearer {key}"} if key else {}
         if key and self._userinfo():
             headers = {}  # one Authorization header: the URL's Basic credentials win (said once, see _userinfo)
-        attempts, reason, retry_after = self.config.max_retries + 1, "not attempted", None
+        attempts, reason, retry_after, answered = self.config.max_retries + 1, "not attempted", None, False
         for attempt in range(attempts):
             if attempt:
                 delay = self._backoff(attempt, retry_after)
@@ -372,20 +385,27 @@ class JudgeClient:
                 self._bump("retries")
                 if cancel.wait(delay):
                     return _Attempt(None, f"{REQUEST_FAILED}: cancelled", attempt)
+            probe, shut = self._circuit()
+            if shut:
+                return _Attempt(None, shut, attempt)
             retry_after = None
             try:
                 with self._slots:
                     self._bump("calls_made")
                     response, body = self._post(payload, headers)
-            except _DeadlineExceeded:
-                reason = f"no complete answer within {self.config.timeout_s:g}s"
-                continue
-            except httpx.TransportError as exc:
-                reason = self._scrub(f"{type(exc).__name__}: {exc}")
+            except (_DeadlineExceeded, httpx.TransportError) as exc:  # no answer: the judge is down, or too slow
+                late = f"no complete answer within {self.config.timeout_s:g}s"
+                reason = self._scrub(f"{type(exc).__name__}: {exc}") if str(exc) else late
+                if probe or (attempt + 1 == attempts and not answered):
+                    return self._trip(reason, attempt + 1)
                 continue
             except Exception as exc:  # invalid URL and the like: retrying will not help
                 reason = self._scrub(f"{type(exc).__name__}: {exc}")
                 return _Attempt(None, f"{REQUEST_FAILED}: {reason}", attempt + 1)
+            answered = True
+            if self._down is not None:
+                self._down = None
+                logger.info("hanyi judge: %s answers again", redact_url(self.config.endpoint))
             if response.status_code == 200:
                 try:
                     content = json.loads(body)["choices"][0]["message"]["content"]
@@ -403,6 +423,27 @@ class JudgeClient:
             snippet = body[:_BODY_SNIPPET_CHARS].decode("utf-8", "replace").replace("\n", " ")
             return _Attempt(None, f"{REQUEST_FAILED}: HTTP {response.status_code}: {self._scrub(snippet)}", attempt + 1)
         return _Attempt(None, f"{REQUEST_FAILED}: {reason} (after {attempts} attempts)", attempts)
+
+    def _circuit(self) -> tuple[bool, str | None]:
+        """``(probe, refusal)``: a refusal while the judge was found down less than ``cooldown_s`` ago; after that,
+        one request probes it with a single attempt (the next probe waits another cool-down)."""
+        with self._lock:
+            if self._down is None:
+                return False, None
+            if time.monotonic() < self._down:
+                cool = self.config.cooldown_s
+                return False, f"{REQUEST_FAILED}: not sent: the judge did not answer (asked again every {cool:g}s)"
+            self._down = time.monotonic() + self.config.cooldown_s
+            return True, None
+
+    def _trip(self, reason: str, calls: int) -> _Attempt:
+        """Every attempt of a request (or a probe) went unanswered: the judge is down for ``cooldown_s`` (0: never)."""
+        reason = f"{REQUEST_FAILED}: {reason} (after {calls} attempts)"
+        if self.config.cooldown_s > 0:
+            with self._lock:
+                self._down = time.monotonic() + self.config.cooldown_s
+            reason += f"; taken as down: not asked for {self.config.cooldown_s:g}s, then one request probes"
+        return _Attempt(None, reason, calls)
 
     # --- bookkeeping ---------------------------------------------------------------------------------------------
 

@@ -26,6 +26,7 @@ ENV_VARS: dict[str, tuple[str, type]] = {
     "concurrency": ("HANYI_JUDGE_CONCURRENCY", int),
     "timeout_s": ("HANYI_JUDGE_TIMEOUT", float),
     "max_retries": ("HANYI_JUDGE_MAX_RETRIES", int),
+    "cooldown_s": ("HANYI_JUDGE_COOLDOWN", float),  # a judge found down is not asked for this long (0: always)
     "cache_dir": ("HANYI_JUDGE_CACHE_DIR", str),
 }
 
@@ -101,6 +102,7 @@ class JudgeConfig:
     concurrency: int = 8
     timeout_s: float = 60.0
     max_retries: int = 5
+    cooldown_s: float = 30.0
     cache_dir: str | None = None
     backoff_base_s: float = 1.0
     backoff_max_s: float = 30.0

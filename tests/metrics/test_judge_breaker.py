@@ -1,0 +1,113 @@
+"""Issue 40, the judge's unclear cases: a judge found down is not asked again doc after doc (a circuit breaker with a
+cool-down and a probe), and ``timeout_s`` bounds a whole attempt, a server that drips its headers included."""
+
+from __future__ import annotations
+
+import logging
+import socket
+import time
+
+import pytest
+
+from hanyi.metrics.judge import JudgeClient
+from hanyi.metrics.judge.config import ENV_VARS
+
+from .test_judge import judge_server, make_config, score_1_to_5
+
+
+@pytest.fixture
+def fake_judge():
+    with judge_server.serve_fake_judge() as server:
+        yield server
+
+
+@pytest.fixture(autouse=True)
+def _no_judge_env(monkeypatch):
+    for var, _ in ENV_VARS.values():
+        monkeypatch.delenv(var, raising=False)
+
+
+def _closed_port() -> int:
+    """A port with nobody listening (bound, never listened on, closed: nothing of it lingers in TIME_WAIT)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@pytest.fixture
+def connects(monkeypatch):
+    """Every TCP connection attempt the judge client makes (httpx connects through ``socket.create_connection``)."""
+    made, connect = [], socket.create_connection
+    monkeypatch.setattr(
+        socket, "create_connection", lambda address, *a, **k: made.append(address) or connect(address, *a, **k)
+    )
+    return made
+
+
+def test_a_judge_found_down_is_not_asked_again_doc_after_doc(tmp_path, connects, caplog):
+    """Before: every doc made all its attempts (with backoff sleeps) against a judge the client knew was down."""
+    client = JudgeClient(make_config(f"http://127.0.0.1:{_closed_port()}/v1", tmp_path, max_retries=2, cooldown_s=600))
+    caplog.set_level(logging.WARNING, logger="hanyi.judge")
+    first = client.judge_many(["doc 0"], score_1_to_5)[0]
+    assert first.request_failed and len(connects) == 3  # the first doc: all its attempts, then the circuit opens
+    later = [client.judge_many([f"doc {i}"], score_1_to_5)[0] for i in range(1, 21)]
+    assert len(connects) == 3, "20 docs after the circuit opened made connection attempts"
+    assert all(r.request_failed and r.value is None and "not sent" in r.error for r in later)
+    assert client.stats["calls_made"] == 3 and client.stats["failures"] == 21
+    assert len([r for r in caplog.records if r.name == "hanyi.judge"]) == 1  # one warning, not one per doc
+
+
+def test_after_the_cool_down_one_request_probes_and_a_judge_back_up_is_used_again(tmp_path, connects):
+    port = _closed_port()
+    client = JudgeClient(make_config(f"http://127.0.0.1:{port}/v1", tmp_path, max_retries=2, cooldown_s=0.3))
+    assert client.judge_many(["a"], score_1_to_5)[0].request_failed and len(connects) == 3
+    time.sleep(0.35)
+    assert client.judge_many(["b"], score_1_to_5)[0].request_failed  # the probe: one attempt, no retries
+    assert len(connects) == 4
+    assert client.judge_many(["c"], score_1_to_5)[0].request_failed and len(connects) == 4  # open again
+    with judge_server.serve_fake_judge(port) as server:
+        time.sleep(0.35)
+        results = [client.judge_many([f"doc {i}"], score_1_to_5)[0] for i in range(5)]
+        assert [r.error for r in results] == [None] * 5 and server.total_requests == 5
+    client.close()
+
+
+def test_a_judge_that_answers_with_errors_is_not_taken_as_down(fake_judge, tmp_path, connects):
+    """Only unanswered attempts (no connection, timeouts) open the circuit: a 503 is the judge answering."""
+    fake_judge.configure(failure_rate=1.0, failure_statuses=(503,))
+    client = JudgeClient(make_config(fake_judge.base_url, tmp_path, max_retries=1, cooldown_s=600))
+    results = [client.judge_many([f"doc {i}"], score_1_to_5)[0] for i in range(3)]
+    assert all(r.request_failed and "HTTP 503" in r.error for r in results)
+    assert fake_judge.total_requests == 6
+    client.close()
+
+
+def test_cool_down_zero_turns_the_breaker_off(tmp_path, connects):
+    client = JudgeClient(make_config(f"http://127.0.0.1:{_closed_port()}/v1", tmp_path, max_retries=1, cooldown_s=0))
+    for i in range(3):
+        client.judge_many([f"doc {i}"], score_1_to_5)
+    assert len(connects) == 6
+
+
+def test_a_judge_that_drips_its_headers_is_cut_off_at_the_total_deadline(fake_judge, tmp_path):
+    """Before: the deadline started once the headers had arrived, so 80 header bytes at 0.5 s each held a request
+    for 40 s against a 1 s timeout. Now the attempt ends at the deadline and its connection is closed."""
+    fake_judge.configure(drip_headers_s=0.5)
+    client = JudgeClient(make_config(fake_judge.base_url, tmp_path, timeout_s=1.0, max_retries=0))
+    started = time.monotonic()
+    result = client.judge_many(["drip"], score_1_to_5)[0]
+    elapsed = time.monotonic() - started
+    assert result.error.startswith("request_failed: no complete answer within 1s"), result.error
+    assert elapsed < 1.0 + 0.75, elapsed
+    give_up = time.monotonic() + 3
+    while fake_judge.cut_off < 1 and time.monotonic() < give_up:  # the server's next bytes hit a closed connection
+        time.sleep(0.05)
+    assert fake_judge.cut_off == 1
+    client.close()
+
+
+def test_an_answer_within_the_deadline_is_read_when_headers_drip_a_little(fake_judge, tmp_path):
+    fake_judge.configure(drip_headers_s=0.002)
+    client = JudgeClient(make_config(fake_judge.base_url, tmp_path, timeout_s=5.0, max_retries=0))
+    assert client.judge_many(["quick"], score_1_to_5)[0].error is None
+    client.close()
