@@ -113,8 +113,9 @@ def _rank_html(row: Row) -> str:
     return f'<td data-v="{row.rank}">{row.rank}{interval}</td>'
 
 
-def _int_html(value: int | None) -> str:
-    return '<td class="txt">-</td>' if value is None else f'<td data-v="{value}">{value}</td>'
+def _int_html(value: int | None, title: str = "") -> str:
+    title = f' title="{esc(title)}"' if title else ""
+    return '<td class="txt">-</td>' if value is None else f'<td data-v="{value}"{title}>{value}</td>'
 
 
 #: A predictions link is a path inside the site: no scheme (``javascript:``, ``http:``), no ``..``, not absolute.
@@ -197,7 +198,8 @@ def section_html(section: Section, ident: str) -> str:
     out.append("<tbody>")
     for row in section.rows:
         judged = row.entry.judged if row.entry is not None else {}
-        cells = [_rank_html(row), _int_html(row.tier), _int_html(row.flip), _label_html(row)]
+        p = "" if row.p_above is None else f"paired test against the row above: Holm-adjusted p = {row.p_above:.3g}"
+        cells = [_rank_html(row), _int_html(row.tier, p), _int_html(row.flip), _label_html(row)]
         cells += [cell_html(row.cells.get(c), judged.get(c)) for c in section.columns]
         cells.append(provenance_html(row.entry))
         tr = '<tr class="reference">' if row.reference else "<tr>"

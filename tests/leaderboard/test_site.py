@@ -58,7 +58,17 @@ def hand_board(top: str = XSS) -> Board:
         method="paired bootstrap (2000) rank intervals; adjacent rows: paired exact McNemar, Holm-corrected",
         rows=[
             Row(top, cells(0.8, 0.7), entry(top, "a"), rank=1, rank_low=1, rank_high=2, tier=1, flip=None),
-            Row("model-b", cells(0.75, 0.9), entry("model-b", "b"), rank=2, rank_low=1, rank_high=3, tier=1, flip=2),
+            Row(
+                "model-b",
+                cells(0.75, 0.9),
+                entry("model-b", "b"),
+                rank=2,
+                rank_low=1,
+                rank_high=3,
+                tier=1,
+                flip=2,
+                p_above=0.4312,
+            ),
             Row("model-c", cells(0.3, 0.1), entry("model-c", "c"), rank=3, rank_low=3, rank_high=3, tier=2, flip=9),
             Row(
                 "GPT-4o (paper)",
@@ -67,7 +77,7 @@ def hand_board(top: str = XSS) -> Board:
                 comparable=False,
                 reasons=["prompt variant differs: <cot>"],
             ),
-        ],  # fmt: skip
+        ],
     )
     apart = Section(
         benchmark="cii",
@@ -181,7 +191,10 @@ def test_each_cell_shows_value_and_interval_and_each_row_rank_interval_tier_and_
     assert (
         '<td data-v="0.75" title="exact (Clopper-Pearson)">0.7500 <span class="ci">[0.6500, 0.8500]</span></td>' in text
     )
-    assert '<td data-v="2">2 [1&ndash;3]</td><td data-v="1">1</td><td data-v="2">2</td>' in text
+    assert (
+        '<td data-v="2">2 [1&ndash;3]</td><td data-v="1" title="paired test against the row above: Holm-adjusted p = 0.431">1</td><td data-v="2">2</td>'
+        in text
+    )
     assert "paired exact McNemar, Holm-corrected" in text
     assert "judged: re-aggregated" in text and "judge re-aggregated" in text
 

@@ -226,3 +226,65 @@ def test_a_screenshot_of_the_page_is_not_blank(browser, hand_site):
     assert distinct_colours(png) > 8  # text, table borders, header shading, interval grey; a blank page has 1
     browser.open("about:blank")
     assert distinct_colours(base64.b64decode(browser.call("Page.captureScreenshot", session=True)["data"])) == 1
+
+
+def column_values(browser, table: int, column: int) -> list[float | None]:
+    return browser.js(
+        f"Array.from(document.querySelectorAll('table')[{table}].tBodies[0].rows).map(function(r){{"
+        f"var v=parseFloat(r.cells[{column}].dataset.v);return isNaN(v)?null:v}})"
+    )
+
+
+@pytest.mark.slow
+def test_a_board_built_by_hanyi_leaderboard_build_from_hanyi_submit_files_passes_in_chromium(
+    leaderboard_submissions, browser, tmp_path
+):
+    """The issue's "done when": ``hanyi leaderboard build`` over ``hanyi submit`` files of replay runs on the sample
+    data (three models of one protocol, one of them named as HTML, one tampered, one ``--limit`` run, one judged by
+    another judge) gives a site that renders, sorts, stays inert and offline in Chromium."""
+    from hanyi.cli import main
+    from tests.leaderboard.conftest import HTML_MODEL
+
+    site = tmp_path / "site"
+    assert main(["leaderboard", "build", *leaderboard_submissions.values(), "--out", str(site)]) == 0
+    board = json.loads((site / "leaderboard.json").read_text(encoding="utf-8"))
+    cii = [s for s in board["sections"] if s["benchmark"] == "cii"]
+    main_section, apart = cii[0], cii[1:]
+    assert not main_section["apart"]
+    ranked = [r["label"] for r in main_section["rows"] if not r["reference"]]
+    assert sorted(ranked) == sorted(["alpha-vl", "beta-vl", HTML_MODEL])
+    assert [[r["label"] for r in s["rows"] if not r["reference"]] for s in apart] == [["gamma-vl"]]
+    assert "fake-judge-b" in " ".join(apart[0]["apart"])
+    rejected = {r["path"] for r in board["rejected"]}
+    assert rejected == {leaderboard_submissions["tampered"], leaderboard_submissions["limit"]}
+
+    start = len(browser.events)
+    browser.open((site / "cii.html").as_uri())
+    assert browser.js("document.querySelectorAll('table').length") == len(cii)
+    models = browser.js(FIRST_TABLE_MODELS)
+    assert [m for m in models if not m.startswith("paper")] == [
+        r["label"] for r in main_section["rows"] if not r["reference"]
+    ]  # rank order, as ranked
+    ranking = 4 + main_section["columns"].index(main_section["ranking_column"])
+    browser.click(f"table th:nth-child({ranking + 1})")
+    up = column_values(browser, 0, ranking)
+    assert sorted(browser.js(FIRST_TABLE_MODELS)) == sorted(models)
+    numbers = [v for v in up if v is not None]
+    assert up == numbers + [None] * (len(up) - len(numbers)) and numbers == sorted(numbers) and len(numbers) >= 3
+    browser.click(f"table th:nth-child({ranking + 1})")
+    assert [v for v in column_values(browser, 0, ranking) if v is not None] == sorted(numbers, reverse=True)
+
+    assert browser.js("document.images.length") == 0
+    assert HTML_MODEL in browser.js("document.body.innerText")
+    png = base64.b64decode(browser.call("Page.captureScreenshot", session=True, format="png")["data"])
+    assert distinct_colours(png) > 8
+    browser.open((site / "rejected.html").as_uri())
+    text = browser.js("document.body.innerText")
+    assert leaderboard_submissions["tampered"] in text and "claimed" in text and "re-scored" in text
+    assert leaderboard_submissions["limit"] in text and "--limit 3" in text
+    browser.open((site / "index.html").as_uri())
+    time.sleep(0.3)
+    browser._pump(lambda: True)
+    assert browser.dialogs() == []
+    urls = [e["params"]["request"]["url"] for e in browser.events[start:] if e["method"] == "Network.requestWillBeSent"]
+    assert urls and all(u.startswith(site.as_uri() + "/") for u in urls), urls
