@@ -440,6 +440,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     subs.add_parser("report", help="Markdown/HTML report from lmms-eval output dirs", add_help=False)
     subs.add_parser("submit", help="submission files from an lmms-eval output dir", add_help=False)
+    subs.add_parser(
+        "leaderboard", help="build a validated, ranked leaderboard from submissions; check one", add_help=False
+    )
     subs.add_parser("doctor", help="which paper backbones (WordNet, models, judge) are usable here", add_help=False)
     subs.add_parser("setup", help="get the missing paper backbones (WordNet offline from Debian)", add_help=False)
     subs.add_parser(
@@ -452,7 +455,7 @@ def main(argv=None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] == "eval":
         return cmd_eval(argv[1:])
-    if argv and argv[0] in ("report", "submit", "export"):
+    if argv and argv[0] in ("report", "submit", "export", "leaderboard"):
         return _delegate(f"hanyi.{argv[0]}", argv[1:], prog=f"hanyi {argv[0]}")
     if argv and argv[0] in ("doctor", "setup"):
         from hanyi import doctor

@@ -1,0 +1,146 @@
+"""The board's intake (issue 38): real ``hanyi submit`` files of replay runs (``leaderboard_submissions``) read,
+checked and re-scored through the replay model; the cache; duplicates; judged metrics re-aggregated or re-judged."""
+
+from __future__ import annotations
+
+import json
+import math
+import shutil
+
+import pytest
+
+
+def _load(path):
+    with open(path, encoding="utf-8") as f:
+        return json.load(f)
+
+
+@pytest.fixture(scope="session")
+def board_intake(leaderboard_submissions):
+    from hanyi.leaderboard.intake import intake
+
+    return intake(list(leaderboard_submissions.values()))
+
+
+def _entry(found, model):
+    (entry,) = [e for e in found.entries if e.model == model]
+    return entry
+
+
+@pytest.mark.slow
+def test_honest_files_are_accepted_and_the_tampered_and_limit_files_rejected(board_intake, leaderboard_submissions):
+    assert sorted(e.model for e in board_intake.entries) == sorted(
+        ["alpha-vl", "beta-vl", "gamma-vl", "<img src=x onerror=alert(1)>"]
+    )
+    rejected = {r.path: r for r in board_intake.rejected}
+    assert set(rejected) == {leaderboard_submissions["tampered"], leaderboard_submissions["limit"]}
+    tampered = rejected[leaderboard_submissions["tampered"]]
+    claimed = _load(leaderboard_submissions["tampered"])["tasks"]["cii_none"]["metrics"]["acc"]
+    honest = _load(leaderboard_submissions["alpha"])["tasks"]["cii_none"]["metrics"]["acc"]
+    assert tampered.reasons == [f"cii_none/acc: claimed {claimed!r}, re-scored {honest!r}"]
+    assert tampered.model == "alpha-vl" and len(tampered.submission_hash) == 64
+    limit = rejected[leaderboard_submissions["limit"]]
+    assert [r.split(":")[0] for r in limit.reasons] == ["cii_ctc", "cii_none"]
+    assert all("run with --limit 3" in r for r in limit.reasons)
+
+
+@pytest.mark.slow
+def test_an_entry_holds_the_boards_rescore_and_its_per_doc_layer(board_intake, leaderboard_submissions):
+    from hanyi.floats import same_value
+
+    doc = _load(leaderboard_submissions["beta"])
+    entry = _entry(board_intake, "beta-vl")
+    assert (
+        entry.submission_hash
+        == __import__("hashlib").sha256(open(leaderboard_submissions["beta"], "rb").read()).hexdigest()
+    )
+    for task in ("cii_none", "cii_ctc"):
+        for metric, claimed in doc["tasks"][task]["metrics"].items():
+            assert same_value(metric, claimed, entry.values[task][metric]), (task, metric)
+    acc = entry.per_doc["cii_none"]["acc"]
+    assert sorted(acc) == list(range(12)) and set(acc.values()) <= {0.0, 1.0}
+    assert math.isclose(sum(acc.values()) / 12 * entry.scales["cii_none"]["acc"], entry.values["cii_none"]["acc"])
+    assert 0 < entry.values["cii_none"]["acc"] < 1  # beta answers some docs right and some wrong
+    # the judged metric: re-aggregated from the logged verdicts (no judge on the board), per doc from the verdicts
+    assert entry.judged["cii_ctc/ctc_score"] == "re-aggregated"
+    verdicts = {p["doc_id"]: p["verdicts"]["ctc_score"]["score"] for p in doc["tasks"]["cii_ctc"]["predictions"]}
+    assert entry.per_doc["cii_ctc"]["ctc_score"] == {d: float(v) for d, v in verdicts.items()}
+    assert entry.protocol["cii_ctc"]["judge_model"] == "fake-judge-a"
+    assert entry.protocol["cii_none"]["judge_model"] == "none"
+    assert entry.protocol["cii_none"]["task_version"] == str(doc["tasks"]["cii_none"]["version"])
+    assert entry.protocol["cii_none"]["data_fingerprint"] == doc["tasks"]["cii_none"]["data_fingerprint"]
+    assert entry.source_path == leaderboard_submissions["beta"]
+
+
+@pytest.mark.slow
+def test_another_judge_is_another_protocol_and_the_rest_is_shared(board_intake):
+    a, b, g = (_entry(board_intake, m) for m in ("alpha-vl", "beta-vl", "gamma-vl"))
+    assert a.protocol == b.protocol
+    assert g.protocol["cii_none"] == a.protocol["cii_none"]
+    assert g.protocol["cii_ctc"]["judge_model"] == "fake-judge-b" != a.protocol["cii_ctc"]["judge_model"]
+
+
+@pytest.mark.slow
+def test_the_cache_rescores_only_a_new_file(leaderboard_submissions, tmp_path, board_intake):
+    from hanyi.leaderboard.intake import intake
+
+    first = intake([leaderboard_submissions["alpha"], leaderboard_submissions["tampered"]], str(tmp_path / "cache"))
+    assert first.rescored == [leaderboard_submissions["alpha"], leaderboard_submissions["tampered"]]
+    paths = [leaderboard_submissions[n] for n in ("alpha", "tampered", "beta")]
+    again = intake(paths, str(tmp_path / "cache"))
+    assert again.rescored == [leaderboard_submissions["beta"]]  # one re-score: the file added
+    assert len(list((tmp_path / "cache").glob("*.json"))) == 3
+    cached, fresh = _entry(again, "alpha-vl"), _entry(board_intake, "alpha-vl")
+    assert cached == fresh  # doc ids come back as integers
+    assert [r.reasons for r in again.rejected] == [r.reasons for r in first.rejected if "tampered" in r.path]
+
+
+@pytest.mark.slow
+def test_a_duplicate_submission_is_rejected_in_one_line(leaderboard_submissions, tmp_path):
+    from hanyi.leaderboard.intake import intake
+
+    copy = tmp_path / "again" / "cii_submission.json"
+    copy.parent.mkdir()
+    shutil.copy(leaderboard_submissions["beta"], copy)
+    found = intake([leaderboard_submissions["beta"], str(tmp_path / "again")])
+    assert [e.model for e in found.entries] == ["beta-vl"] and found.rescored == [leaderboard_submissions["beta"]]
+    (dup,) = found.rejected
+    assert dup.path == str(copy) and dup.model == "beta-vl"
+    assert dup.reasons == [f"a duplicate submission: the same bytes (sha256 {dup.submission_hash[:12]}) as "
+                           f"{leaderboard_submissions['beta']}"]  # fmt: skip
+
+
+@pytest.mark.slow
+def test_with_a_judge_on_the_board_the_judged_metrics_are_rejudged(
+    leaderboard_submissions, fake_judge, monkeypatch, tmp_path
+):
+    from hanyi.leaderboard.intake import check_file
+
+    with fake_judge(answer=lambda messages: "Score: 1") as judge:
+        monkeypatch.setenv("HANYI_JUDGE_BASE_URL", judge.base_url)
+        monkeypatch.setenv("HANYI_JUDGE_MODEL", "board-judge")
+        monkeypatch.setenv("HANYI_JUDGE_CACHE_DIR", str(tmp_path / "judge-cache"))
+        entry = check_file(leaderboard_submissions["beta"])
+        assert judge.total_requests == 2  # both descriptions judged again
+    assert entry.judged["cii_ctc/ctc_score"] == "re-judged"
+    assert entry.values["cii_ctc"]["ctc_score"] == 1.0 and entry.per_doc["cii_ctc"]["ctc_score"] == {0: 1.0, 1: 1.0}
+    assert entry.protocol["cii_ctc"]["judge_model"] == "board-judge"
+
+
+@pytest.mark.slow
+def test_build_writes_the_site_of_the_accepted_files(leaderboard_submissions, tmp_path, capsys):
+    from hanyi.cli import main
+
+    folder = str(tmp_path / "subs")
+    for name, path in leaderboard_submissions.items():
+        shutil.copytree(path.rsplit("/", 1)[0], f"{folder}/{name}")
+    site = tmp_path / "site"
+    assert main(["leaderboard", "build", folder, "--out", str(site)]) == 0
+    captured = capsys.readouterr()
+    assert "4 accepted, 2 rejected, 6 re-scored" in captured.out
+    assert sum("rejected" in line for line in captured.err.splitlines()) == 2
+    assert (site / "index.html").is_file() and len(list((site / ".cache").glob("*.json"))) == 6
+    board = json.loads((site / "leaderboard.json").read_text(encoding="utf-8"))
+    assert "alpha-vl" in json.dumps(board) and "fake-judge-b" in json.dumps(board)
+    assert main(["leaderboard", "build", folder, "--out", str(site)]) == 0
+    assert "0 re-scored" in capsys.readouterr().out  # the second build reads every file from the cache
