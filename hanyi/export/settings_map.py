@@ -36,6 +36,7 @@ SETTINGS: dict[str, tuple[str, ...]] = {
     "HANYI_JUDGE_CONCURRENCY": ("default", "judge_concurrency"),
     "HANYI_JUDGE_TIMEOUT": ("default", "judge_timeout"),
     "HANYI_JUDGE_MAX_RETRIES": ("default", "judge_max_retries"),
+    "HANYI_JUDGE_COOLDOWN": ("default", "judge_cooldown_s"),
     "HANYI_JUDGE_CACHE_DIR": ("default", "judge_cache_dir"),
     "HANYI_CACHE_DIR": ("default", "cache_dir"),
     "HANYI_SCORER_DEVICE": ("default", "scorer_device"),

@@ -5,10 +5,9 @@ Requests run on a thread pool of ``config.concurrency`` workers, and every HTTP 
 Retryable failures (429, 408, 409, 425, 5xx, timeouts, connection errors, malformed 200 bodies, and 200 answers whose
 content is ``null`` or empty) are retried ``config.max_retries`` times with exponential backoff and jitter; other 4xx
 answers fail at once. ``config.timeout_s`` bounds each attempt in total (connect, headers and the whole body), not
-only each read, so a server that drips its headers or answer byte by byte cannot stall a worker. A request whose
-every attempt went unanswered (no connection, or no complete answer in time) opens the client's circuit: for
-``config.cooldown_s`` no request is sent, then one probes (issue 40). Each finished, non-empty
-answer is written to the cache as soon as it arrives; an empty one is never cached. ``httpx`` is imported on first
+only each read, so a server that drips its headers or answer cannot stall a worker. A judge found down is not asked
+for ``config.cooldown_s``, then one request probes it (:meth:`JudgeClient._circuit`). Each finished, non-empty answer
+is written to the cache as soon as it arrives; an empty one is never cached. ``httpx`` is imported on first
 use only; its per-request INFO log line (which quotes the URL) is silenced.
 """
 
@@ -321,18 +320,14 @@ class JudgeClient:
         return redact_secrets(text, self._secrets())
 
     def _post(self, payload: dict, headers: dict):
-        """POST once and read the whole answer within ``config.timeout_s`` in total; raises :class:`_DeadlineExceeded`.
-
-        httpx's timeouts are per phase and per read: a judge dripping its headers a byte every 0.5 s held a request
-        40 s against a 3 s timeout (issue 40). A watchdog shuts the attempt's socket down at the deadline, which ends
-        any read or write at once and closes the connection; each attempt opens its own connection (no keep-alive),
-        so the socket is known from the start (httpx's ``trace`` extension reports it).
-        """
+        """POST once and read the whole answer within ``config.timeout_s`` in total, else :class:`_DeadlineExceeded`:
+        httpx's timeouts are per phase and per read (dripped headers held 40 s against 3 s: issue 40), so a watchdog
+        shuts the attempt's socket down at the deadline (its own connection: no keep-alive; httpx's ``trace`` names it)."""
         import httpx
 
         sockets, fired = [], threading.Event()
 
-        def cut(*_) -> None:
+        def cut() -> None:
             fired.set()
             for sock in sockets[-1:]:
                 try:
@@ -345,9 +340,7 @@ class JudgeClient:
                 sockets.append(info["return_value"].get_extra_info("socket"))
                 cut() if fired.is_set() else None
 
-        watchdog = threading.Timer(self.config.timeout_s, cut)
-        watchdog.daemon = True
-        watchdog.start()
+        (watchdog := threading.Timer(self.config.timeout_s, cut)).start()
         try:
             response = self._http_client().post(
                 self.config.endpoint, json=payload, headers=headers, extensions={"trace": trace}
@@ -394,8 +387,11 @@ class JudgeClient:
                     self._bump("calls_made")
                     response, body = self._post(payload, headers)
             except (_DeadlineExceeded, httpx.TransportError) as exc:  # no answer: the judge is down, or too slow
-                late = f"no complete answer within {self.config.timeout_s:g}s"
-                reason = self._scrub(f"{type(exc).__name__}: {exc}") if str(exc) else late
+                reason = (
+                    self._scrub(f"{type(exc).__name__}: {exc}")
+                    if str(exc)
+                    else f"no complete answer within {self.config.timeout_s:g}s"
+                )
                 if probe or (attempt + 1 == attempts and not answered):
                     return self._trip(reason, attempt + 1)
                 continue
@@ -425,8 +421,7 @@ class JudgeClient:
         return _Attempt(None, f"{REQUEST_FAILED}: {reason} (after {attempts} attempts)", attempts)
 
     def _circuit(self) -> tuple[bool, str | None]:
-        """``(probe, refusal)``: a refusal while the judge was found down less than ``cooldown_s`` ago; after that,
-        one request probes it with a single attempt (the next probe waits another cool-down)."""
+        """``(probe, refusal)``: refused while the judge is down (:meth:`_trip`), then one request a cool-down probes."""
         with self._lock:
             if self._down is None:
                 return False, None
@@ -437,7 +432,7 @@ class JudgeClient:
             return True, None
 
     def _trip(self, reason: str, calls: int) -> _Attempt:
-        """Every attempt of a request (or a probe) went unanswered: the judge is down for ``cooldown_s`` (0: never)."""
+        """No attempt of a request (or a probe) was answered: the judge is down for ``cooldown_s`` (0: never)."""
         reason = f"{REQUEST_FAILED}: {reason} (after {calls} attempts)"
         if self.config.cooldown_s > 0:
             with self._lock:
