@@ -56,7 +56,7 @@ BOARD_CSS = (
     ".ci{color:#555;white-space:nowrap}.ref{background:#e8f1fa;font-size:.75em;padding:0 .3em;border-radius:3px}"
     "tr.reference td{background:#f7fbff}.why,.cellnote{color:#7a5b00;font-size:.8em}dl{margin:.2em 0;font-size:.85em}"
     "dt{font-weight:600;float:left;clear:left;margin-right:.4em}dd{margin:0 0 .1em 0;word-break:break-all}"
-    "nav.top a{margin-right:1em}"
+    "nav.top a{margin-right:1em}.scroll{overflow-x:auto}td.label{min-width:12em}"
 )
 
 
@@ -173,10 +173,10 @@ def provenance_html(entry: Entry | None) -> str:
 def _label_html(row: Row) -> str:
     label = esc(row.label)
     if not row.reference:
-        return f'<td class="txt">{label}</td>'
+        return f'<td class="txt label">{label}</td>'
     mark = "comparable" if row.comparable else "not comparable"
     why = f": {'; '.join(row.reasons)}" if row.reasons else ""
-    return f'<td class="txt"><span class="ref">paper</span> {label}<div class="why">{esc(mark + why)}</div></td>'
+    return f'<td class="txt label"><span class="ref">paper</span> {label}<div class="why">{esc(mark + why)}</div></td>'
 
 
 def section_html(section: Section, ident: str) -> str:
@@ -194,7 +194,8 @@ def section_html(section: Section, ident: str) -> str:
         f"{esc(section.method or 'not stated by the ranking')}.</p>"
     )
     header = ["rank [95 % interval]", "tier", "flip", "model", *section.columns, "provenance"]
-    out.append('<table class="sortable"><thead><tr>' + "".join(f"<th>{esc(h)}</th>" for h in header) + "</tr></thead>")
+    out.append('<div class="scroll"><table class="sortable"><thead><tr>')
+    out.append("".join(f"<th>{esc(h)}</th>" for h in header) + "</tr></thead>")
     out.append("<tbody>")
     for row in section.rows:
         judged = row.entry.judged if row.entry is not None else {}
@@ -204,7 +205,7 @@ def section_html(section: Section, ident: str) -> str:
         cells.append(provenance_html(row.entry))
         tr = '<tr class="reference">' if row.reference else "<tr>"
         out.append(tr + "".join(cells) + "</tr>")
-    out.append("</tbody></table></section>")
+    out.append("</tbody></table></div></section>")
     return "\n".join(out)
 
 

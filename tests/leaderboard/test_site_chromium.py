@@ -18,6 +18,7 @@ import time
 
 import pytest
 
+from hanyi.leaderboard import eee
 from hanyi.leaderboard.site import write_site
 from tests.leaderboard.test_site import XSS, hand_board
 
@@ -257,6 +258,19 @@ def test_a_board_built_by_hanyi_leaderboard_build_from_hanyi_submit_files_passes
     assert "fake-judge-b" in " ".join(apart[0]["apart"])
     rejected = {r["path"] for r in board["rejected"]}
     assert rejected == {leaderboard_submissions["tampered"], leaderboard_submissions["limit"]}
+    # each ranked row links its per-doc predictions, and has an Every Eval Ever record that the schema accepts
+    rows = [r for s in cii for r in s["rows"] if not r["reference"]]
+    for row in rows:
+        link = row["entry"]["predictions_file"]
+        assert json.loads((site / link).read_text(encoding="utf-8"))["format"] == "hanyi-submission"
+    records = [json.loads(p.read_text(encoding="utf-8")) for p in sorted((site / "eee").glob("*.json"))]
+    assert len(records) == len(rows) and all(eee.validate(r, eee.load_schema()) == [] for r in records)
+    results = [res for r in records for res in r["evaluation_results"]]
+    assert any("standard_error" in res["score_details"].get("uncertainty", {}) for res in results)
+    judges = {
+        j["model_info"]["id"] for res in results for j in res["metric_config"].get("llm_scoring", {}).get("judges", [])
+    }
+    assert judges == {"fake-judge-a", "fake-judge-b"}
 
     start = len(browser.events)
     browser.open((site / "cii.html").as_uri())
