@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import hashlib
 import inspect
 import json
@@ -175,7 +176,12 @@ def check_document(path: str, digest: str | None, doc, reasons: list[str]) -> En
     if reasons:
         return Rejected(path, digest, model, reasons)
     with tempfile.TemporaryDirectory(prefix="hanyi-board-") as work:
-        run = rescore(doc, tasks, work)
+        try:
+            run = rescore(doc, tasks, work)
+        except Exception as exc:  # the task or the evaluator refused the predictions: one line, never a traceback
+            from hanyi.report.results import one_line
+
+            return Rejected(path, digest, model, [one_line(f"the re-score failed: {type(exc).__name__}: {exc}")[:500]])
         entry, reasons = _compare(path, digest, doc, tasks, run)
     return Rejected(path, digest, model, reasons) if reasons else entry
 
@@ -460,10 +466,31 @@ def board_stamp() -> dict:
     return {
         "cache": CACHE_VERSION,
         "hanyi": __version__,
+        "scorers": scorer_code_hash(),
         "lmms_eval": version("lmms_eval"),
         "data_root": os.environ.get("HANYI_DATA_ROOT", ""),
         "judge": _board_judge(),
     }
+
+
+@functools.lru_cache(maxsize=1)
+def scorer_code_hash() -> str:
+    """sha256 over the installed task folders and metric code (paths and bytes): a changed prompt, parser, scorer or
+    task version between two builds re-scores every file, whatever the hanyi version says."""
+    import hanyi
+
+    root = os.path.dirname(hanyi.__file__)
+    digest = hashlib.sha256()
+    for sub in ("tasks", "metrics"):
+        for folder, dirs, files in os.walk(os.path.join(root, sub)):
+            dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+            for name in sorted(files):
+                if name.endswith((".py", ".yaml", "_yaml", ".jinja", ".md", ".json")):
+                    full = os.path.join(folder, name)
+                    digest.update(os.path.relpath(full, root).encode() + b"\0")
+                    with open(full, "rb") as f:
+                        digest.update(f.read())
+    return digest.hexdigest()
 
 
 def _cache_path(cache_dir: str, digest: str) -> str:

@@ -144,3 +144,28 @@ def test_build_writes_the_site_of_the_accepted_files(leaderboard_submissions, tm
     assert "alpha-vl" in json.dumps(board) and "fake-judge-b" in json.dumps(board)
     assert main(["leaderboard", "build", folder, "--out", str(site)]) == 0
     assert "0 re-scored" in capsys.readouterr().out  # the second build reads every file from the cache
+
+
+@pytest.mark.slow
+def test_changed_scorer_code_rescores_every_cached_file(leaderboard_submissions, tmp_path, monkeypatch):
+    from hanyi.leaderboard import intake as intake_mod
+
+    paths = [leaderboard_submissions["alpha"], leaderboard_submissions["limit"]]
+    assert intake_mod.intake(paths, str(tmp_path / "cache")).rescored == paths
+    assert intake_mod.intake(paths, str(tmp_path / "cache")).rescored == []
+    monkeypatch.setattr(intake_mod, "scorer_code_hash", lambda: "a task or scorer changed")
+    assert intake_mod.intake(paths, str(tmp_path / "cache")).rescored == paths
+
+
+@pytest.mark.slow
+def test_a_rescore_that_fails_is_one_line_not_a_traceback(leaderboard_submissions, monkeypatch, capsys):
+    from hanyi.cli import main
+    from hanyi.leaderboard import intake as intake_mod
+
+    def refuse(doc, tasks, work):
+        raise KeyError("answer")
+
+    monkeypatch.setattr(intake_mod, "rescore", refuse)
+    path = leaderboard_submissions["beta"]
+    assert main(["leaderboard", "check", path]) == 1
+    assert capsys.readouterr().err.splitlines() == [f"{path}: the re-score failed: KeyError: 'answer'"]
