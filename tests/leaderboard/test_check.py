@@ -158,3 +158,23 @@ def test_a_model_name_with_html_is_no_reason_to_reject(leaderboard_submissions, 
     assert code == 0 and lines == []
     entry = check_file(path)
     assert entry.model == "<img src=x onerror=alert(1)>" == _load(path)["model"]  # kept as text; the site escapes it
+
+
+@pytest.mark.parametrize("command", [["leaderboard"], ["leaderboard", "build"], ["leaderboard", "check"]])
+def test_help_is_plain_text_and_explains_every_option(command, capsys):
+    import re
+
+    with pytest.raises(SystemExit) as exc:
+        main([*command, "--help"])
+    out = capsys.readouterr().out
+    assert exc.value.code == 0 and out.startswith("usage: hanyi leaderboard")
+    assert "``" not in out and ":mod:" not in out
+    options = re.findall(r"(?m)^  (-[-\w]+(?:[ ,][^ ]+)*)(.*)$", out)
+    assert options and not [opt for opt, rest in options if not rest.strip()]
+
+
+def test_build_of_a_path_that_does_not_exist_is_one_line(tmp_path, capsys):
+    missing = str(tmp_path / "nowhere")
+    assert main(["leaderboard", "build", missing, "--out", str(tmp_path / "site")]) == 2
+    assert capsys.readouterr().err.splitlines() == [f"hanyi leaderboard build: no such file or folder: {missing}"]
+    assert not (tmp_path / "site").exists()

@@ -169,3 +169,32 @@ def test_a_rescore_that_fails_is_one_line_not_a_traceback(leaderboard_submission
     path = leaderboard_submissions["beta"]
     assert main(["leaderboard", "check", path]) == 1
     assert capsys.readouterr().err.splitlines() == [f"{path}: the re-score failed: KeyError: 'answer'"]
+
+
+@pytest.mark.slow
+def test_clusters_come_from_the_tasks_cluster_key_as_in_the_report(replay, tmp_path):
+    """Pun Rebus matching sets ``cluster_key: story``: the board's clusters are the report's (one per-doc layer)."""
+    import datasets
+
+    from hanyi.data.sources import SAMPLE_DIR
+    from hanyi.leaderboard.intake import check_file
+    from hanyi.report.build import doc_clusters
+    from hanyi.report.lmms_output import save_like_cli
+    from hanyi.report.results import load_runs
+    from hanyi.submit import main as submit
+
+    images = datasets.load_dataset(f"{SAMPLE_DIR}/punrebus", "images", split="test")
+    results = replay([{"task": "punrebus_matching", "doc_id": i, "response": "B"} for i in range(len(images))],
+                     ["punrebus_matching"])  # fmt: skip
+    save_like_cli(results, str(tmp_path / "out"), model_args="path=replay")
+    assert (
+        submit([str(tmp_path / "out"), "--benchmark", "punrebus", "--out", str(tmp_path / "sub"), "--allow-sample"])
+        == 0
+    )
+    entry = check_file(str(tmp_path / "sub" / "punrebus_submission.json"))
+    clusters = entry.clusters["punrebus_matching"]
+    assert sorted(clusters) == list(range(len(images)))
+    assert set(clusters.values()) == set(images["story_zh"]) and len(set(clusters.values())) < len(images)
+    (run,) = load_runs([str(tmp_path / "out")])
+    _key, report = doc_clusters(run, "punrebus_matching", "accuracy")
+    assert clusters == {d: label for (_, d), label in report.items()}
