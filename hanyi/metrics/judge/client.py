@@ -398,10 +398,7 @@ class JudgeClient:
             except Exception as exc:  # invalid URL and the like: retrying will not help
                 reason = self._scrub(f"{type(exc).__name__}: {exc}")
                 return _Attempt(None, f"{REQUEST_FAILED}: {reason}", attempt + 1)
-            answered = True
-            if self._down is not None:
-                self._down = None
-                logger.info("hanyi judge: %s answers again", redact_url(self.config.endpoint))
+            answered, self._down = True, None  # an answer of any status: the judge is up, the circuit closes
             if response.status_code == 200:
                 try:
                     content = json.loads(body)["choices"][0]["message"]["content"]
