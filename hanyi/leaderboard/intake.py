@@ -159,10 +159,26 @@ def _format_reasons(doc) -> list[str]:
         bad = [p["doc_id"] for p in preds if not isinstance(p.get("doc_hash"), str)]
         if bad:
             reasons.append(f"{name}: {len(bad)} prediction(s) without a doc_hash (first: doc {bad[0]})")
-        text = [p["doc_id"] for p in preds if p["response"] is not None and not isinstance(p["response"], str)]
+        text = [p["doc_id"] for p in preds if not _answer(p)]
         if text:
-            reasons.append(f"{name}: {len(text)} response(s) are not text (first: doc {text[0]}); not re-scorable")
+            reasons.append(
+                f"{name}: {len(text)} answer(s) neither text nor choice log-likelihoods (first: doc {text[0]}); not "
+                "re-scorable"
+            )
     return reasons
+
+
+def _answer(pred: dict) -> bool:
+    """Whether a prediction holds what the replay model can answer with: text (or null), or choice scores."""
+    from hanyi.models.replay import ReplayFileError, _check_record
+
+    if "loglikelihoods" in pred:
+        try:
+            _check_record({"loglikelihoods": pred["loglikelihoods"]}, "")
+        except ReplayFileError:
+            return False
+        return True
+    return pred["response"] is None or isinstance(pred["response"], str)
 
 
 # ---- checking --------------------------------------------------------------------------------------------------------
@@ -421,7 +437,10 @@ def rescore(doc: dict, tasks: list[str], work: str):
     with open(path, "w", encoding="utf-8") as f:
         for name in tasks:
             for p in doc["tasks"][name]["predictions"]:
-                f.write(json.dumps({"task": name, "doc_id": p["doc_id"], "response": p["response"]}) + "\n")
+                answer = (
+                    {"loglikelihoods": p["loglikelihoods"]} if "loglikelihoods" in p else {"response": p["response"]}
+                )
+                f.write(json.dumps({"task": name, "doc_id": p["doc_id"], **answer}) + "\n")
     with _quiet():
         results = evaluator.simple_evaluate(
             model=ReplayModel(path=path, on_missing="empty"),

@@ -4,7 +4,8 @@ Usage::
 
     hanyi submit OUTPUT_DIR --benchmark cvlue [--out DIR] [--model LABEL]
 
-* **cvlue**: the official CVLUE submission files (format of the official ``test_example/`` and the baseline repo):
+* **cvlue**: ``cvlue_submission.json`` (the ``hanyi-submission`` format below, for ``hanyi leaderboard``) and the
+  official CVLUE submission files (format of the official ``test_example/`` and the baseline repo):
   ``vqa_submit.json`` (``[{image, question_id, answer}]``), ``vg_submit.json`` (``[{ref_id, image, bbox: [x, y, w, h]}]``,
   absolute pixels), ``vd_submit.json`` (``[{image_id, dialog_id, question, answer_sort: [ids, best first]}]``),
   ``i2t_submit.json`` / ``t2i_submit.json`` (``{query: [top-N candidates]}``). Lists keep the dataset order, which the
@@ -163,6 +164,12 @@ def make_submission(
         files = cvlue_files(run, samples)
         if partial:
             files["PARTIAL.json"] = {"partial": partial}
+        if samples:  # beside the official files: the same predictions with what a leaderboard checks (issue 38)
+            doc = hanyi_submission(run, benchmark, sorted(samples), samples)
+            doc |= {"partial": partial} if partial else {}
+            doc |= {"sample": [t for t in on_sample if t in samples]} if on_sample else {}
+            validate_hanyi_submission(doc)
+            files[f"{benchmark}_submission.json"] = doc
     else:
         doc = hanyi_submission(run, benchmark, tasks, samples)
         if partial:

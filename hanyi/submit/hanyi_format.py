@@ -11,6 +11,7 @@ re-computed from).
 from __future__ import annotations
 
 import math
+import re
 
 from hanyi import BENCHMARKS, __version__
 from hanyi.submit.samples import SubmissionError, _finite, _response, evidence, read_samples
@@ -68,11 +69,44 @@ def hanyi_submission(run, benchmark: str, tasks: list[str], samples: dict[str, l
             for s in rows:
                 pred = {"doc_id": s["doc_id"], "doc_hash": content_hash(s), "target": s.get("target")}
                 pred |= {"response": _response(s), "evidence": evidence(s, task.metrics)}
+                if (lls := loglikelihoods(s)) is not None:  # a multiple-choice doc: its choices' scores
+                    pred |= {"response": None, "loglikelihoods": lls}
                 pred |= {"verdicts": v} if (v := verdicts(s, task.metrics)) else {}
                 entry["predictions"].append(pred)
             entry["data_fingerprint"] = data_fingerprint({p["doc_id"]: p["doc_hash"] for p in entry["predictions"]})
         out["tasks"][name] = entry
     return _finite(out)
+
+
+def loglikelihoods(sample: dict) -> list | None:
+    """``[[logprob, is_greedy], ...]`` (one per choice) of a ``loglikelihood`` / ``multiple_choice`` sample line, as
+    the replay model reads them back; ``None`` for a generated answer. lmms-eval 0.7.3 logs each choice as the text
+    of its tuple, ``"(-1.5, False)"``.
+
+    >>> loglikelihoods({"filtered_resps": ["(-1.5, False)", "(-0.25, True)"]}), loglikelihoods({"filtered_resps": ["A"]})
+    ([[-1.5, False], [-0.25, True]], None)
+    >>> loglikelihoods({"resps": [[[-1.5, False]], [[-0.25, True]]]})
+    [[-1.5, False], [-0.25, True]]
+    """
+    resp = sample.get("filtered_resps", sample.get("resps"))
+    if not isinstance(resp, list) or not resp:
+        return None
+    out = []
+    for choice in resp:
+        while isinstance(choice, list) and len(choice) == 1:
+            choice = choice[0]
+        if isinstance(choice, str):
+            found = _TUPLE.fullmatch(choice.strip())
+            choice = [float(found.group(1)), found.group(2) == "True"] if found else None
+        if not (isinstance(choice, list) and len(choice) == 2 and isinstance(choice[0], (int, float))
+                and not isinstance(choice[0], bool) and isinstance(choice[1], bool)):  # fmt: skip
+            return None
+        out.append([float(choice[0]), choice[1]])
+    return out
+
+
+#: A choice's ``(logprob, is_greedy)`` as lmms-eval 0.7.3 writes it into the sample log.
+_TUPLE = re.compile(r"\((-?(?:\d+\.?\d*(?:e[-+]?\d+)?|inf)|nan), (True|False)\)")
 
 
 def _lmms_eval_version(recorded: str) -> str:

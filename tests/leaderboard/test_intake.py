@@ -198,3 +198,42 @@ def test_clusters_come_from_the_tasks_cluster_key_as_in_the_report(replay, tmp_p
     (run,) = load_runs([str(tmp_path / "out")])
     _key, report = doc_clusters(run, "punrebus_matching", "accuracy")
     assert clusters == {d: label for (_, d), label in report.items()}
+
+
+@pytest.mark.slow
+def test_a_cvlue_submission_with_choice_loglikelihoods_is_rescored(replay, tmp_path):
+    """hanyi submit writes cvlue_submission.json beside CVLUE's official files; its dialog task (multiple choice,
+    scored from the choices' log-likelihoods) is re-scored from the logged log-likelihoods through the replay model."""
+    import datasets
+
+    from hanyi.data.sources import SAMPLE_DIR
+    from hanyi.leaderboard.intake import check_file
+    from hanyi.report.lmms_output import save_like_cli
+    from hanyi.submit import main as submit
+
+    vd = datasets.load_dataset(f"{SAMPLE_DIR}/cvlue", "vd", split="test")
+    records = [
+        {"task": "cvlue_vqa", "doc_id": i, "response": a} for i, a in enumerate(["2", "是", "右手边", "否", "3个", ""])
+    ]
+    records += [{"task": "cvlue_vg", "doc_id": i, "response": "[0.1, 0.2, 0.5, 0.6]"} for i in range(6)]
+    records += [{"task": "cvlue_vd", "doc_id": i, "loglikelihoods": [[float((j * 7 + i) % 5), False] for j in range(len(d["answer_options"]))]}
+                for i, d in enumerate(vd)]  # fmt: skip
+    results = replay(records, ["cvlue_vqa", "cvlue_vg", "cvlue_vd"])
+    save_like_cli(results, str(tmp_path / "out"), model_args="path=replay")
+    assert (
+        submit([str(tmp_path / "out"), "--benchmark", "cvlue", "--out", str(tmp_path / "sub"), "--allow-sample"]) == 0
+    )
+    path = tmp_path / "sub" / "cvlue_submission.json"
+    doc = _load(path)
+    assert sorted(doc["tasks"]) == ["cvlue_vd", "cvlue_vg", "cvlue_vqa"]
+    assert doc["tasks"]["cvlue_vd"]["predictions"][0]["loglikelihoods"] == records[12]["loglikelihoods"]
+    entry = check_file(str(path))
+    assert entry.benchmark == "cvlue", getattr(entry, "reasons", None)
+    for task, sub in doc["tasks"].items():  # exactly: no backbone value here
+        assert {m: entry.values[task].get(m) for m in sub["metrics"]} == sub["metrics"], task
+    # the log-likelihoods decide the dialog's ranks: the choices' scores reversed, the claimed values rejected
+    for p in doc["tasks"]["cvlue_vd"]["predictions"]:
+        p["loglikelihoods"] = p["loglikelihoods"][::-1]
+    path.write_text(json.dumps(doc, ensure_ascii=False), encoding="utf-8")
+    reasons = check_file(str(path)).reasons
+    assert reasons and all(r.startswith("cvlue_vd/") and "claimed" in r for r in reasons), reasons
