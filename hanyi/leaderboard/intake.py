@@ -361,7 +361,9 @@ def _judged(name: str, sub: dict, prov: dict) -> tuple[dict, str | None, list[st
     for metric in metrics:
         items = [line[metric] for line in lines.values() if metric in line]
         fn = aggregations.get(metric.split(",")[0])
-        if fn is None or len(items) != len(sub["predictions"]):
+        if fn is None:
+            continue  # a field a breakdown reads (below), not an aggregated metric
+        if len(items) != len(sub["predictions"]):
             reasons.append(f"{metric}: verdicts logged for {len(items)} of {len(sub['predictions'])} docs")
             continue
         try:
@@ -372,6 +374,11 @@ def _judged(name: str, sub: dict, prov: dict) -> tuple[dict, str | None, list[st
         value = float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
         vals, scale = per_doc_scores(list(lines.values()), metric, value)
         out[metric] = {"value": value, "per_doc": vals, "scale": scale}
+    from hanyi.metrics.from_samples import derive  # the report's breakdowns of the judged fields (VULCA rubric_*)
+
+    for metric, (value, _higher) in derive(name, list(lines.values()), emitted=set(out)).items():
+        number = isinstance(value, (int, float)) and not isinstance(value, bool)
+        out[metric] = {"value": float(value) if number else None, "per_doc": {}, "scale": 1.0}
     return out, judge or (judges[0] if judges else None), reasons
 
 

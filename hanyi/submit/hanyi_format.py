@@ -4,7 +4,7 @@ Version 2 (written since issue 38; version 1 is still read) adds what a leaderbo
 its own installed data and scorers (``hanyi leaderboard check``): per task ``n_original`` (the split's size),
 ``data_fingerprint`` (:func:`hanyi.report.perdoc.data_fingerprint` over every doc's content hash) and
 ``prompt_variant``; per prediction ``doc_hash`` (:func:`hanyi.report.samples.content_hash` of the doc it answered)
-and, for a judged metric, ``verdicts`` (``{metric: the logged item}``: the judge's verdict the aggregate is
+and, for a judged metric, ``verdicts`` (``{field: the logged item}``: the judge's verdicts the aggregates are
 re-computed from).
 """
 
@@ -22,18 +22,22 @@ FORMAT_VERSION = 2
 READ_VERSIONS = (1, 2)
 
 
-def verdicts(sample: dict, metrics) -> dict:
-    """``{metric: item}`` of the judged metrics of one sample line: items that log a judge's answer or model.
+#: Sample-log fields that hold a judge's verdicts without naming the judge in them (VULCA's rubric levels).
+JUDGED_FIELDS = ("vulca_rubric",)
 
-    >>> verdicts({"doc_id": 0, "ctc_score": {"score": 3, "judge_raw": "3"}, "ctc_blank_rate": 0.0}, ["ctc_score"])
+
+def verdicts(sample: dict) -> dict:
+    """``{field: item}`` of one sample line's judged fields: items that log a judge's answer or model, and
+    :data:`JUDGED_FIELDS`.
+
+    >>> verdicts({"doc_id": 0, "ctc_score": {"score": 3, "judge_raw": "3"}, "ctc_blank_rate": 0.0, "acc": {"pred": "A"}})
     {'ctc_score': {'score': 3, 'judge_raw': '3'}}
     """
-    out = {}
-    for name in metrics:
-        item = sample.get(name.split(",")[0])
-        if isinstance(item, dict) and ("judge_raw" in item or "judge_model" in item):
-            out[name] = item
-    return out
+    return {
+        k: v
+        for k, v in sample.items()
+        if isinstance(v, dict) and ("judge_raw" in v or "judge_model" in v or k in JUDGED_FIELDS)
+    }
 
 
 def hanyi_submission(run, benchmark: str, tasks: list[str], samples: dict[str, list[dict]] | None = None) -> dict:
@@ -71,7 +75,7 @@ def hanyi_submission(run, benchmark: str, tasks: list[str], samples: dict[str, l
                 pred |= {"response": _response(s), "evidence": evidence(s, task.metrics)}
                 if (lls := loglikelihoods(s)) is not None:  # a multiple-choice doc: its choices' scores
                     pred |= {"response": None, "loglikelihoods": lls}
-                pred |= {"verdicts": v} if (v := verdicts(s, task.metrics)) else {}
+                pred |= {"verdicts": v} if (v := verdicts(s)) else {}
                 entry["predictions"].append(pred)
             entry["data_fingerprint"] = data_fingerprint({p["doc_id"]: p["doc_hash"] for p in entry["predictions"]})
         out["tasks"][name] = entry

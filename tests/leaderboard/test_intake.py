@@ -237,3 +237,22 @@ def test_a_cvlue_submission_with_choice_loglikelihoods_is_rescored(replay, tmp_p
     path.write_text(json.dumps(doc, ensure_ascii=False), encoding="utf-8")
     reasons = check_file(str(path)).reasons
     assert reasons and all(r.startswith("cvlue_vd/") and "claimed" in r for r in reasons), reasons
+
+
+@pytest.mark.slow
+def test_vulca_rubric_levels_are_reaggregated_by_the_reports_breakdown():
+    """VULCA's rubric levels (``vulca_rubric``, no judge model in the item) give ``rubric_*`` through the report's own
+    breakdown of the sample log; a file whose provenance names no judge for them is refused."""
+    from hanyi.leaderboard.intake import _judged
+    from hanyi.metrics.critique_rubric import RUBRICS, metric_values
+
+    names = list(RUBRICS)[:2]
+    levels = [{names[0]: 4, names[1]: None}, {names[0]: 2, names[1]: 3}, {names[0]: 5, names[1]: 1}]
+    sub = {"predictions": [{"doc_id": i, "verdicts": {"vulca_rubric": lv}} for i, lv in enumerate(levels)]}
+    out, judge, reasons = _judged("vulca_baseline", sub, {"judge_model": "qwen-judge"})
+    assert reasons == [] and judge == "qwen-judge"
+    expected = metric_values(levels)
+    assert {m: rec["value"] for m, rec in out.items()} == expected and expected[names[0]] == pytest.approx(11 / 3)
+    assert _judged("vulca_baseline", sub, {})[2] == [
+        "judged metrics without a judge model in the provenance or the verdicts"
+    ]
