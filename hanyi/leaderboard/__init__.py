@@ -87,6 +87,11 @@ def main(argv: list[str] | None = None, prog: str = "hanyi leaderboard") -> int:
     except FileNotFoundError as exc:
         print(f"{prog} build: {exc}", file=sys.stderr)
         return 2
+    except OSError as exc:  # a site folder that is not ours, read-only or full (hanyi.report.render.OutDirError, ...)
+        from hanyi.outputs import failure_line
+
+        print(failure_line(f"{prog} build", exc) if exc.errno else f"{prog} build: {exc}", file=sys.stderr)
+        return 1
     print(
         f"{args.out}: {len(found.entries)} accepted, {len(found.rejected)} rejected, "
         f"{len(found.rescored)} re-scored (the others from {os.path.join(args.out, CACHE_DIR)})"

@@ -178,3 +178,21 @@ def test_build_of_a_path_that_does_not_exist_is_one_line(tmp_path, capsys):
     assert main(["leaderboard", "build", missing, "--out", str(tmp_path / "site")]) == 2
     assert capsys.readouterr().err.splitlines() == [f"hanyi leaderboard build: no such file or folder: {missing}"]
     assert not (tmp_path / "site").exists()
+
+
+@pytest.mark.parametrize("kind", ["a file", "a folder of someone else's", "a symlinked page"])
+def test_build_into_a_site_folder_it_must_not_write_is_one_line(kind, tmp_path, capsys):
+    (subs := tmp_path / "subs").mkdir()
+    site = tmp_path / "site"
+    if kind == "a file":
+        site.write_text("x")
+    else:
+        site.mkdir()
+        if kind == "a symlinked page":
+            (site / "index.html").symlink_to(tmp_path / "elsewhere.html")
+        else:
+            (site / "index.html").write_text("<p>someone else's page</p>")
+    assert main(["leaderboard", "build", str(subs), "--out", str(site)]) == 1
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 1 and err[0].startswith("hanyi leaderboard build: ") and str(site) in err[0]
+    assert not (tmp_path / "elsewhere.html").exists()
