@@ -26,8 +26,11 @@ import contextlib
 import logging
 import os
 import threading
-from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 log = logging.getLogger("hanyi.backbones")
 
@@ -123,7 +126,7 @@ def fingerprint(name: str) -> str | None:
 
         path = name if os.path.isdir(name) else os.path.dirname(cached(name, "config.json"))
         weights = sorted(f for f in os.listdir(path) if f.endswith((".safetensors", ".bin")) and "training" not in f)
-    except Exception:  # not a local folder nor a cached hub id
+    except (ImportError, OSError, TypeError, ValueError):  # no huggingface_hub; not a local folder nor a cached hub id
         return None
     digest, config = hashlib.sha256(), os.path.join(path, "config.json")
     if os.path.isfile(config):
@@ -167,7 +170,7 @@ def _check_wordnet() -> tuple[bool, str, str]:
         got = [lem.lemmatize(w, "n") for w in ("bats", "geese", "peonies")]
     except LookupError:
         return False, "rule-based lemmatiser; METEOR exact+stem", "NLTK WordNet data not found"
-    except Exception as exc:  # ImportError, a broken corpus
+    except Exception as exc:  # noqa: BLE001 - ImportError, a broken corpus (any error): reported, not raised
         return False, "rule-based lemmatiser; METEOR exact+stem", f"NLTK WordNet unusable ({_first_line(exc)})"
     if got != ["bat", "goose", "peony"]:
         return False, "rule-based lemmatiser; METEOR exact+stem", f"WordNet lemmatiser gives {got} (corpus broken?)"
@@ -181,7 +184,7 @@ def _check_sbert() -> tuple[bool, str, str]:
     with elements._LOAD_LOCK:
         try:
             elements._load_sbert(name)  # the process-wide cached model that element_sim uses
-        except Exception as exc:  # OSError offline, a bad path
+        except Exception as exc:  # noqa: BLE001 - OSError offline, a bad path, a broken checkpoint: reported
             return False, name, f"cannot load Sentence-BERT {name!r} ({_first_line(exc)})"
     named = _is_model(name, elements.SBERT_DEFAULT) or _is_packaged_minilm(name)
     paper, found, note = _paper_weights(name, elements.SBERT_DEFAULT, named)
@@ -205,7 +208,7 @@ def _check_bertscore() -> tuple[bool, str, str]:
         return False, label, f"no layer known for BERTScore model {model!r}; set {rc.LAYERS_ENV}"
     try:
         rc.load_bertscorer(model, int(layers))
-    except Exception as exc:  # ScorerUnavailable, OSError offline, a bad layer index
+    except Exception as exc:  # noqa: BLE001 - ScorerUnavailable, OSError offline, a bad layer index: reported
         return False, label, _first_line(exc)
     named = _is_model(model, rc.DEFAULT_BERTSCORE_MODEL) and int(layers) == rc.DEFAULT_BERTSCORE_LAYER
     paper, found, note = _paper_weights(model, rc.DEFAULT_BERTSCORE_MODEL, named)
@@ -378,7 +381,7 @@ def resolve(name: str) -> Resolution:
             return res
         try:
             ok, resolved_to, detail, *paper = bb.check()
-        except Exception as exc:  # a check must never crash task loading; it means "missing"
+        except Exception as exc:  # noqa: BLE001 - a check must never crash task loading; it means "missing"
             ok, resolved_to, detail, paper = False, "none", _first_line(exc), [False]
         found = paper[1] if len(paper) > 1 else None  # the checkpoint's fingerprint, where a model was loaded
         paper = bool(ok and (paper[0] if paper else True))

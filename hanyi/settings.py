@@ -15,10 +15,13 @@ import logging
 import math
 import os
 import re
-from collections.abc import Callable
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from hanyi.metrics.device import problem as device_problem
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 log = logging.getLogger("hanyi.settings")
 

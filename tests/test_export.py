@@ -302,9 +302,10 @@ def test_shared_code_is_its_source_with_imports_renamed(exported):
 
 #: Issue 26 set 6,000 when the export held 5,994 lines. Issues 39.4 (backbone fingerprints, +53), 40 (every image
 #: checked strictly where it is read, +99) and 42 (scoring ahead: each distinct string encoded once, judges at their
-#: concurrency, +245) added exported code that the tasks' numbers and rules need: 6,459 lines in this release
+#: concurrency, +245) added exported code that the tasks' numbers and rules need: 6,487 lines. Issue 41 made the code
+#: pass upstream's own checks (lm-eval's ruff: typing-only imports under TYPE_CHECKING, +26): 6,515 lines
 #: (docs/upstream.md). Growth past this needs room found first.
-EXPORT_LINES = 6_500
+EXPORT_LINES = 6_550
 
 
 def test_export_is_small_formatted_as_upstream_and_shared_once(exported, tmp_path):

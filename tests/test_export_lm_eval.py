@@ -104,3 +104,20 @@ def test_exported_yaml_and_code_name_no_hanyi_module(exported):
                 assert "!function hanyi." not in text and "metric_list: !function" not in text, name
                 if name.endswith(".py"):
                     assert not [m for m in _imports(os.path.join(root, name)) if m.split(".")[0] == "hanyi"], name
+
+
+def test_the_export_passes_lm_evals_ruff_check(tmp_path):
+    """Issue 41: lm-eval's own lint rules (its ruff config, recorded in docs/upstream/) find nothing in the hub-mode
+    export (the pull request's), as its pre-commit checks a pull request (78 findings before: broad excepts,
+    typing-only imports, zip without ``strict=``, ...); and the export logs with :mod:`logging`, as lm-eval's tasks
+    do (no loguru)."""
+    exported = str(tmp_path / "hub")
+    lm_eval_tasks.export(exported, data_root="hub")
+    config = os.path.join(
+        os.path.dirname(os.path.dirname(__file__)), "docs", "upstream", "lm-evaluation-harness.ruff.toml"
+    )
+    py = [os.path.join(root, f) for root, _, files in os.walk(exported) for f in files if f.endswith(".py")]
+    proc = subprocess.run([sys.executable, "-m", "ruff", "check", "--no-cache", "--config", config, *py],
+                          capture_output=True, text=True, timeout=300)  # fmt: skip
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    assert not [p for p in py if "loguru" in _imports(p)]

@@ -79,7 +79,7 @@ def label_zh(label: str) -> str:
     >>> label_zh("单格漫画(Single-panel Comic)")
     '单格漫画'
     """
-    return label.split("(")[0].strip()
+    return label.split("(", 1)[0].strip()
 
 
 def to_hub_cell(value) -> str:

@@ -120,7 +120,7 @@ def undecodable(data) -> str | None:
                 return _too_big(*image.size)
             image.draft("RGB", (max(1, image.width // 8), max(1, image.height // 8)))  # JPEG only; others: no-op
             image.load()
-    except Exception as exc:
+    except Exception as exc:  # noqa: BLE001 - a corrupt file makes PIL raise anything (OSError, SyntaxError, ...)
         return f"{type(exc).__name__}: {str(exc)[:120]}"
 
 
@@ -131,7 +131,7 @@ def checked(data) -> str | None:
     """:func:`undecodable`, once per image content and pixel limit in the process (bytes by sha1, a file by path, size
     and mtime): an image that several tasks use is checked once (issue 42)."""
     if isinstance(data, (bytes, bytearray)):
-        key = (MAX_PIXELS, hashlib.sha1(data).digest())
+        key = (MAX_PIXELS, hashlib.sha1(data, usedforsecurity=False).digest())
     elif isinstance(data, str) and os.path.isfile(data):
         key = (MAX_PIXELS, data, os.stat(data).st_size, os.stat(data).st_mtime_ns)
     else:
@@ -153,7 +153,7 @@ def check_images(work: list[tuple], threads: int = 4) -> list[tuple]:
             why = list(pool.map(lambda item: checked(item[1]), work, chunksize=32))
     finally:
         ImageFile.LOAD_TRUNCATED_IMAGES = truncated_ok
-    return [(key, reason) for (key, _), reason in zip(work, why) if reason]
+    return [(key, reason) for (key, _), reason in zip(work, why, strict=True) if reason]
 
 
 def synthetic_image(seed: str, size: int = 48):

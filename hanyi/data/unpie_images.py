@@ -31,11 +31,13 @@ def image_cache_dir() -> str:
 
 def url_cache_path(url: str, cache_dir: str | None = None) -> str:
     """Where a URL's image is cached: ``<cache dir>/<sha1(url)>``."""
-    return os.path.join(cache_dir or image_cache_dir(), hashlib.sha1(url.encode("utf-8")).hexdigest())
+    return os.path.join(
+        cache_dir or image_cache_dir(), hashlib.sha1(url.encode("utf-8"), usedforsecurity=False).hexdigest()
+    )
 
 
 def _download(url: str, path: str, timeout: float = 30.0) -> None:
-    req = urllib.request.Request(url, headers={"User-Agent": "hanyi-unpie/0.1"})
+    req = urllib.request.Request(url, headers={"User-Agent": "hanyi-unpie/0.1"})  # noqa: S310 - http(s) only
     with urllib.request.urlopen(req, timeout=timeout) as resp:  # noqa: S310 - explicit opt-in only
         data = resp.read()
     from PIL import Image
@@ -79,7 +81,7 @@ def resolve_image_source(value, *, download: bool | None = None, doc_hint: str =
             )
         try:
             _download(s, path)
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - network, HTTP or PIL errors alike: this doc's image is unavailable
             raise ImageUnavailableError(f"{doc_hint}: download of {s[:100]} failed ({exc})") from None
         return path
     root = os.environ.get(IMAGE_ROOT_ENV)

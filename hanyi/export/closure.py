@@ -141,6 +141,12 @@ def _uses(node: ast.AST, module: str, is_package: bool, stmt: Stmt) -> None:
     visit(node, frozenset())
 
 
+def _type_checking(node: ast.stmt) -> bool:
+    """``if TYPE_CHECKING:`` holding imports only: kept like an import, for the names the kept code annotates with."""
+    return (isinstance(node, ast.If) and isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING"
+            and not node.orelse and all(isinstance(s, ast.Import | ast.ImportFrom) for s in node.body))  # fmt: skip
+
+
 def parse_module(package_dir: str, name: str, path: str, source: str | None = None) -> Module:
     if source is None:
         with open(path, encoding="utf-8") as f:
@@ -160,24 +166,26 @@ def parse_module(package_dir: str, name: str, path: str, source: str | None = No
             _uses(node, name, is_package, stmt)
             if isinstance(node, ast.AugAssign):
                 stmt.names.update(stmt.binds)
-        elif isinstance(node, ast.Import):
-            for a in node.names:
-                local = a.asname or a.name.split(".")[0]
-                stmt.binds.add(local)
-                if is_hanyi(a.name):
-                    bindings[local] = ("module", a.name if a.asname else a.name.split(".")[0])
-        elif isinstance(node, ast.ImportFrom):
-            mod = absolute(node, name, is_package)
-            for a in node.names:
-                local = a.asname or a.name
-                stmt.binds.add(local)
-                if is_hanyi(mod):
-                    sub = f"{mod}.{a.name}"
-                    bindings[local] = ("module", sub) if module_path(package_dir, sub) else ("from", mod, a.name)
+        elif isinstance(node, ast.Import | ast.ImportFrom) or _type_checking(node):
+            stmt.names.update(["TYPE_CHECKING"] if isinstance(node, ast.If) else [])
+            for imp in node.body if isinstance(node, ast.If) else [node]:
+                _bind_import(imp, name, is_package, package_dir, stmt, bindings)
         else:
             _uses(node, name, is_package, stmt)
         stmts.append(stmt)
     return Module(name, path, source, tree, stmts, bindings)
+
+
+def _bind_import(node, module: str, is_package: bool, package_dir: str, stmt: Stmt, bindings: dict) -> None:
+    mod = absolute(node, module, is_package) if isinstance(node, ast.ImportFrom) else None
+    for a in node.names:
+        local = a.asname or (a.name if mod is not None else a.name.split(".")[0])
+        stmt.binds.add(local)
+        if mod is None and is_hanyi(a.name):
+            bindings[local] = ("module", a.name if a.asname else a.name.split(".")[0])
+        elif mod is not None and is_hanyi(mod):
+            sub = f"{mod}.{a.name}"
+            bindings[local] = ("module", sub) if module_path(package_dir, sub) else ("from", mod, a.name)
 
 
 class Closure:
@@ -328,20 +336,27 @@ class Closure:
                 continue
             if i not in self.kept[mod]:
                 continue
-            if isinstance(node, ast.Import | ast.ImportFrom) and not (
-                isinstance(node, ast.ImportFrom) and node.module == "__future__"
+            if (
+                _type_checking(node)
+                or isinstance(node, ast.Import | ast.ImportFrom)
+                and not (isinstance(node, ast.ImportFrom) and node.module == "__future__")
             ):
-                names = [a for a in node.names if (i, a.asname or a.name.split(".")[0]) in self.used[mod]]
-                if not names:
-                    continue
-                if isinstance(node, ast.ImportFrom):
-                    out.append(ast.unparse(ast.ImportFrom(module=node.module, names=names, level=node.level)))
-                else:
-                    out.append(ast.unparse(ast.Import(names=names)))
+                kept = []
+                for imp in node.body if isinstance(node, ast.If) else [node]:
+                    names = [a for a in imp.names if (i, a.asname or a.name.split(".")[0]) in self.used[mod]]
+                    if names and isinstance(imp, ast.ImportFrom):
+                        kept.append(ast.unparse(ast.ImportFrom(module=imp.module, names=names, level=imp.level)))
+                    elif names:
+                        kept.append(ast.unparse(ast.Import(names=names)))
+                if kept and isinstance(node, ast.If):
+                    out.append("if TYPE_CHECKING:\n" + "\n".join("    " + k for k in kept))
+                elif kept:
+                    out.append(kept[0])
                 continue
             first = min([node.lineno, *[d.lineno for d in getattr(node, "decorator_list", [])]]) - 1
             while first > 0 and lines[first - 1].lstrip().startswith("#"):
                 first -= 1
             out.append("\n".join(lines[first : node.end_lineno]))
         out.extend(overrides.values())
-        return "\n\n\n".join(out) + "\n"
+        # a TYPE_CHECKING block belongs with the imports above it: one blank line after it, as after them
+        return "".join(p + ("\n\n" if p.startswith("if TYPE_CHECKING:") else "\n\n\n") for p in out).rstrip("\n") + "\n"

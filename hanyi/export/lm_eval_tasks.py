@@ -54,6 +54,13 @@ def _glue_calls(tree: ast.Module, fn: str) -> dict:
     return found
 
 
+def _defined_in(module: str, name: str) -> str:
+    """The module that defines ``module``'s ``name``, past ``from x import name`` re-exports: ``utils.py`` reads it
+    there, so no glue module keeps an import only for it (upstream's ruff --fix would drop it as unused)."""
+    binding = closure.parse_module(lt.PACKAGE_DIR, module, lt.module_path(module)).bindings.get(name)
+    return _defined_in(binding[1], name) if binding and binding[0] == "from" and binding[2] == name else module
+
+
 def _metric_yaml(bench: str, task: str, imports: dict) -> str:
     """The lmms-eval task's ``metric_list`` as plain YAML, aggregations as ``!function utils.f`` (``imports`` noted)."""
     lines = ["metric_list:"]
@@ -62,7 +69,7 @@ def _metric_yaml(bench: str, task: str, imports: dict) -> str:
         for key, value in entry.items():
             if isinstance(value, FunctionRef):
                 module, name = str(value).rsplit(".", 1)
-                imports[name] = f"{lt.ROOT}.tasks.{bench}.{module}"
+                imports[name] = _defined_in(f"{lt.ROOT}.tasks.{bench}.{module}", name)
                 parts.append(f"{key}: !function utils.{name}")
             else:
                 parts.append(f"{key}: {json.dumps(value)}")
@@ -102,7 +109,7 @@ def export(out: str, data_root: str = "hub", repos=None) -> dict:
                 )
 
             def local(m, imports=imports):
-                imports[m.group(2)] = f"{lt.ROOT}.{m.group(1)}"
+                imports[m.group(2)] = _defined_in(f"{lt.ROOT}.{m.group(1)}", m.group(2))
                 return f"!function utils.{m.group(2)}"
 
             text = lt.rewrite_yaml(_HANYI_FN_RE.sub(local, text), bench, path_value, os.path.join(src, name))
@@ -152,9 +159,10 @@ RUFF_ISORT = ["lint.isort.known-first-party=['lm_eval']", "lint.isort.combine-as
 
 
 def upstream_format(paths: list[str]) -> None:
-    """Format as lm-eval's pre-commit does: imports sorted (ruff's isort rules, lm-eval's settings), ruff format."""
+    """Format as lm-eval's pre-commit does: imports sorted (ruff's isort rules, lm-eval's settings), a wrapped
+    docstring's closing quotes on their own line (pydocstyle D209), ruff format."""
     config = [a for c in ["line-length=88", *RUFF_ISORT] for a in ("--config", c)]
-    for cmd in (["check", "--fix", "--select", "I", "--quiet", *config], ["format", "--quiet", *config]):
+    for cmd in (["check", "--fix", "--select", "I,D209", "--quiet", *config], ["format", "--quiet", *config]):
         proc = subprocess.run([sys.executable, "-m", "ruff", *cmd, "--no-cache", "--isolated", *paths],
                               capture_output=True, text=True)  # fmt: skip
         if proc.returncode:

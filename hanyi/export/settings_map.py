@@ -220,7 +220,7 @@ def generated_module() -> str:
 
 import os
 from collections.abc import Mapping
-from functools import lru_cache
+from functools import cache
 
 import yaml
 
@@ -229,7 +229,7 @@ SOURCES = {{key: folder for folder, keys in {json.dumps(_keys_by_folder())}.item
 TASKS_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
-@lru_cache(maxsize=None)
+@cache
 def metadata(folder: str) -> dict:
     """``metadata:`` of ``<folder>/_default_template_yaml``, read as upstream task code reads its YAML (``!function`` lines skipped)."""
     with open(os.path.join(TASKS_DIR, folder, "_default_template_yaml"), encoding="utf-8") as f:

@@ -9,7 +9,10 @@ Every extractor returns the letter or ``None`` (unparsed); none guesses.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Sequence
 
 _LEADING_LETTER_CACHE: dict[str, re.Pattern] = {}
 

@@ -27,7 +27,10 @@ from __future__ import annotations
 import functools
 import re
 import unicodedata
-from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
 
 _EMPHASIS = re.compile(r"[*`]")
 _LEAD_STRIP = re.compile(r"^[\s*#>`\"'“”‘’]+")

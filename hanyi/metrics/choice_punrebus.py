@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 
 def extract_first_char_letter(response: str | None, letters: str = "ABCDEFG") -> str | None:
-    """Text-only scorer rule (regex ``Word: (.+?)\\n\\n([A-G])``): the first character must be a letter.
+    r"""Text-only scorer rule (regex ``Word: (.+?)\n\n([A-G])``): the first character must be a letter.
 
     Unlike the image scorer, ``Option B`` is not accepted; nothing is stripped, so ``" B"`` is unparsed.
 

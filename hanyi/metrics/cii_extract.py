@@ -16,7 +16,10 @@ from __future__ import annotations
 import math
 import re
 import unicodedata
-from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
 
 OFFICIAL_SCAN_LETTERS = "ABCDEFGH"  # the official alphabetical scan also looks for G and H
 LETTERS = "ABCDEF"
@@ -106,7 +109,7 @@ def _normalise(text: str) -> str:
 
 
 def extract_answer_robust(text, options: Sequence[str] | None = None) -> str | None:
-    """hanyi's tolerant CII-Bench parser (not paper-faithful; reported as ``acc_robust``).
+    """The tolerant CII-Bench parser of hanyi (not paper-faithful; reported as ``acc_robust``).
 
     After NFKC normalisation (full-width letters and colons become ASCII) and markdown removal it tries, in order:
     the **last** ``答案(是|为)?[:：] X`` (so a CoT answer's final line wins over options discussed earlier), the last

@@ -166,7 +166,7 @@ def _load_unlocked(path: str):
         from hanyi.metrics.device import scorer_device
 
         return SentenceTransformer(path, device=scorer_device(os.environ.get("HANYI_VULCA_EMBED_DEVICE")))
-    except Exception as exc:
+    except Exception as exc:  # noqa: BLE001 - any load failure: one warning, the metrics not emitted
         return RuntimeError(f"{type(exc).__name__}: {str(exc).splitlines()[0][:200] if str(exc) else ''}")
 
 

@@ -19,7 +19,10 @@ from __future__ import annotations
 import functools
 import re
 import unicodedata
-from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
 
 #: Matching quote pairs stripped (one layer) from an extracted answer.
 QUOTE_PAIRS = (('"', '"'), ("'", "'"), ("“", "”"), ("«", "»"), ("„", "“"), ("‘", "’"), ("「", "」"))

@@ -8,7 +8,10 @@ The result keys are ``acc_loglik`` so that they never pass for the papers' ``acc
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Sequence
 
 
 def choice_by_loglikelihood(loglikelihoods: Sequence, letters: Sequence[str]) -> str:

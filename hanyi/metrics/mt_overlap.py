@@ -23,7 +23,7 @@ _WORDNET_LOCK = threading.Lock()
 
 
 def simple_tokenize(text: str) -> list[str]:
-    """Lowercased ``\\w+|[^\\w\\s]`` tokens (no punkt data needed).
+    r"""Lowercased ``\w+|[^\w\s]`` tokens (no punkt data needed).
 
     >>> simple_tokenize("How do farmers make crop circles? With a protractor.")
     ['how', 'do', 'farmers', 'make', 'crop', 'circles', '?', 'with', 'a', 'protractor', '.']
@@ -88,7 +88,7 @@ def bleu4_from_stats(stats) -> float:
 
     if len(stats) == 0:
         return 0.0
-    sums = [int(round(x)) for x in stats.sum(axis=0).tolist()]  # integer counts, exact in float64
+    sums = [round(x) for x in stats.sum(axis=0).tolist()]  # integer counts, exact in float64
     default = BLEU()
     return float(
         BLEU.compute_bleu(

@@ -20,7 +20,10 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
 
 #: Key of the per-doc statistics in a sample-log line, written by ``hanyi eval``'s run-time extra
 #: (:mod:`hanyi.host.run_intervals`) for aggregations whose statistics cannot be recomputed from the logged items.
@@ -70,7 +73,7 @@ def nan_mean(stats):
     >>> nan_mean(np.array([1.0, 0.0, float("nan"), 1.0])), math.isnan(nan_mean(np.array([float("nan")])))
     (0.6666666666666666, True)
     """
-    kept = [x for x in stats.tolist() if x == x]  # NaN != NaN
+    kept = [x for x in stats.tolist() if not math.isnan(x)]
     return sum(kept) / len(kept) if kept else math.nan
 
 

@@ -117,7 +117,10 @@ def all_splits(agg, name: str):
     def per_doc(items: list[dict]) -> list[tuple]:
         scored = [it for it in items if not it.get("caption_missing")]
         stats = agg.per_doc(scored)
-        return [(SPLIT_CODES[it["category"]], *(s if isinstance(s, tuple) else (s,))) for it, s in zip(scored, stats)]
+        return [
+            (SPLIT_CODES[it["category"]], *(s if isinstance(s, tuple) else (s,)))
+            for it, s in zip(scored, stats, strict=True)
+        ]
 
     return decomposed(mean_over_splits(agg.combine), light=agg.light, name=name)(per_doc)
 

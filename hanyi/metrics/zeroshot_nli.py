@@ -132,15 +132,15 @@ def extract_features(
     out = []
     for i in range(len(texts)):
         rows = logits[i * len(labels) : (i + 1) * len(labels)]
-        stance = dict(zip(stance_labels, single_label_scores([r[0] for r in rows[:n_s]])))
+        stance = dict(zip(stance_labels, single_label_scores([r[0] for r in rows[:n_s]]), strict=True))
         top = max(stance_labels, key=lambda k: stance[k])
         multi = [multi_label_score(r[0], r[1]) for r in rows[n_s:]]
         out.append(
             {
                 "stance": stance,
                 "stance_top1": [top, stance[top]],
-                "features": dict(zip(feature_labels, multi[:n_f])),
-                "quality": dict(zip(quality_labels, multi[n_f:])),
+                "features": dict(zip(feature_labels, multi[:n_f], strict=True)),
+                "quality": dict(zip(quality_labels, multi[n_f:], strict=True)),
             }
         )
     return out
@@ -169,7 +169,7 @@ def _load_unlocked(model: str, device: str):
 
         tokenizer = AutoTokenizer.from_pretrained(model)
         net = AutoModelForSequenceClassification.from_pretrained(model).to(device).eval()
-    except Exception as exc:  # OSError offline, ValueError for a bad config, ImportError ...
+    except Exception as exc:  # noqa: BLE001 - OSError offline, ValueError (bad config), ImportError...: reported once
         return NLIUnavailable(
             f"zero-shot NLI model {model!r} cannot be loaded ({type(exc).__name__}: {str(exc).splitlines()[0][:200]}). "
             f"Set {ENV_PREFIX}MODEL to a local copy of {DEFAULT_MODEL} (or another NLI checkpoint)."
@@ -242,7 +242,7 @@ def hf_logits_fn(config: NLIConfig) -> LogitsFn:
         prefix, middle, suffix, types = layout
         n_special = len(prefix) + len(middle) + len(suffix)
         rows = []
-        for p, h in zip(premises, hypotheses):
+        for p, h in zip(premises, hypotheses, strict=True):
             keep = max_length - n_special - len(hyp[h])
             if keep < 1:
                 raise ValueError(f"hypothesis {h!r} leaves no room for the premise at max_length {max_length}")
@@ -301,7 +301,7 @@ def hf_logits_fn(config: NLIConfig) -> LogitsFn:
                         return run(premises, hypotheses)
             with torch.inference_mode():
                 logits = net(**{k: v.to(config.device) for k, v in enc.items()}).logits.float().cpu()
-            out.extend(zip(idx, logits[:, [entail, contra]].tolist()))
+            out.extend(zip(idx, logits[:, [entail, contra]].tolist(), strict=True))
         out.sort(key=lambda r: r[0])
         return [r[1] for r in out]
 

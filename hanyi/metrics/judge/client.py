@@ -20,14 +20,16 @@ import random
 import socket
 import threading
 import time
-from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from .cache import JudgeCache, request_fingerprint, request_key
 from .config import ENV_VARS, JudgeConfig, redact_url
 from .results import PARSE_FAILURE, REQUEST_FAILED, JudgeResult
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
 
 logger = logging.getLogger("hanyi.judge")
 
@@ -49,7 +51,7 @@ Prompt = str | list[dict]
 class _Attempt:
     """Outcome of one request after all its attempts: ``raw`` or ``error``, and how many HTTP calls it took."""
 
-    __slots__ = ("raw", "error", "calls")
+    __slots__ = ("calls", "error", "raw")
 
     def __init__(self, raw: str | None, error: str | None, calls: int):
         self.raw, self.error, self.calls = raw, error, calls
@@ -239,7 +241,7 @@ class JudgeClient:
     def _finish(self, key: str, raw: str, parse, cached: bool, parse_errors: list[str]) -> JudgeResult:
         try:
             value = parse(raw)
-        except Exception as exc:  # a buggy parser must not lose the batch; it is reported in the batch log
+        except Exception as exc:  # noqa: BLE001 - a buggy parser must not lose the batch; reported in the batch log
             parse_errors.append(f"{type(exc).__name__}: {exc}")
             value = None
         if value is None:
@@ -395,7 +397,7 @@ class JudgeClient:
                 if probe or (attempt + 1 == attempts and not answered):
                     return self._trip(reason, attempt + 1)
                 continue
-            except Exception as exc:  # invalid URL and the like: retrying will not help
+            except Exception as exc:  # noqa: BLE001 - invalid URL and the like: this doc's request fails, not the run
                 reason = self._scrub(f"{type(exc).__name__}: {exc}")
                 return _Attempt(None, f"{REQUEST_FAILED}: {reason}", attempt + 1)
             answered, self._down = True, None  # an answer of any status: the judge is up, the circuit closes

@@ -3,6 +3,7 @@
 import logging
 
 from hanyi.data.cii import hint_text, label_zh, parse_multilabel
+from hanyi.data.cii_categories import TABLE1_METRICS
 from hanyi.metrics.cii_aggregations import (  # noqa: F401  (the aggregations the task YAMLs name)
     cii_acc,
     cii_acc_domain_art,
@@ -20,13 +21,13 @@ from hanyi.metrics.cii_extract import score_response
 from hanyi.tasks import _common
 from hanyi.tasks._common import prompt_kwargs, render
 from hanyi.tasks.cii import fewshot
-from hanyi.tasks.cii.constants import LETTERS, OPTION_FIELDS, TABLE1_METRICS
+from hanyi.tasks.cii.constants import LETTERS, OPTION_FIELDS
 from hanyi.tasks.cii.loading import checked, cii_doc_to_visual, with_images
 
 ValidUtf8Responses = _common.ValidUtf8Responses  # the response filter every task YAML names
 
 log = logging.getLogger("hanyi.cii")
-OPTIONS = tuple(zip(LETTERS, OPTION_FIELDS))
+OPTIONS = tuple(zip(LETTERS, OPTION_FIELDS, strict=True))
 
 
 def cii_process_docs(dataset):

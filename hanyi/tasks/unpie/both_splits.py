@@ -8,7 +8,7 @@ from hanyi.tasks.unpie.constants import JUDGE_METRIC
 
 def _both_splits(doc, out, keys):
     if out.get("caption_missing"):  # left out of every score: logged under every key, so the report counts it
-        return dict.fromkeys(keys, {**utils._evidence(doc, "", ""), "caption_missing": 1.0})
+        return {key: {**utils._evidence(doc, "", ""), "caption_missing": 1.0} for key in keys}
     return {key: out[key] for key in keys}
 
 
