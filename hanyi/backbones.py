@@ -23,16 +23,17 @@ Heavy imports (nltk, torch, transformers) happen inside the check functions.
 from __future__ import annotations
 
 import contextlib
-import logging
 import os
 import threading
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from hanyi.logs import get_logger
+
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-log = logging.getLogger("hanyi.backbones")
+log = get_logger("hanyi.backbones")
 
 SETUP_FIX = "hanyi setup"
 

@@ -13,8 +13,6 @@ Disambiguator images (resolving a cell, the URL cache, opt-in downloads, ``data:
 
 from __future__ import annotations
 
-import logging
-
 from hanyi.data.images import ImageUnavailableError, check_images
 from hanyi.data.unpie_images import (  # noqa: F401  (re-exported: hanyi.data.unpie stays the public entry)
     DOWNLOAD_ENV,
@@ -28,8 +26,9 @@ from hanyi.data.unpie_images import (  # noqa: F401  (re-exported: hanyi.data.un
     to_data_uri,
     url_cache_path,
 )
+from hanyi.logs import get_logger
 
-log = logging.getLogger(__name__)
+log = get_logger(__name__)
 
 HUB_ID = "jiwan-chung/VisualPun_UNPIE"
 CONFIG = "default"

@@ -15,13 +15,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import logging
 import os
 import sys
 
 from hanyi.data.unpie import CAPTIONS_ENV, CAPTIONS_FILE, HUB_ID, SPLITS, caption_key, load_disamb_image, unpie_id
+from hanyi.logs import get_logger
 
-log = logging.getLogger(__name__)
+log = get_logger(__name__)
 
 
 def captions_path(configured: str | None = None) -> str | None:

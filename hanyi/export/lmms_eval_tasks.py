@@ -148,8 +148,12 @@ def folder_modules(bench: str) -> list[str]:
 
 
 def overrides(dataset_paths: dict, target: Target = LMMS) -> dict:
-    """Generated definitions that replace a name's statements in the shared code (paths inside the export)."""
+    """Generated definitions that replace a name's statements in the shared code (paths inside the export; for
+    lmms-eval, its tasks' logger: ``hanyi.logs.get_logger`` is lmms-eval's ``eval_logger``, lm-eval's tasks use
+    :mod:`logging` as hanyi does)."""
+    logger = f"# {GENERATED}: lmms-eval's eval_logger (loguru), as lmms-eval's tasks log\nget_logger = EvalLogger"
     return {
+        **({f"{ROOT}.logs": {"get_logger": logger}} if target is LMMS else {}),
         ROOT: {"TASKS_DIR": f"# {GENERATED}: {target.tasks_note}\nTASKS_DIR = {target.tasks_dir}"},
         f"{ROOT}.data.sources": {
             "resolve": f"# {GENERATED}: each folder's dataset_path, fixed at export time\n"

@@ -19,13 +19,12 @@ sums integers, so the order of the items (lmms-eval hands them rank by rank) can
 
 from __future__ import annotations
 
-import logging
-
 from hanyi.data.cii_categories import DIFFICULTIES, EMOTIONS, TABLE1_METRICS
+from hanyi.logs import get_logger
 from hanyi.metrics.circular import aggregations
 from hanyi.metrics.resample import decomposed, nan_mean, percent_share
 
-log = logging.getLogger("hanyi.cii")
+log = get_logger("hanyi.cii")
 
 #: CTC judge metric name -> (field, label); ``ctc_score`` is the overall mean (Table 4).
 CTC_METRICS = {

@@ -21,11 +21,12 @@ chi-square (position bias), and the seeded bootstrap of the accuracy spread acro
 
 from __future__ import annotations
 
-import logging
 import math
 from collections.abc import Sequence
 
-log = logging.getLogger(__name__)
+from hanyi.logs import get_logger
+
+log = get_logger(__name__)
 
 
 def rotate(options: Sequence, k: int) -> list:

@@ -20,14 +20,15 @@ from __future__ import annotations
 
 import base64
 import functools
-import logging
 import math
 import os
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-log = logging.getLogger(__name__)
+from hanyi.logs import get_logger
+
+log = get_logger(__name__)
 
 PAPER_EMBEDDER = "BAAI/bge-large-zh-v1.5"
 MINILM = "sentence-transformers/all-MiniLM-L6-v2"

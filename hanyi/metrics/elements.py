@@ -26,7 +26,6 @@ Heavy imports (nltk, torch, sentence-transformers) happen inside the functions t
 from __future__ import annotations
 
 import functools
-import logging
 import math
 import os
 import re
@@ -36,7 +35,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
-log = logging.getLogger(__name__)
+from hanyi.logs import get_logger
+
+log = get_logger(__name__)
 
 SBERT_DEFAULT = "sentence-transformers/all-MiniLM-L6-v2"
 SBERT_ENV = "HANYI_PUNREBUS_SBERT_MODEL"

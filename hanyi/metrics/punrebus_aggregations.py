@@ -10,14 +10,14 @@ imports ``hanyi.tasks``.
 
 from __future__ import annotations
 
-import logging
 import math
 
+from hanyi.logs import get_logger
 from hanyi.metrics.circular import aggregations
 from hanyi.metrics.elements import official_mean
 from hanyi.metrics.resample import decomposed, fsum_mean_of_finite, nan_mean, share_of_finite, sum_mean
 
-log = logging.getLogger("hanyi.punrebus")
+log = get_logger("hanyi.punrebus")
 
 #: The expression judge's score range (not in the paper: its expression scores are human ratings, 1-10).
 JUDGE_SCALE = (1, 10)

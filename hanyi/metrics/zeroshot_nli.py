@@ -17,16 +17,16 @@ batches. Heavy imports (torch, transformers) happen inside functions; a model is
 from __future__ import annotations
 
 import functools
-import logging
 import math
 import os
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from hanyi.logs import get_logger
 from hanyi.metrics.device import scorer_device
 
-log = logging.getLogger(__name__)
+log = get_logger(__name__)
 
 DEFAULT_MODEL = "MoritzLaurer/mDeBERTa-v3-base-mnli-xnli"
 DEFAULT_TEMPLATE = "This example is {}."

@@ -11,9 +11,9 @@ first of them). The numbers are the same either way (a backbone's within the flo
 
 from __future__ import annotations
 
-import logging
 import os
 
+from hanyi.logs import get_logger
 from hanyi.tasks._common import ValidUtf8Responses
 
 
@@ -54,7 +54,5 @@ class ScoreAhead(ValidUtf8Responses):
         try:
             self.ahead(responses, aligned_docs(len(responses), docs))
         except Exception as exc:  # a cache only
-            logging.getLogger("hanyi").warning(
-                "hanyi: scoring ahead failed (%s: %s); scored per doc", type(exc).__name__, exc
-            )
+            get_logger("hanyi").warning("hanyi: scoring ahead failed (%s: %s); scored per doc", type(exc).__name__, exc)
         return resps

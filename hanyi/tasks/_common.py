@@ -216,9 +216,9 @@ class ValidUtf8Responses:
                     group[i] = surrogate.sub("\ufffd", value)  # in place: inst.resps is what lmms-eval logs
                     repaired += 1
         if repaired:
-            import logging
+            from hanyi.logs import get_logger
 
-            logging.getLogger("hanyi").warning(
+            get_logger("hanyi").warning(
                 "hanyi: %d response(s) held a lone surrogate (half a UTF-16 pair, e.g. cut at max_new_tokens); each "
                 "was replaced by U+FFFD before scoring and logging",
                 repaired,

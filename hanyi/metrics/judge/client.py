@@ -24,6 +24,8 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
+from hanyi.logs import get_logger
+
 from .cache import JudgeCache, request_fingerprint, request_key
 from .config import ENV_VARS, JudgeConfig, redact_url
 from .results import PARSE_FAILURE, REQUEST_FAILED, JudgeResult
@@ -31,7 +33,7 @@ from .results import PARSE_FAILURE, REQUEST_FAILED, JudgeResult
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
-logger = logging.getLogger("hanyi.judge")
+logger = get_logger("hanyi.judge")
 
 STAT_KEYS = ("calls_made", "cache_hits", "retries", "failures", "parse_failures")
 _RETRYABLE_STATUS = frozenset({408, 409, 425, 429}) | frozenset(range(500, 600))

@@ -6,16 +6,17 @@ The configuration never holds the API key itself, only the *name* of the environ
 
 from __future__ import annotations
 
-import logging
 import os
 from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit, urlunsplit
 
+from hanyi.logs import get_logger
+
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-logger = logging.getLogger("hanyi.judge")
+logger = get_logger("hanyi.judge")
 
 # field name -> (environment variable, type). Order is the order of the docs table.
 ENV_VARS: dict[str, tuple[str, type]] = {

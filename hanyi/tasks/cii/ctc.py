@@ -8,10 +8,10 @@ cache also survives the process), as lmms-eval's own judge tasks do; every ``ctc
 
 from __future__ import annotations
 
-import logging
 import os
 
 from hanyi import backbones
+from hanyi.logs import get_logger
 from hanyi.metrics.cii_aggregations import (  # noqa: F401  (the aggregations cii_ctc.yaml names)
     CTC_METRICS,
     cii_ctc_judge_failures,
@@ -29,7 +29,7 @@ from hanyi.tasks._common import prompt_kwargs, render
 from hanyi.tasks.cii.constants import CTC_DOMAIN
 from hanyi.tasks.cii.loading import with_images
 
-log = logging.getLogger("hanyi.cii")
+log = get_logger("hanyi.cii")
 ScoreAhead = _ahead.ScoreAhead  # cii_ctc.yaml's response filter: valid UTF-8, then cii_ctc_ahead
 CTC_FAILURES = "ctc_judge_failures"
 #: The official CTC records (``CTC_Evaluation/exp_CTC.json`` of the GitHub release) carry the painting titles the

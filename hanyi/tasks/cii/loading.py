@@ -4,13 +4,13 @@ Image sources, in order: the embedded image; ``$HANYI_CII_IMAGE_ROOT/<local_path
 source, ``<local_path>`` fetched from the hub dataset repository. What none of them serves is an error naming the ids.
 """
 
-import logging
 import os
 
 from hanyi.data.cii import CHECKED_FIELDS, check_rows
+from hanyi.logs import get_logger
 from hanyi.tasks._common import missing_image_ids, require_images
 
-log = logging.getLogger("hanyi.cii")
+log = get_logger("hanyi.cii")
 
 
 def checked(dataset):

@@ -1,9 +1,8 @@
 """CII-Bench glue: prompts from templates/, scoring from hanyi.metrics.cii_extract; CTC: ctc.py. See docs/cii.md."""
 
-import logging
-
 from hanyi.data.cii import hint_text, label_zh, parse_multilabel
 from hanyi.data.cii_categories import TABLE1_METRICS
+from hanyi.logs import get_logger
 from hanyi.metrics.cii_aggregations import (  # noqa: F401  (the aggregations the task YAMLs name)
     cii_acc,
     cii_acc_domain_art,
@@ -26,7 +25,7 @@ from hanyi.tasks.cii.loading import checked, cii_doc_to_visual, with_images
 
 ValidUtf8Responses = _common.ValidUtf8Responses  # the response filter every task YAML names
 
-log = logging.getLogger("hanyi.cii")
+log = get_logger("hanyi.cii")
 OPTIONS = tuple(zip(LETTERS, OPTION_FIELDS, strict=True))
 
 
