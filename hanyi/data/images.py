@@ -127,23 +127,26 @@ def undecodable(data) -> str | None:
 _CHECKED: dict = {}
 
 
-def checked(data) -> str | None:
-    """:func:`undecodable`, once per image content and pixel limit in the process (bytes by sha1, a file by path, size
-    and mtime): an image that several tasks use is checked once (issue 42)."""
+def checked(data) -> tuple:
+    """``(reason, sha256)``: :func:`undecodable`, once per image content and pixel limit in the process (bytes by
+    sha256, a file by path, size and mtime): an image that several tasks use is checked once (issue 42); the sha256 of
+    the bytes read is what tasks log, so ``hanyi report`` pairs runs on the same pixels (issue 40)."""
     if isinstance(data, (bytes, bytearray)):
-        key = (MAX_PIXELS, hashlib.sha1(data, usedforsecurity=False).digest())
+        key = (MAX_PIXELS, hashlib.sha256(data).hexdigest())
     elif isinstance(data, str) and os.path.isfile(data):
         key = (MAX_PIXELS, data, os.stat(data).st_size, os.stat(data).st_mtime_ns)
     else:
-        return undecodable(data)
+        return undecodable(data), None
     if key not in _CHECKED:
-        _CHECKED[key] = undecodable(data)
+        blob = Path(data).read_bytes() if isinstance(data, str) else data  # a file: read once, checked and hashed
+        _CHECKED[key] = (undecodable(blob), key[1] if len(key) == 2 else hashlib.sha256(blob).hexdigest())
     return _CHECKED[key]
 
 
-def check_images(work: list[tuple], threads: int = 4) -> list[tuple]:
+def check_images(work: list[tuple], threads: int = 4, digests: dict | None = None) -> list[tuple]:
     """``[(key, reason), ...]``, in order, for the ``(key, image)`` of ``work`` that do not pass :func:`undecodable`,
-    in ``threads`` threads (PIL and zlib decode outside the GIL; a PNG is inflated in full since issue 40)."""
+    in ``threads`` threads (PIL and zlib decode outside the GIL; a PNG is inflated in full since issue 40).
+    ``digests`` gets ``{key: sha256}`` of the bytes read (several images of one key: a hash of theirs)."""
     from PIL import ImageFile
 
     # lmms-eval sets it (a truncated image filled in grey): unset once for all threads, which share the flag
@@ -153,7 +156,9 @@ def check_images(work: list[tuple], threads: int = 4) -> list[tuple]:
             why = list(pool.map(lambda item: checked(item[1]), work, chunksize=32))
     finally:
         ImageFile.LOAD_TRUNCATED_IMAGES = truncated_ok
-    return [(key, reason) for (key, _), reason in zip(work, why, strict=True) if reason]
+    for (key, _), (_, sha) in zip(work, why, strict=True) if digests is not None else ():
+        digests[key] = hashlib.sha256(f"{digests[key]} {sha}".encode()).hexdigest() if key in digests else sha
+    return [(key, reason) for (key, _), (reason, _) in zip(work, why, strict=True) if reason]
 
 
 def synthetic_image(seed: str, size: int = 48):

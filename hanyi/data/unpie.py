@@ -171,7 +171,8 @@ def expand(dataset, kind: str, split: str, lang: str | None = None, needs_image:
         docs = [d for d in docs if d.get("image_status", IMAGE_OK) == IMAGE_OK]
     if kind != "disambiguation" and not captions:  # the explanation image: every one checked, as for every task
         cells = {d["unpie_id"]: d.get("pun_exp_image") or {} for d in docs}
-        bad = check_images([(pid, cell.get("bytes") or cell.get("path")) for pid, cell in cells.items()])
+        bad = check_images([(pid, cell.get("bytes") or cell.get("path")) for pid, cell in cells.items()], 4, sha := {})
+        docs = [{**d, "image_sha256": sha.get(d["unpie_id"])} for d in docs]
         if bad:
             shown = "; ".join(f"unpie_id={pid}: {why}" for pid, why in bad[:10])
             raise ImageUnavailableError(

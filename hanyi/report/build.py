@@ -670,13 +670,23 @@ def build_sections(runs: list[Run], anchors_dir: str = anchor_mod.ANCHORS_DIR) -
     return sections
 
 
-def data_differs(runs: list[Run], task: str) -> str | None:
+def data_differs(runs: list[Run], task: str, notes: list | None = None) -> str | None:
     """Why two runs of ``task`` must not be paired doc by doc: the same doc ids hold different docs (lmms-eval's
-    content differs, e.g. two data versions); ``None`` when the shared docs match or no doc was logged."""
-    a, b = (doc_hashes(r, task) for r in runs)
+    content differs, e.g. two data versions, or the images' bytes do); ``None`` when the shared docs match or no doc
+    was logged. The images count when both logs carry their digests (issue 40); else ids and paths only, which goes
+    to ``notes`` when the docs are paired."""
+    full, plain = ([doc_hashes(r, task, images) for r in runs] for images in (True, False))
+    carry = [f != p for f, p in zip(full, plain)]  # a log carries image digests when they change its hashes
+    a, b = full if all(carry) else plain
     shared = set(a) & set(b)
     changed = sum(a[k] != b[k] for k in shared)
     if not changed:
+        if shared and not all(carry) and notes is not None:
+            notes.append(
+                f"{task}: paired by doc ids and logged doc fields only: {'one' if any(carry) else 'no'} sample log "
+                "carries image digests (a text-only task, or a log written before hanyi logged them): a changed "
+                "image under the same id or path is not seen"
+            )
         return None
     return (
         f"{task}: not paired doc by doc: {changed} of the {len(shared)} doc ids both runs scored hold different docs "
@@ -695,7 +705,7 @@ def paired_records(runs: list[Run], tasks: list[str], hints=None, notes: list | 
     for task in tasks:
         if differ(runs, task):
             continue  # different stage-1 shortlists: not comparable with each other (a section note says so)
-        why = data_differs(runs, task)
+        why = data_differs(runs, task, notes)
         if why:
             if notes is not None:
                 notes.append(why)

@@ -150,17 +150,17 @@ def doc_clusters(run: Run, task: str, name: str) -> tuple[str | None, dict]:
     return key, out
 
 
-def doc_hashes(run: Run, task: str) -> dict:
+def doc_hashes(run: Run, task: str, images: bool = True) -> dict:
     """``{(task, doc_id): content hash}`` from a task's sample log (a group: its subtasks'), for the docs that log one
-    (:func:`hanyi.report.samples.content_hash`)."""
+    (:func:`hanyi.report.samples.content_hash`; ``images=False``: without the logged image digests)."""
     t = run.tasks.get(task)
     if t is None:
         return {}
     if t.is_group:
-        return {k: v for sub in t.subtasks for k, v in doc_hashes(run, sub).items()}
+        return {k: v for sub in t.subtasks for k, v in doc_hashes(run, sub, images).items()}
     from hanyi.report.samples import content_hash  # the doc's content, not lmms-eval's prompt-only doc_hash
 
-    hashes = {(task, s.get("doc_id")): content_hash(s) for s in t.samples or [] if isinstance(s, dict)}
+    hashes = {(task, s.get("doc_id")): content_hash(s, images) for s in t.samples or [] if isinstance(s, dict)}
     return {k: v for k, v in hashes.items() if v is not None}
 
 

@@ -59,16 +59,31 @@ def numbered_samples(path: str) -> list[tuple[int, dict]]:
     return lines
 
 
-def content_hash(sample: dict) -> str | None:
+def image_digests(sample: dict) -> list[str]:
+    """The sha256 of the doc's image bytes that the task logged in its per-doc items (``image_sha256``, read where the
+    load-time check read the image: hanyi.tasks._common.require_images), sorted; ``[]`` in a log from before.
+
+    >>> image_digests({"acc": {"image_sha256": "ab"}, "acc_robust": {"image_sha256": "ab"}, "n": 1})
+    ['ab']
+    """
+    found = (v.get("image_sha256") for v in sample.values() if isinstance(v, dict))
+    return sorted({d for d in found if isinstance(d, str)})
+
+
+def content_hash(sample: dict, images: bool = True) -> str | None:
     """A hash of the doc a sample-log line scored: lmms-eval's logged ``doc`` (every field but the decoded images,
-    which it does not log; the image's id, path or ``data:`` URI are fields), its ``target`` and ``input_media``.
+    which it does not log; the image's id, path or ``data:`` URI are fields), its ``target`` and ``input_media``, and
+    (``images``) the :func:`image_digests` the task logged, so other pixels under the same path are another doc.
     lmms-eval's own ``doc_hash`` hashes the prompt only, the same for every Pun Rebus doc, so two runs over other
-    docs were paired (issue 40). Falls back to ``doc_hash`` for a line without a ``doc``; ``None`` without either."""
-    if not isinstance(sample.get("doc"), dict):
-        return sample["doc_hash"] if isinstance(sample.get("doc_hash"), str) else None
+    docs were paired (issue 40). Falls back to ``doc_hash`` for a line without a ``doc``; ``None`` without either.
+    A line without digests hashes as before they were logged."""
     import hashlib
 
-    body = [sample["doc"], sample.get("target"), sample.get("input_media")]
+    digests = image_digests(sample) if images else []
+    if not isinstance(sample.get("doc"), dict):
+        base = sample["doc_hash"] if isinstance(sample.get("doc_hash"), str) else None
+        return hashlib.sha256(json.dumps([base, digests]).encode()).hexdigest() if digests else base
+    body = [sample["doc"], sample.get("target"), sample.get("input_media")] + ([digests] if digests else [])
     text = json.dumps(body, sort_keys=True, default=str, ensure_ascii=False)
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 

@@ -133,7 +133,7 @@ def missing_image_ids(dataset, column: str, id_field: str) -> list:
 _check_cells = check_images  # the check every task's load runs (hanyi.data.images)
 
 
-def undecodable_images(dataset, column: str, id_field: str, threads: int = 4) -> list[tuple]:
+def undecodable_images(dataset, column: str, id_field: str, threads: int = 4, digests=None) -> list[tuple]:
     """``[(id, reason), ...]`` for the docs whose image is present but does not decode (truncated, corrupt, not an
     image), read from the Arrow table 1,024 rows at a time. Docs with no image are not listed here."""
     bad = []
@@ -142,7 +142,9 @@ def undecodable_images(dataset, column: str, id_field: str, threads: int = 4) ->
         if getattr(images.type, "num_fields", 0):
             blobs, paths = (cells.to_pylist() for cells in images.flatten())  # datasets' struct<bytes, path>
             bad += _check_cells(
-                [(rid, b or p) for rid, b, p in zip(ids, blobs, paths) if b is not None or p is not None], threads
+                [(rid, b or p) for rid, b, p in zip(ids, blobs, paths) if b is not None or p is not None],
+                threads,
+                digests,
             )
     return bad
 
@@ -157,6 +159,7 @@ def require_images(dataset, column: str, id_field: str, fix: str, fallback=None)
     scale in threads).
     ``fallback(row_id) -> path or None`` says where a doc without an embedded image is served from (e.g. a local
     clone); that file is checked the same way. Raises :class:`hanyi.data.images.ImageUnavailableError` naming up to 10 doc ids and ``fix``.
+    Returns ``dataset`` with ``<column>_sha256``, the sha256 of each doc's image bytes read here (logged per doc: issue 40).
     """
     from hanyi.data.images import ImageUnavailableError
 
@@ -165,13 +168,16 @@ def require_images(dataset, column: str, id_field: str, fix: str, fallback=None)
     if ids:
         shown = ", ".join(map(str, ids[:10])) + (f" and {len(ids) - 10} more" if len(ids) > 10 else "")
         raise ImageUnavailableError(f"{len(ids)} doc(s) have no image ({id_field}: {shown}). {fix}")
-    bad = undecodable_images(dataset, column, id_field) + _check_cells([(r, p) for r, p in served.items() if p], 4)
+    bad = undecodable_images(dataset, column, id_field, 4, digests := {}) + _check_cells(
+        [(r, p) for r, p in served.items() if p], 4, digests
+    )
     if bad:
         shown = "; ".join(f"{rid}: {why}" for rid, why in bad[:10]) + (
             f"; and {len(bad) - 10} more" if len(bad) > 10 else ""
         )
         raise ImageUnavailableError(f"{len(bad)} doc(s) have an image that does not decode ({id_field} {shown}). {fix}")
-    return dataset
+    kept = dataset.remove_columns(f"{column}_sha256") if f"{column}_sha256" in dataset.column_names else dataset
+    return kept.add_column(f"{column}_sha256", [digests.get(rid) for rid in dataset[id_field]])  # a 2nd load: replaced
 
 
 def require_string_lists(dataset, fields: tuple[str, ...], fix: str):

@@ -427,8 +427,7 @@ class JudgeClient:
             if self._down is None:
                 return False, None
             if time.monotonic() < self._down:
-                cool = self.config.cooldown_s
-                return False, f"{REQUEST_FAILED}: not sent: the judge did not answer (asked again every {cool:g}s)"
+                return False, f"{REQUEST_FAILED}: not sent: judge down (probed every {self.config.cooldown_s:g}s)"
             self._down = time.monotonic() + self.config.cooldown_s
             return True, None
 
@@ -436,8 +435,7 @@ class JudgeClient:
         """No attempt of a request (or a probe) was answered: the judge is down for ``cooldown_s`` (0: never)."""
         reason = f"{REQUEST_FAILED}: {reason} (after {calls} attempts)"
         if self.config.cooldown_s > 0:
-            with self._lock:
-                self._down = time.monotonic() + self.config.cooldown_s
+            self._down = time.monotonic() + self.config.cooldown_s  # one assignment: no lock needed
             reason += f"; taken as down: not asked for {self.config.cooldown_s:g}s, then one request probes"
         return _Attempt(None, reason, calls)
 

@@ -93,7 +93,8 @@ def _scored_item(doc, results):
         "image_types": [label_zh(x) for x in parse_multilabel(doc["image_type"])],
         "rhetorics": parse_multilabel(doc["rhetoric"]),
     }
-    return {"id": doc["id"], "answer": doc["answer"], "response": response, **scored, **labels}
+    item = {"id": doc["id"], "answer": doc["answer"], "response": response, **scored, **labels}
+    return {**item, "image_sha256": doc.get("image_sha256")}  # the picture's bytes: hanyi report pairs runs on them
 
 
 def cii_process_results(doc, results):

@@ -65,7 +65,8 @@ def cvlue_lite_docs(dataset):
 
 
 def _tags(doc, value, **evidence):
-    return {"v": float(value), "category": doc["category"], "culture_group": doc["culture_group"], **evidence}
+    tags = {"v": float(value), "category": doc["category"], "culture_group": doc["culture_group"], **evidence}
+    return tags | {"image_sha256": doc.get("image_sha256")}  # the picture's bytes: hanyi report pairs runs on them
 
 
 def _loglik_kind():

@@ -52,6 +52,7 @@ def _choice_items(doc, response, paper_parser):
     paper, robust = paper_parser(response), extract_choice_delimited(response, OPTIONS)
     item = {"parsed": paper is not None, "correct": is_correct_choice(paper, gold), "pred": paper, "gold": gold}
     item |= {"gold_rows": None if rows is None else list(rows), "story": doc.get("story_zh")}  # story: the cluster_key
+    item["image_sha256"] = doc.get("image_sha256")  # the picture's bytes: hanyi report pairs runs on them
     robust_item = {
         "parsed": robust is not None,
         "correct": is_correct_choice(robust, gold),

@@ -63,7 +63,7 @@ def _response(results) -> str:
 def _evidence(doc, response, prediction):
     keys = ("unpie_id", "meaning_idx", "lang", "category")  # category: the doc's split
     found = {k: doc[k] for k in keys if k in doc} | _caption_count(doc)
-    return {**found, "response": response, "prediction": prediction}
+    return {**found, "response": response, "prediction": prediction, "image_sha256": doc.get("image_sha256")}
 
 
 def _overlap_item(item, reference):

@@ -82,6 +82,7 @@ def vulca_process_results(doc, results):
             "doc": doc_label(doc, "title_zh"),
             "chars": len(response),
             "json_error": split["json_error"],
+            "image_sha256": doc.get("image_sha256"),  # the painting's bytes: hanyi report pairs runs on them
         },
     }
     out.update(_rubric_levels(doc, response))
