@@ -54,7 +54,14 @@ Otherwise :attr:`Board.overall` is None and :attr:`Board.overall_absent` says wh
 
 from __future__ import annotations
 
+import dataclasses
+import functools
+import hashlib
+import json
 import math
+import os
+import pickle
+import tempfile
 
 from hanyi import BENCHMARKS
 from hanyi.leaderboard.entries import Board, Cell, Entry, Rejected, Row, Section
@@ -107,12 +114,21 @@ def scores(entry: Entry, col: str) -> dict:
     return {d: float(v) for d, v in found.items() if v is not None and math.isfinite(float(v))}
 
 
-def _scale(per: dict, value: float | None) -> float | None:
-    """The factor (1 or 100) that turns the mean of ``per`` into ``value``; None when neither does."""
+def _scale(per: dict, value: float | None, given: float | None = None) -> float | None:
+    """The factor that turns the mean of ``per`` into ``value``: the intake's (:attr:`Entry.scales`), else 1 or 100;
+    None when it does not (the value is not the mean of its per-doc scores)."""
     if not per or value is None:
         return None
     mean = math.fsum(per.values()) / len(per)
-    return next((s for s in (1.0, 100.0) if math.isclose(mean * s, value, rel_tol=1e-6, abs_tol=1e-9)), None)
+    return next(
+        (s for s in ((given,) if given else (1.0, 100.0)) if math.isclose(mean * s, value, rel_tol=1e-6, abs_tol=1e-9)),
+        None,
+    )
+
+
+def _given_scale(entry: Entry, col: str) -> float | None:
+    task, metric = _split(col)
+    return ((getattr(entry, "scales", None) or {}).get(task) or {}).get(metric)
 
 
 def cell(entry: Entry, col: str) -> Cell:
@@ -126,16 +142,16 @@ def cell(entry: Entry, col: str) -> Cell:
     if value is None or not math.isfinite(value):
         return Cell(None, note=note)
     per = scores(entry, col)
-    scale = _scale(per, value)
+    scale = _scale(per, value, _given_scale(entry, col))
     if scale is None:
         why = "no interval: not the mean of its per-doc scores" if per else "no interval: no per-doc scores"
         return Cell(value, note="; ".join(x for x in (note, why) if x))
     labels = (entry.clusters or {}).get(task) or {}
     out = stats.interval(list(per.values()), [labels.get(d) for d in per] if labels else None)
-    low, high = (None if out.get(k) is None else out[k] * scale for k in ("ci_low", "ci_high"))
+    low, high, stderr = (None if out.get(k) is None else out[k] * scale for k in ("ci_low", "ci_high", "stderr"))
     if low is None:
         note = "; ".join(x for x in (note, f"no interval: {out.get('why', 'none')}") if x)
-    return Cell(value, low, high, out.get("n", len(per)), note)
+    return Cell(value, low, high, out.get("n", len(per)), note, stderr=stderr, method=out.get("method", ""))
 
 
 def protocol_key(entry: Entry) -> tuple:
@@ -257,7 +273,7 @@ def _rank_section(ranked: list[Row], col: str) -> tuple:
     per = [scores(r.entry, col) for r in ranked]
     if len(ranked) < 2:
         return None, ["one ranked row: no rank interval, tier or flip"]
-    if any(_scale(p, v) is None for p, v in zip(per, values)):
+    if any(_scale(p, v, _given_scale(r.entry, col)) is None for p, v, r in zip(per, values, ranked)):
         return None, [f"no rank interval, tier or flip: not every row's {col} is the mean of its per-doc scores"]
     docs = sorted({d for p in per for d in p}, key=lambda d: (str(type(d)), d))
     task = _split(col)[0]
@@ -350,17 +366,82 @@ CELL_METHOD = (
 )
 
 
-def build_section(bench: str, entries: list[Entry], anchors_dir: str) -> tuple[Section, object]:
+@functools.lru_cache(maxsize=1)
+def _stats_code() -> str:
+    """A hash of the code a cell depends on: this module and the report's interval methods."""
+    from hanyi.metrics import resample
+    from hanyi.report import stats
+
+    digest = hashlib.sha256()
+    for module in (intervals, resample, stats):
+        with open(module.__file__, "rb") as f:
+            digest.update(f.read())
+    with open(__file__, "rb") as f:
+        digest.update(f.read())
+    return digest.hexdigest()
+
+
+def _cell_key(entry: Entry, col: str) -> str:
+    """What a cell is a function of: the column's value, per-doc scores, clusters, scale and judge note, and the code."""
+    task, metric = _split(col)
+    parts = (
+        _stats_code(),
+        col,
+        (entry.values.get(task) or {}).get(metric),
+        (entry.per_doc.get(task) or {}).get(metric),
+        (entry.clusters or {}).get(task),
+        _given_scale(entry, col),
+        entry.judged.get(col),
+    )
+    return hashlib.sha256(pickle.dumps(parts, protocol=4)).hexdigest()
+
+
+def cells(entry: Entry, columns: list[str], cache_dir: str | None = None) -> dict[str, Cell]:
+    """The entry's cells; with ``cache_dir``, read from and written to ``<cache_dir>/<submission hash>.cells.json``,
+    each cell under the hash of what it is computed from (:func:`_cell_key`), so a changed re-score or a changed
+    statistic is recomputed. The cells are a function of the submission alone: rebuilding a board recomputes only
+    the new submissions' cells."""
+    path = os.path.join(cache_dir, f"{entry.submission_hash}.cells.json") if cache_dir else None
+    stored: dict = {}
+    if path:
+        try:
+            with open(path, encoding="utf-8") as f:
+                stored = json.load(f)
+        except (OSError, ValueError):
+            stored = {}
+    out, fresh = {}, {}
+    for col in columns:
+        key = _cell_key(entry, col) if path else ""
+        hit = stored.get(col) if isinstance(stored.get(col), dict) else None
+        try:
+            out[col] = Cell(**hit["cell"]) if hit and hit.get("key") == key else None
+        except TypeError:
+            out[col] = None
+        if out[col] is None:
+            out[col] = cell(entry, col)
+        fresh[col] = {"key": key, "cell": dataclasses.asdict(out[col])}
+    if path and fresh != stored:
+        os.makedirs(cache_dir, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".json", dir=cache_dir)
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            json.dump(fresh, f)
+        os.replace(tmp, path)
+    return out
+
+
+def build_section(
+    bench: str, entries: list[Entry], anchors_dir: str, cache_dir: str | None = None
+) -> tuple[Section, object]:
     """One section (one benchmark, one protocol) and its rank draws (``None`` when there are none)."""
     key = protocol_key(entries[0])
     columns = _columns(bench, entries, anchors_dir)
     col = ranking_column(bench, entries, columns)
-    rows = [Row(label=e.model, cells={c: cell(e, c) for c in columns}, entry=e) for e in entries]
+    rows = [Row(label=e.model, cells=cells(e, columns, cache_dir), entry=e) for e in entries]
     rows.sort(key=lambda r: (r.cells[col].value is None, -(r.cells[col].value or 0.0), r.entry.submission_hash))
     section = Section(bench, shared_protocol(key), columns, col, rows)
     ranked = [r for r in rows if r.cells[col].value is not None]
     draws, methods = _rank_section(ranked, col) if ranked else (None, [f"no row has {col}"])
-    section.method = " ".join([CELL_METHOD, *methods, "Reference rows (the papers' numbers) are never ranked."])
+    section.method = " ".join([CELL_METHOD, *methods, "Reference rows (the papers' numbers) are never ranked"])
     section.rows += reference_rows(bench, section, entries, anchors_dir)
     return section, draws
 
@@ -370,7 +451,7 @@ def overall(mains: dict[str, tuple[Section, object]], entries: list[Entry]) -> t
     import numpy as np
 
     if len(mains) < 2:
-        return None, "No overall score: the board has fewer than two benchmarks."
+        return None, "the board has fewer than two benchmarks"
     models = sorted({e.model for e in entries})
     missing = []
     index: dict[str, dict[str, int]] = {}
@@ -387,7 +468,7 @@ def overall(mains: dict[str, tuple[Section, object]], entries: list[Entry]) -> t
                 missing.append(f"{model} has no ranked row in {bench}'s main section")
     if missing:
         shown = "; ".join(missing[:5]) + (f"; and {len(missing) - 5} more" if len(missing) > 5 else "")
-        return None, f"No overall score: not every row has every benchmark comparable ({shown})."
+        return None, f"not every row has every benchmark comparable ({shown})"
     benches = list(mains)
     point = {m: [mains[b][0].rows[index[b][m]].rank for b in benches] for m in models}
     mean_draws = np.mean([mains[b][1][:, [index[b][m] for m in models]] for b in benches], axis=0)  # iters x models
@@ -409,10 +490,10 @@ def overall(mains: dict[str, tuple[Section, object]], entries: list[Entry]) -> t
     method = (
         f"Mean rank over {', '.join(benches)} (each benchmark's main section, by its ranking column); lower is "
         f"better. Its interval: the 2.5th and 97.5th percentiles of the mean of the benchmarks' bootstrap ranks, "
-        f"draw by draw ({RANK_ITERS} draws, independent docs per benchmark); the rank interval likewise."
+        f"draw by draw ({RANK_ITERS} draws, independent docs per benchmark); the rank interval likewise"
     )
     columns = [f"{b}/rank" for b in benches] + ["mean_rank"]
-    return Section("overall", {}, columns, "mean_rank", rows, method=method), ""
+    return Section("overall", {}, columns, "mean_rank", rows, method=method, lower_is_better=list(columns)), ""
 
 
 def _choose_main(candidates: list[tuple[Section, object, tuple]]) -> int:
@@ -425,9 +506,15 @@ def _choose_main(candidates: list[tuple[Section, object, tuple]]) -> int:
     return min(range(len(candidates)), key=lambda i: score(candidates[i]))
 
 
-def rank(entries: list[Entry], rejected: list[Rejected], anchors_dir: str = anchor_mod.ANCHORS_DIR) -> Board:
+def rank(
+    entries: list[Entry],
+    rejected: list[Rejected],
+    anchors_dir: str = anchor_mod.ANCHORS_DIR,
+    cache_dir: str | None = None,
+) -> Board:
     """The board: per benchmark its main section first, then each other protocol apart; the overall mean rank or why
-    there is none; the rejected files as given."""
+    there is none; the rejected files as given. ``cache_dir``: where each submission's cells are kept (:func:`cells`;
+    the intake's cache folder)."""
     board = Board(rejected=list(rejected))
     by_bench: dict[str, dict[tuple, list[Entry]]] = {}
     for entry in entries:
@@ -435,7 +522,7 @@ def rank(entries: list[Entry], rejected: list[Rejected], anchors_dir: str = anch
     order = [b for b in BENCHMARKS if b in by_bench] + sorted(set(by_bench) - set(BENCHMARKS))
     mains = {}
     for bench in order:
-        built = [(*build_section(bench, group, anchors_dir), key) for key, group in by_bench[bench].items()]
+        built = [(*build_section(bench, group, anchors_dir, cache_dir), key) for key, group in by_bench[bench].items()]
         main = built.pop(_choose_main(built))
         built.sort(key=lambda item: (-sum(not r.reference for r in item[0].rows), repr(item[2])))
         for section, _, key in built:

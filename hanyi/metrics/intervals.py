@@ -99,14 +99,18 @@ def _betainc(a: float, b: float, x: float) -> float:
 
 
 def _beta_ppf(q: float, a: float, b: float) -> float:
-    """The ``q`` quantile of Beta(a, b), by bisection on :func:`_betainc`."""
+    """The ``q`` quantile of Beta(a, b), by bisection on :func:`_betainc` (100 steps at most; it stops once a step
+    changes nothing, as every later step would then change nothing either: the same bits, sooner)."""
     lo, hi = 0.0, 1.0
     for _ in range(100):
         mid = (lo + hi) / 2
+        before = (lo, hi)
         if _betainc(a, b, mid) < q:
             lo = mid
         else:
             hi = mid
+        if (lo, hi) == before:
+            break
     return (lo + hi) / 2
 
 
@@ -154,6 +158,39 @@ def _index(labels: list, strata) -> tuple:
             seen.add(c)
             groups.setdefault(None if strata is None else strata[i], []).append(c)
     return rows, list(groups.values())
+
+
+def _draw_counts(rng, groups: list, n_clusters: int, k: int):
+    """``k`` resamples' draw counts per cluster (``k`` × clusters): in each, every stratum's clusters drawn with
+    replacement, as many as it has, one resample after the other."""
+    import numpy as np
+
+    counts = np.zeros((k, n_clusters))
+    for i in range(k):
+        for group in groups:
+            counts[i] += np.bincount(group[rng.integers(0, len(group), size=len(group))], minlength=n_clusters)
+    return counts
+
+
+def _weighted_means(arrays: list, locals_: list, n_clusters: int) -> list | None:
+    """For parts whose ``combine`` is a mean of the statistics it counts (:func:`hanyi.metrics.resample._counted`,
+    the rule of its ``_fast_resample``): ``[(weight, per-cluster sum, per-cluster count, value of none)]``, so that
+    a resample's part is ``counts @ sum / counts @ count`` (equal to re-running the mean up to float rounding);
+    None when a part is not such a mean, or holds a NaN or inf a resample may or may not draw."""
+    import numpy as np
+
+    out = []
+    for (w, combine, arr), local in zip(arrays, locals_):
+        keep = resample._counted(combine, arr)
+        if keep is None or combine is resample.percent_share:
+            return None
+        vals = np.where(keep, arr, 0.0)
+        if not np.isfinite(vals).all():
+            return None
+        empty = math.nan if combine in (resample.nan_mean, resample.rate) else 0.0
+        sums = np.bincount(local, weights=vals, minlength=n_clusters)
+        out.append((w, sums, np.bincount(local, weights=keep.astype(float), minlength=n_clusters), empty))
+    return out
 
 
 def cluster_bootstrap(
@@ -208,13 +245,26 @@ def cluster_bootstrap(
     if n == 0 or not math.isfinite(value):
         return {**out, "ci_low": None, "ci_high": None, "stderr": None, "why": "no scored unit", "method": method}
     bounds = np.cumsum([0] + [len(a) for _, _, a in arrays])
-    fast = [resample._fast_resample(c, a) for _, c, a in arrays]
     rng = np.random.default_rng(seed)
+    weighted = _weighted_means(arrays, [rows[bounds[p] : bounds[p + 1]] for p in range(len(arrays))], n_clusters)
     values = np.empty(iters)
-    for i in range(iters):
-        counts = np.zeros(n_clusters, dtype=int)
-        for group in groups:
-            counts += np.bincount(group[rng.integers(0, len(group), size=len(group))], minlength=n_clusters)
+    if weighted is not None:  # every part a mean: Σ count · sum / Σ count · size per cluster, many resamples at once
+        step = max(1, min(iters, 2_000_000 // n_clusters))
+        for start in range(0, iters, step):
+            k = min(step, iters - start)
+            if len(groups) == 1:  # the drawn clusters themselves (the stream of k one-by-one resamples)
+                picks = groups[0][rng.integers(0, len(groups[0]), size=(k, len(groups[0])))]
+                totals = [(w, sums[picks].sum(axis=1), sizes[picks].sum(axis=1), e) for w, sums, sizes, e in weighted]
+            else:
+                counts = _draw_counts(rng, groups, n_clusters, k)
+                totals = [(w, counts @ sums, counts @ sizes, e) for w, sums, sizes, e in weighted]
+            total = np.zeros(k)
+            for w, num, den, empty in totals:
+                total += w * np.where(den > 0, num / np.where(den > 0, den, 1.0), empty)
+            values[start : start + k] = total
+    fast = [resample._fast_resample(c, a) for _, c, a in arrays]
+    for i in range(0 if weighted is not None else iters):
+        counts = _draw_counts(rng, groups, n_clusters, 1)[0].astype(int)
         total = 0.0
         for p, (w, combine, arr) in enumerate(arrays):
             local = rows[bounds[p] : bounds[p + 1]]

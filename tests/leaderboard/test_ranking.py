@@ -273,8 +273,27 @@ def test_a_cell_is_the_reports_interval_in_the_values_unit_and_clustered(no_anch
     ref_c = stats.interval(scores, [clusters[d] for d in range(12)])
     assert (clustered.low, clustered.high) == pytest.approx((100 * ref_c["ci_low"], 100 * ref_c["ci_high"]))
     assert clustered.high - clustered.low > plain.high - plain.low  # the design effect widens it
+    assert clustered.stderr == pytest.approx(100 * ref_c["stderr"]) and clustered.method == ref_c["method"]
+    assert "design effect" in clustered.method and "design effect" not in plain.method
+    given = entry("a", scores, value=100 * 8 / 12, scales={"cii_none": {"acc": 100.0}})
+    assert ranking.cell(given, "cii_none/acc").low == pytest.approx(plain.low)
+    wrong = entry("a", scores, value=8 / 12, scales={"cii_none": {"acc": 100.0}})  # the intake's factor wins
+    assert ranking.cell(wrong, "cii_none/acc").low is None
     corpus = ranking.cell(entry("a", scores, value=0.42), "cii_none/acc")  # not the mean of its per-doc scores
     assert corpus.low is None and "not the mean" in corpus.note
+
+
+def test_cells_are_cached_per_submission_and_recomputed_when_what_they_depend_on_changes(tmp_path, monkeypatch):
+    clusters = {d: f"img{d // 4}" for d in range(12)}
+    e = entry("a", ones(0, 1, 2, 3, 4, 5, 6, 7), clusters=clusters)
+    first = ranking.cells(e, ["cii_none/acc"], str(tmp_path))
+    assert (tmp_path / f"{e.submission_hash}.cells.json").is_file()
+    monkeypatch.setattr(ranking, "cell", lambda *a: pytest.fail("recomputed a cached cell"))
+    assert ranking.cells(e, ["cii_none/acc"], str(tmp_path)) == first
+    monkeypatch.undo()
+    changed = entry("a", ones(0, 1, 2, 3, 4, 5, 6), clusters=clusters)  # same submission hash, another re-score
+    again = ranking.cells(changed, ["cii_none/acc"], str(tmp_path))["cii_none/acc"]
+    assert again.value == pytest.approx(7 / 12) and again == ranking.cell(changed, "cii_none/acc")
 
 
 # ---- sections, reference rows, overall -----------------------------------------------------------------------------
