@@ -24,7 +24,9 @@ main section: the one with the most rows; on a tie, the one with more paper rows
 **Cells** are value [95 % interval] by the report's method for a mean of per-doc scores
 (:func:`hanyi.report.stats.interval`: exact Clopper-Pearson for 0/1 scores, clustered by the design effect where
 :attr:`Entry.clusters` labels docs that share an image, story or pun; else a cluster bootstrap), in the value's unit;
-a value that is not the mean of its per-doc scores (corpus BLEU) has no interval, and says so.
+a value that is not the mean of its per-doc scores (corpus BLEU) has no interval, and says so. A cell is a function
+of its submission alone: ``rank(..., cache_dir=...)`` keeps each submission's cells (:func:`cells`), so a rebuild
+computes only the new submissions' cells (docs/performance.md, "The leaderboard at 100 submissions").
 
 **Rank interval**: :func:`hanyi.metrics.intervals.rank_draws`, ``RANK_ITERS`` = 1,000 paired resamples (seed
 :data:`hanyi.metrics.resample.SEED`) of the section's docs (whole clusters where there are clusters), each row's mean

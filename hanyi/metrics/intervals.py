@@ -423,20 +423,21 @@ def rank_draws(scores, clusters: Sequence | None = None, iters: int = 1000, seed
 
     s = np.asarray(scores, dtype=float)
     scored = np.isfinite(s)
-    vals = np.where(scored, s, 0.0)
     rows, _ = _index(_labels(clusters, s.shape[1]), None)
     rows = np.asarray(rows, dtype=int)
     n_clusters = int(rows.max()) + 1 if len(rows) else 0
+    # per cluster and system: the sum of its scored units' scores and their count
+    sums = np.stack([np.bincount(rows, weights=np.where(ok, x, 0.0), minlength=n_clusters) for x, ok in zip(s, scored)])
+    sizes = np.stack([np.bincount(rows, weights=ok.astype(float), minlength=n_clusters) for ok in scored])
     rng = np.random.default_rng(seed)
     out = np.empty((iters, s.shape[0]), dtype=int)
     for start in range(0, iters, chunk):
         k = min(chunk, iters - start)
         picks = rng.integers(0, n_clusters, size=(k, n_clusters))
-        counts = np.zeros((k, n_clusters))
-        np.add.at(counts, (np.repeat(np.arange(k), n_clusters), picks.ravel()), 1.0)
-        weights = counts[:, rows]  # k × units
+        flat = (np.arange(k)[:, None] * n_clusters + picks).ravel()
+        counts = np.bincount(flat, minlength=k * n_clusters).reshape(k, n_clusters).astype(float)
         with np.errstate(invalid="ignore", divide="ignore"):
-            means = (weights @ vals.T) / (weights @ scored.T)  # k × systems
+            means = (counts @ sums.T) / (counts @ sizes.T)  # k × systems
         means = np.where(np.isfinite(means), means, -np.inf)
         out[start : start + k] = 1 + (means[:, None, :] > means[:, :, None]).sum(axis=2)
     return out
