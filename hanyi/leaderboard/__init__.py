@@ -67,7 +67,7 @@ def build(paths: list[str], out_dir: str, prog: str = "hanyi leaderboard build",
         first = _one_line(rej.reasons[0]) if rej.reasons else "rejected"
         more = f" (+{len(rej.reasons) - 1} more reasons)" if len(rej.reasons) > 1 else ""
         print(f"{prog}: rejected {rej.path}: {first}{more}", file=sys.stderr)
-    board = rank(found.entries, found.rejected)
+    board = rank(found.entries, found.rejected, cache_dir=os.path.join(out_dir, CACHE_DIR))
     write_site(board, out_dir)
     return board, found
 
