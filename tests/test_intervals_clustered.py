@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 
 import numpy as np
 import pytest
@@ -311,7 +312,12 @@ PLAIN_MEANS = {
     "cvlue_vg": {"miou": True},
     "unpie_grounding": {"exact_match": True, "exact_match_robust": True},
     "unpie_disambiguation_de": {},  # disamb_acc_<scorer> and its _robust: the scorer this machine has
+    "punrebus_matching": {"accuracy": True, "accuracy_robust": True},  # over the parsed docs / every doc
+    "punrebus_elements": {"element_sim": True},  # + element_abs or its _rule_lemma fallback: found below
+    "unpie_reconstruction_de": {"meteor": False, "pun_word_recovered": False},  # found below (meteor x100)
 }
+#: the item field lmms-eval reads (the task's ``score_key``; ``score`` where the task sets none)
+SCORE_KEYS = {"cvlue_vqa": "v", "cvlue_vg": "v", "unpie_grounding": "correct", "unpie_disambiguation_de": "correct"}
 
 
 @pytest.mark.slow
@@ -332,7 +338,7 @@ def test_a_plain_run_prints_clt_and_clustered_standard_errors(tmp_path, monkeypa
     here = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures", "plain_run", "responses.jsonl")
     responses = str(tmp_path / "responses.jsonl")
     prf.merged_responses(here, responses)
-    monkeypatch.setattr(prf, "GROUPS", ",".join([*PLAIN_MEANS, "punrebus_matching", "punrebus_elements"]))
+    monkeypatch.setattr(prf, "GROUPS", ",".join(PLAIN_MEANS))
     results = prf.run_replay(
         responses,
         str(tmp_path / "out"),
@@ -344,24 +350,36 @@ def test_a_plain_run_prints_clt_and_clustered_standard_errors(tmp_path, monkeypa
     table1 = {k.split(",")[0]: False for k in results["cii_none"] if k.startswith(("acc_domain", "acc_emotion"))}
     assert len({k for k in table1 if "_stderr" not in k}) == 9  # Table 1's columns: over the docs with the label
     found = {**PLAIN_MEANS, "unpie_disambiguation_de": disamb, "cii_none": {**PLAIN_MEANS["cii_none"], **table1}}
+    abs_key = next(k.split(",")[0] for k in results["punrebus_elements"] if k.startswith("element_abs"))
+    found["punrebus_elements"] = {**PLAIN_MEANS["punrebus_elements"], abs_key: True}
+    recon = results["unpie_reconstruction_de"]
+    meteor = next(k.split(",")[0] for k in recon if k.startswith("meteor") and "_stderr" not in k and "robust" not in k)
+    found["unpie_reconstruction_de"] = {meteor: False, "pun_word_recovered": False}
+    assert recon["bleu4_stderr_clt,none"] == "N/A"  # corpus BLEU-4: no per-doc score, no CLT standard error
     for task, metrics in found.items():
         metrics = {k: v for k, v in metrics.items() if "_stderr" not in k}
         (path,) = glob.glob(str(tmp_path / "out" / "**" / f"*_samples_{task}.jsonl"), recursive=True)
         lines = [json.loads(x) for x in open(path, encoding="utf-8")]
         for metric, clustered in metrics.items():
             clt = results[task].get(f"{metric}_stderr_clt,none")
-            key = {"cii_none": "score", "cvlue_vqa": "v", "cvlue_vg": "v"}.get(task, "correct")
+            key = SCORE_KEYS.get(task, "score")
             scores = [float(ln[metric][key]) for ln in lines if isinstance(ln.get(metric), dict) and key in ln[metric]]
+            if task.startswith(("punrebus", "unpie_reconstruction")):  # each doc the value counts logs its score
+                parsed_only = task.startswith("punrebus") and metric != "accuracy_robust"
+                items = [ln[metric] for ln in lines if isinstance(ln.get(metric), dict)]
+                assert len(scores) == len([it for it in items if it.get("parsed") or not parsed_only]), (task, metric)
             if len(scores) < 2:  # lmms-eval: no standard error of one doc
                 assert clt == "N/A", (task, metric, clt)
                 continue
             assert isinstance(clt, float), (task, metric, clt)
             assert clt == pytest.approx(np.std(scores, ddof=1) / math.sqrt(len(scores)), rel=REL)
-            if not task.startswith("unpie"):  # UNPIE's All is the mean of its splits' shares; its CLT is the pooled one
+            if not task.startswith("unpie"):  # UNPIE's All is the mean of its splits' values; its CLT is the pooled one
                 assert np.mean(scores) == pytest.approx(results[task][f"{metric},none"], rel=REL)
+            elif metric.startswith("meteor"):  # on the value's scale (x100)
+                assert max(scores) > 1.0
             got = results[task].get(f"{metric}_stderr_clustered,none")
             assert isinstance(got, float) if clustered else got == "N/A", (task, metric, got)
-    # hanyi report resamples the same clusters, named in the caption (Pun Rebus: stories, no lmms-eval score_key)
+    # hanyi report resamples the same clusters, named in the caption (Pun Rebus: stories)
     from hanyi.report import main as report_main
 
     assert report_main([str(tmp_path / "out"), "--out", str(tmp_path / "rep"), "--no-plots"]) == 0
@@ -382,3 +400,83 @@ def test_a_plain_run_prints_clt_and_clustered_standard_errors(tmp_path, monkeypa
         if i["task"] == "punrebus_elements" and i["metric"] == "element_sim"
     )
     assert stories["cluster_key"] == "story" and stories["clusters"] < stories["n_units"]
+
+
+# ---- VULCA: 12 paintings under 9 conditions, one cluster per painting across the conditions' tasks -----------------
+
+VULCA_CONDITIONS = ["vulca_baseline", *(f"vulca_persona_kb_{p}" for p in ("mama_zola", "okakura_kakuzo",
+    "elena_petrova", "brother_thomas", "john_ruskin", "su_shi", "guo_xi", "aris_thorne"))]  # fmt: skip
+
+
+def _vulca_run(tmp_path, name, scores):
+    """A run of the ``vulca`` group with a value (the mean of its 9 conditions' ``expert_alignment``, as a group
+    with ``aggregate_metric_list`` would give it): ``scores[task][painting]`` 0/1, items as ``process_results``
+    logs them (``score``, ``chance``, ``painting``: the task's ``cluster_key``)."""
+    from tests.test_report_honest import write_run
+
+    samples = {
+        t: [{"doc_id": p, "expert_alignment": {"score": s, "chance": 0.1, "painting": f"{p + 1:02d}"}}
+            for p, s in enumerate(scores[t])]
+        for t in VULCA_CONDITIONS
+    }  # fmt: skip
+    values = {t: {"expert_alignment,none": sum(scores[t]) / 12} for t in VULCA_CONDITIONS}
+    group = sum(v["expert_alignment,none"] for v in values.values()) / len(values)
+    configs = {t: {"dataset_path": "org/full-release"} for t in VULCA_CONDITIONS}  # cluster_key: the shipped YAML's
+    d = write_run(
+        tmp_path / name, f"pretrained={name}", {"vulca": {"expert_alignment,none": group}, **values},
+        samples=samples, configs=configs,
+    )  # fmt: skip
+    path = next((tmp_path / name).glob("*_results.json"))
+    data = json.loads(path.read_text(encoding="utf-8"))
+    data["group_subtasks"]["vulca"] = VULCA_CONDITIONS
+    path.write_text(json.dumps(data), encoding="utf-8")
+    return d
+
+
+def test_vulca_critiques_of_one_painting_cluster_across_its_conditions(tmp_path):
+    """The same verdict for a painting under all 9 conditions carries the information of 12 paintings, not 108
+    critiques: the group's interval is the exact interval of the 12 paintings (design effect 9, about 3x as wide as
+    for 9 independent verdicts per painting), and its paired test resamples the 12 paintings."""
+    from tests.test_report_honest import report, section
+
+    per_painting = [1.0, 0.0, 1.0, 1.0, 0.0, 0.0, 1.0, 0.0, 1.0, 0.0, 1.0, 0.0]  # 6 of 12
+    same = {t: per_painting for t in VULCA_CONDITIONS}
+    # 9 verdicts per painting that do not move together (4 or 5 of 9 each): 6 of 12 per condition again
+    free = {t: [float((p + 5 * i) % 12 < 6) for p in range(12)] for i, t in enumerate(VULCA_CONDITIONS)}
+    flipped = {t: [1.0 - v if p < 2 else v for p, v in enumerate(per_painting)] for t in VULCA_CONDITIONS}
+    a = _vulca_run(tmp_path / "same", "a", same)
+    b = _vulca_run(tmp_path / "same", "b", flipped)
+    rep = report(tmp_path / "same", a, b)
+    (ci,) = [i for i in section(rep, "vulca")["intervals"] if i["task"] == "vulca" and i["run"] == "a"]
+    assert ci["cluster_key"] == "painting" and ci["clusters"] == 12 and ci["n"] == 108
+    assert ci["deff"] == pytest.approx(9.0, rel=REL)
+    paintings = scipy_stats.binomtest(6, 12).proportion_ci(0.95, method="exact")
+    assert (ci["ci_low"], ci["ci_high"]) == pytest.approx((paintings.low, paintings.high), rel=REL)
+    (pair,) = [p for p in section(rep, "vulca")["paired"] if p["task"] == "vulca"]
+    assert pair["clusters"] == 12 and pair["n_pairs"] == 108 and pair["test"].startswith("clustered McNemar")
+
+    rep = report(tmp_path, _vulca_run(tmp_path, "free", free))
+    (ci_free,) = [i for i in section(rep, "vulca")["intervals"] if i["task"] == "vulca"]
+    assert ci_free["value"] == ci["value"] and ci_free["deff"] == 1.0
+    docs = scipy_stats.binomtest(54, 108).proportion_ci(0.95, method="exact")  # the 108 critiques' own interval
+    assert (ci_free["ci_low"], ci_free["ci_high"]) == pytest.approx((docs.low, docs.high), rel=REL)
+    assert _width(ci) / _width(ci_free) == pytest.approx(3.0, rel=0.05)  # √9
+
+
+def test_pun_rebus_items_carry_a_score_where_their_key_counts_the_doc():
+    """The plain run's sample answers parse as no letter; here one that does: ``accuracy`` counts the parsed docs,
+    ``accuracy_robust`` (and the text-only task's ``accuracy``) every doc; lmms-eval reads each item's ``score``."""
+    from hanyi.tasks.punrebus import utils
+
+    doc = {"categories": ["A"], "story_zh": "守株待兔"}
+    parsed, unparsed = (utils.punrebus_matching_process_results(doc, [r]) for r in ("A", "???"))
+    assert parsed["accuracy"]["score"] == 1.0 and "score" not in unparsed["accuracy"]
+    assert unparsed["accuracy_robust"]["score"] == 0.0 and unparsed["accuracy_robust"]["story"] == "守株待兔"
+    import hanyi
+    from hanyi.task_yaml import read
+
+    text = read(os.path.join(hanyi.TASKS_DIR, "punrebus", "punrebus_textonly.yaml"))  # both keys: every doc
+    assert (
+        text["score_key"] == "correct"
+        and utils.punrebus_textonly_process_results(doc, ["???"])["accuracy"]["correct"] is False
+    )

@@ -156,6 +156,11 @@ def test_with_tiny_nli_every_metric_is_emitted_or_derived_from_the_sample_log(re
     assert samples[0]["expert_alignment_custom_model"]["score"] in (0.0, 1.0)
     assert samples[0]["expert_alignment_custom_model"]["chance"] == derived["expert_alignment_chance_custom_model"]
     assert set(samples[0]["vulca_nli_custom_model"]) == {"stance", "stance_top1", "features", "quality"}
+    # issue 37: each critique's painting, the cluster_key (one painting's critiques under all conditions cluster)
+    paintings = [s["expert_alignment_custom_model"]["painting"] for s in samples]
+    assert len(set(paintings)) == len(samples) and all(p.isdigit() for p in paintings)  # the doc_id, "01" to "12"
+    assert [s["json_valid_rate"]["painting"] for s in samples] == paintings
+    assert isinstance(res["expert_alignment_custom_model_stderr_clustered,none"], float)  # lmms-eval's own column
 
 
 @pytest.mark.parametrize(

@@ -53,13 +53,11 @@ def _choice_items(doc, response, paper_parser):
     item = {"parsed": paper is not None, "correct": is_correct_choice(paper, gold), "pred": paper, "gold": gold}
     item |= {"gold_rows": None if rows is None else list(rows), "story": doc.get("story_zh")}  # story: the cluster_key
     item["image_sha256"] = doc.get("image_sha256")  # the picture's bytes: hanyi report pairs runs on them
-    robust_item = {
-        "parsed": robust is not None,
-        "correct": is_correct_choice(robust, gold),
-        "pred": robust,
-        "gold": gold,
+    rob = {"parsed": robust is not None, "correct": is_correct_choice(robust, gold), "pred": robust, "gold": gold}
+    return {
+        "accuracy": item | ({"score": float(item["correct"])} if paper is not None else {}),
+        "accuracy_robust": rob | {"score": float(rob["correct"]), "story": item["story"]},  # score: for Stderr_CLT
     }
-    return {"accuracy": item, "accuracy_robust": robust_item}
 
 
 def punrebus_matching_process_results(doc, results):
@@ -130,6 +128,7 @@ def punrebus_elements_process_results(doc, results):
     response = _response(results)
     gold, pred = list(doc["elements_en"]), el.parse_elements_official(response)
     item = {"gold": gold, "pred": pred, "parsed": pred is not None, "lemmatizer": el.lemmatizer_backend()}
+    item["story"] = doc.get("story_zh")  # the cluster_key: the images of one story are one cluster (hanyi report)
     out = {  # the paper's key only with WordNet; else element_abs_rule_lemma (hanyi.backbones, once per process)
         backbones.metric_key("wordnet", "element_abs"): {
             **item,
@@ -137,7 +136,6 @@ def punrebus_elements_process_results(doc, results):
             # for `hanyi report`: element_abs_capped[_rule_lemma], element_zh_rate (hanyi/metrics/punrebus_breakdowns.py)
             "instance_score_capped": el.element_abs_capped(gold, pred) if pred is not None else None,
             "zh": el.has_cjk(response),
-            "story": doc.get("story_zh"),  # the cluster_key: the images of one story are one cluster (hanyi report)
         },
     }
     sim_key = backbones.metric_key("sbert", "element_sim")  # element_sim_custom_model for another embedder
@@ -146,4 +144,4 @@ def punrebus_elements_process_results(doc, results):
             **item,
             "instance_score": el.element_sim_scores([(gold, pred)])[0] if pred is not None else None,
         }
-    return out
+    return {k: v | ({"score": v["instance_score"]} if v["parsed"] else {}) for k, v in out.items()}  # parsed: CLT

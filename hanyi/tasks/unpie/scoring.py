@@ -60,13 +60,14 @@ def decisions(predictions: list[str], target: str, distractor: str, name: str) -
 
 
 def judge_same_pun(config, prompt: str, prediction: str) -> dict:
-    """One doc's "same pun?" verdict (``judge_raw``, ``judge_verdict``) and ``judge_score``: 1.0 yes; 0.0 no, an
-    unparseable verdict or an empty prediction (not sent); NaN a failed request (left out of the score)."""
+    """The "same pun?" verdict (``judge_raw``, ``judge_verdict``) and ``judge_score`` (= ``score``, for Stderr_CLT):
+    1.0 yes; 0.0 no, an unparseable verdict or an empty prediction (not sent); NaN a failed request (left out, no score)."""
     if not prediction.strip():
-        return {"judge_score": 0.0}
+        return {"judge_score": 0.0, "score": 0.0}
     (res,) = judge.get_judge_client(config).judge_many([prompt], parse=judge.parse_yes_no)  # a failure: logged there
     return {
         "judge_score": math.nan if res.request_failed else float(res.value is True),
         "judge_raw": res.raw,
         "judge_verdict": res.value,
+        **({} if res.request_failed else {"score": float(res.value is True)}),  # a failed request: none
     }

@@ -121,15 +121,14 @@ def unpie_reconstruction_process_results(doc, results):
     pred = free_text.extract_labelled_answer(response, ANSWER_LABELS["reconstruction"])
     item = _overlap_item(_evidence(doc, response, pred), doc["target"])
     item["pun_word_recovered"] = float(free_text.word_recovered(pred, doc["pun_phrase"]))
-    out = {
-        "pun_word_recovered": item["pun_word_recovered"],
-        "bleu4": item,
-        backbones.metric_key("wordnet", "meteor"): item,  # meteor_exact_stem without WordNet
-    }
+    out = {"pun_word_recovered": item["pun_word_recovered"], "bleu4": item}  # corpus BLEU-4: no per-doc score
     robust_pred = free_text.extract_after_preamble(response, ANSWER_LABELS["reconstruction"])
     robust = _overlap_item({**item, "prediction": robust_pred}, doc["target"])
     robust["pun_word_recovered"] = float(free_text.word_recovered(robust["prediction"], doc["pun_phrase"]))
-    out.update({"bleu4_robust": robust, backbones.metric_key("wordnet", "meteor") + "_robust": robust})
+    out |= {"bleu4_robust": robust} | {
+        backbones.metric_key("wordnet", "meteor") + s: {**it, "score": 100 * it["meteor_score"]}
+        for s, it in (("", item), ("_robust", robust))  # meteor(_exact_stem): its score x100, for Stderr_CLT
+    }
     out["answer_rate"] = float(bool(pred))
     out["pun_word_recovered_robust"] = robust["pun_word_recovered"]
     from hanyi.metrics.judge import JudgeConfig, warn_judge_disabled

@@ -74,10 +74,10 @@ def vulca_process_results(doc, results):
     empty text, as the released code would; nothing raises.
     """
     response = _text(results[0] if isinstance(results, (list, tuple)) and results else None)
-    split = split_critique(response)
+    split, painting = split_critique(response), {"painting": doc.get("doc_id")}  # the cluster_key (all conditions)
     out = {
         # "score": lmms-eval's name for a dict item's per-doc value (its CLT standard error; hanyi report's paired test)
-        "json_valid_rate": {"score": float(split["json_valid"]), "empty": float(not response.strip())},
+        "json_valid_rate": {"score": float(split["json_valid"]), "empty": float(not response.strip()), **painting},
         "vulca_evidence": {
             "doc": doc_label(doc, "title_zh"),
             "chars": len(response),
@@ -93,7 +93,7 @@ def vulca_process_results(doc, results):
     feats = critique_features([_nli_text(response, split)], nli)[0]  # cached (ahead.py), else this doc's 38 pairs
     reference = load_reference()
     suffix = "" if backbones.resolve("vulca_nli").paper else CUSTOM
-    out["expert_alignment" + suffix] = {"score": doc_matched(feats, reference), "chance": chance(reference)}
+    out["expert_alignment" + suffix] = {"score": doc_matched(feats, reference), "chance": chance(reference), **painting}
     out["vulca_nli" + suffix] = feats
     return out
 
