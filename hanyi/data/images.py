@@ -145,15 +145,22 @@ def checked(data) -> tuple:
 
 def check_images(work: list[tuple], threads: int = 4, digests: dict | None = None) -> list[tuple]:
     """``[(key, reason), ...]``, in order, for the ``(key, image)`` of ``work`` that do not pass :func:`undecodable`,
-    in ``threads`` threads (PIL and zlib decode outside the GIL; a PNG is inflated in full since issue 40).
+    in ``threads`` threads, a slice of ``work`` each (PIL and zlib decode outside the GIL; a PNG is inflated in full).
     ``digests`` gets ``{key: sha256}`` of the bytes read (several images of one key: a hash of theirs)."""
     from PIL import ImageFile
 
     # lmms-eval sets it (a truncated image filled in grey): unset once for all threads, which share the flag
     truncated_ok, ImageFile.LOAD_TRUNCATED_IMAGES = ImageFile.LOAD_TRUNCATED_IMAGES, False
+    size = max(1, -(-len(work) // min(threads, len(work) // 64 + 1)))  # a slice per thread, not a future per image
     try:
         with ThreadPoolExecutor(max_workers=max(1, min(threads, len(work) // 64 + 1))) as pool:
-            why = list(pool.map(lambda item: checked(item[1]), work, chunksize=32))
+            why = [
+                found
+                for part in pool.map(
+                    lambda part: [checked(x) for _, x in part], (work[i : i + size] for i in range(0, len(work), size))
+                )
+                for found in part
+            ]
     finally:
         ImageFile.LOAD_TRUNCATED_IMAGES = truncated_ok
     for (key, _), (_, sha) in zip(work, why, strict=True) if digests is not None else ():
