@@ -343,7 +343,7 @@ def child(args) -> None:
 
         profiler = cProfile.Profile()
         profiler.enable()
-    t = time.perf_counter()
+    t, cpu = time.perf_counter(), time.process_time()  # CPU: every thread of this process
     res = ev.simple_evaluate(
         model=model,
         tasks=case_tasks(args.child, data),
@@ -368,6 +368,7 @@ def child(args) -> None:
         "requests": n_req,
         "startup_s": round(startup, 3),
         "evaluate_s": round(evaluate_s, 3),
+        "evaluate_cpu_s": round(time.process_time() - cpu, 3),
         "phases": phases,
         "rss_start_mb": round(rss0, 1),
         "rss_startup_mb": round(rss_startup, 1),
@@ -802,6 +803,8 @@ def main() -> None:
         for base, runs in measure_slopes(group_cases, data, replays, workdir, args).items():
             try:
                 slope_results[base] = {**slope_summary(runs), "runs": [(r["docs"], r["evaluate_s"]) for r in runs]}
+                # the same slope of CPU seconds: on a machine others load, far steadier than wall seconds
+                slope_results[base]["cpu"] = slope_summary([{**r, "evaluate_s": r["evaluate_cpu_s"]} for r in runs])
             except ValueError:
                 print(f"  {base}: runs at fewer than two sizes, no slope")
     if slope_results:
@@ -825,9 +828,12 @@ def main() -> None:
                 ratio = slope_ratio(slope_results[ours], slope_results[builtin])
                 a, b = slope_results[ours]["per_1k"], slope_results[builtin]["per_1k"]
                 spread = f"rounds {ratio['rounds'][0]:.2f}-{ratio['rounds'][1]:.2f}; " if ratio["rounds"] else ""
+                cpu = slope_ratio(slope_results[ours]["cpu"], slope_results[builtin]["cpu"])
+                cpu_rounds = f" (rounds {cpu['rounds'][0]:.2f}-{cpu['rounds'][1]:.2f})" if cpu["rounds"] else ""
                 text = (
                     f"marginal per-doc cost {ours} / built-in {builtin} ({group}): {a:.3f} / {b:.3f} s per 1k docs = "
-                    f"{ratio['slope']:.2f} ({spread}whole-run ratio at the largest size {ratio['whole']:.2f})"
+                    f"{ratio['slope']:.2f} ({spread}whole-run ratio at the largest size {ratio['whole']:.2f}; "
+                    f"CPU-seconds slope ratio {cpu['slope']:.2f}{cpu_rounds})"
                 )
                 if judged and SLOPE_TARGET.get(ours) == builtin:
                     line(ratio["slope"] <= 1.0, text.replace(" (" + spread, " (target <= 1.0; " + spread, 1))
