@@ -50,6 +50,18 @@ def test_each_doc_logs_the_sha256_of_the_image_bytes_its_load_check_read():
     assert [item["accuracy"]["image_sha256"] for item in logged] == [hashlib.sha256(b).hexdigest() for b in (red, blue)]
 
 
+def test_pun_rebus_element_items_carry_the_digest_too(monkeypatch):
+    from hanyi import backbones
+
+    monkeypatch.setattr(backbones, "metric_key", lambda backend, key: key if backend == "wordnet" else None)
+    monkeypatch.setattr(punrebus_utils.el, "element_abs", lambda gold, pred: 1.0)
+    monkeypatch.setattr(punrebus_utils.el, "element_abs_capped", lambda gold, pred: 1.0)
+    red = _png("red")
+    (doc,) = punrebus_utils.punrebus_process_docs(_punrebus_docs([red]))
+    item = punrebus_utils.punrebus_elements_process_results(doc, ["fish"])["element_abs"]
+    assert item["image_sha256"] == hashlib.sha256(red).hexdigest() and item["story"] == "story 0"
+
+
 def test_cvlue_items_carry_the_digest_too():
     doc = {"category": "c", "culture_group": "g", "image_sha256": "ab" * 32}
     assert cvlue_utils._tags(doc, 1.0)["image_sha256"] == "ab" * 32

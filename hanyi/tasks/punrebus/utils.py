@@ -128,7 +128,7 @@ def punrebus_elements_process_results(doc, results):
     response = _response(results)
     gold, pred = list(doc["elements_en"]), el.parse_elements_official(response)
     item = {"gold": gold, "pred": pred, "parsed": pred is not None, "lemmatizer": el.lemmatizer_backend()}
-    item["story"] = doc.get("story_zh")  # the cluster_key: the images of one story are one cluster (hanyi report)
+    item |= {"story": doc.get("story_zh"), "image_sha256": doc.get("image_sha256")}  # cluster_key; pairing on bytes
     out = {  # the paper's key only with WordNet; else element_abs_rule_lemma (hanyi.backbones, once per process)
         backbones.metric_key("wordnet", "element_abs"): {
             **item,
