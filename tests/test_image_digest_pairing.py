@@ -110,3 +110,19 @@ def test_a_log_without_digests_is_paired_by_ids_and_paths_and_the_report_says_so
     assert _paired(sec) and any(
         "punrebus_matching: paired by doc ids and logged doc fields only: no sample" in n for n in sec["notes"]
     )
+
+
+def test_unpie_disambiguation_docs_log_the_digest_of_their_disambiguator_image():
+    import base64
+
+    from hanyi.data import unpie as data
+    from hanyi.tasks.unpie import utils as unpie_utils
+
+    red, blue = _png("red"), _png("blue")
+    uri = [f"data:image/png;base64,{base64.b64encode(b).decode()}" for b in (red, blue)]
+    row = {"pun_sentence": "s", "pun_phrase": "p", "translation1": {"de": "a"}, "translation2": {"de": "b"}}
+    docs, _ = data.expand_rows(
+        [{**row, "disamb_image1": uri[0], "disamb_image2": uri[1]}], "disambiguation", "homographic", "de"
+    )
+    assert [d["image_sha256"] for d in docs] == [hashlib.sha256(b).hexdigest() for b in (red, blue)]
+    assert unpie_utils._evidence(docs[0], "a", "a")["image_sha256"] == hashlib.sha256(red).hexdigest()

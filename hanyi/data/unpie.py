@@ -125,7 +125,8 @@ def expand_rows(rows, kind: str, split: str, lang: str | None = None) -> tuple[l
                 image = row.get(f"disamb_image{j + 1}")
                 hint = f"unpie_id={pid} meaning_idx={j}"
                 doc.update(target=translations[j], distractor=translations[1 - j], disamb_image=image or "")
-                doc["image_status"] = image_status(image, doc_hint=hint)
+                doc["image_status"] = image_status(image, doc_hint=hint, digests=(sha := {}))
+                doc["image_sha256"] = sha.get(hint)  # the bytes checked: hanyi report pairs runs on them
             else:
                 doc.update(source_sentence=translations[j], target=row["pun_sentence"])
                 doc["pun_exp_image"] = row.get("pun_exp_image")

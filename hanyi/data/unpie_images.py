@@ -101,16 +101,16 @@ def load_disamb_image(value, *, doc_hint: str = "", download: bool | None = None
     return to_pil(resolve_image_source(value, download=download, doc_hint=doc_hint), doc_hint=doc_hint)
 
 
-def image_status(value, *, doc_hint: str = "", download: bool | None = None) -> str:
-    """``"ok"`` when the image resolves and passes the strict check of every task's images
-    (:func:`hanyi.data.images.undecodable`: pixel limit, full decode, no truncation), else the reason."""
+def image_status(value, *, doc_hint: str = "", download: bool | None = None, digests: dict | None = None) -> str:
+    """``"ok"`` when the image resolves and passes :func:`hanyi.data.images.undecodable` (pixel limit, full decode, no
+    truncation), else the reason; ``digests`` gets ``{doc_hint: sha256}`` of the bytes checked."""
     from hanyi.data.images import ImageUnavailableError, check_images, image_source
 
     try:
         src = image_source(resolve_image_source(value, download=download, doc_hint=doc_hint), doc_hint=doc_hint)
     except ImageUnavailableError as exc:
         return str(exc)
-    bad = check_images([(doc_hint, src)], 1)
+    bad = check_images([(doc_hint, src)], 1, digests)
     return f"{doc_hint}: image does not decode ({bad[0][1]})" if bad else IMAGE_OK
 
 
