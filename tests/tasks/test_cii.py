@@ -32,7 +32,7 @@ def test_every_task_is_generate_until_and_versioned(cii_tasks, task_manager):
         assert task.OUTPUT_TYPE == "generate_until", name
         # 1.1 review fixes (CTC prompt, article trap); 1.2 accuracies and rates are fractions; 2.0 (multiple choice)
         # per-category keys computed by hanyi report from the sample log; 2.1 miss_rate too; 2.2 items carry their score
-        assert task.config.metadata["version"] == (1.2 if name == "cii_ctc" else 2.2), name
+        assert task.config.metadata["version"] == (1.3 if name == "cii_ctc" else 2.2), name
 
 
 def test_group_runs_the_paper_setting_on_800_question_split(cii_tasks):
@@ -340,6 +340,10 @@ def test_ctc_with_a_judge_scores_through_the_evaluator(replay, monkeypatch, tmp_
     assert res["ctc_score,none"] == 2.0  # [4] and an unparsable answer scored 0, over 2
     assert res["ctc_score_difficulty_hard,none"] == 4.0 and res["ctc_score_difficulty_medium,none"] == 0.0
     assert res["ctc_judge_failures,none"] == 1.0
+    # issue 37: lmms-eval's Stderr_CLT over the docs each key counts (the one hard doc: none), none for the count
+    assert res["ctc_score_stderr_clt,none"] == pytest.approx(2.0)  # sd of [4, 0] / √2
+    assert res["ctc_score_difficulty_hard_stderr_clt,none"] == "N/A"
+    assert res["ctc_judge_failures_stderr_clt,none"] == "N/A"
 
 
 def test_ctc_score_is_nan_never_a_silent_0_when_judge_requests_failed(replay, monkeypatch, tmp_path, caplog):

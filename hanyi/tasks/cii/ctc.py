@@ -104,7 +104,13 @@ def cii_ctc_process_results(doc, results):
     item = {"id": doc["id"], "difficulty": doc["difficulty"], "emotion": doc["emotion"], "judge_user": user}
     item["judge_model"] = judge.model  # provenance: the report compares it with the paper's judge
     item |= judge_one(user, render("cii", "ctc_judge_system.jinja"))
-    return {**out, **dict.fromkeys([*CTC_METRICS, CTC_FAILURES], item)}
+    return {
+        **out,
+        **{
+            m: {k: x for k, x in item.items() if k != "score" or f is None or item[f] == v}
+            for m, (f, v) in [*CTC_METRICS.items(), (CTC_FAILURES, ("id", None))]
+        },
+    }  # a key's copy keeps the score (Stderr_CLT) where the key counts the doc; the failures count never does
 
 
 def _judge_user(doc, description) -> str:
