@@ -258,3 +258,7 @@ def test_vulca_rubric_levels_are_reaggregated_by_the_reports_breakdown():
     assert _judged("vulca_baseline", sub, {})[2] == [
         "judged metrics without a judge model in the provenance or the verdicts"
     ]
+    named = {"predictions": [{"doc_id": i, "verdicts": {"vulca_rubric": lv | {"judge_model": "qwen-judge"}}}
+                             for i, lv in enumerate(levels)]}  # fmt: skip
+    out, judge, reasons = _judged("vulca_baseline", named, {})  # as VULCA 0.8 logs them: the judge named in the item
+    assert reasons == [] and judge == "qwen-judge" and {m: rec["value"] for m, rec in out.items()} == expected

@@ -66,6 +66,8 @@ def test_rubric_scores_through_the_evaluator(replay, monkeypatch, tmp_path, fake
     assert "Level 5: Expert-level language usage with precise terminology" in lantern
     assert lantern.rstrip().endswith('in the form "Score: N".')
     assert set(RUBRIC_METRICS) <= set(res)
+    # the judge is named in the logged levels: the report's provenance and a leaderboard read it from the sample log
+    assert {s["vulca_rubric"]["judge_model"] for s in out["samples"]["vulca_baseline"]} == {"fake-judge"}
 
 
 def _embed_run(replay, monkeypatch, model):

@@ -120,7 +120,8 @@ def _rubric_levels(doc, response):
     if config is None:
         warn_judge_disabled([*RUBRICS, critique_rubric.UNSCORED])
         return {}
-    return {"vulca_rubric": critique_rubric.doc_levels(_rubric_prompts(doc, response), config)}
+    levels = critique_rubric.doc_levels(_rubric_prompts(doc, response), config)
+    return {"vulca_rubric": levels | {"judge_model": config.model}}  # the judge: provenance (report, leaderboard)
 
 
 def _rubric_prompts(doc, response) -> dict:
