@@ -126,3 +126,21 @@ def test_unpie_disambiguation_docs_log_the_digest_of_their_disambiguator_image()
     )
     assert [d["image_sha256"] for d in docs] == [hashlib.sha256(b).hexdigest() for b in (red, blue)]
     assert unpie_utils._evidence(docs[0], "a", "a")["image_sha256"] == hashlib.sha256(red).hexdigest()
+
+
+def test_cvlue_retrieval_docs_log_the_digest_of_their_image_file(tmp_path, monkeypatch):
+    from hanyi.data import sources
+
+    red, blue = _png("red"), _png("blue")
+    (tmp_path / "img").mkdir()
+    (tmp_path / "img" / "a.png").write_bytes(red)
+    (tmp_path / "img" / "b.png").write_bytes(blue)
+    monkeypatch.setattr(sources, "resolve", lambda bench: str(tmp_path))
+    rows = {"image_path": ["img/a.png", "img/b.png", "img/a.png"], "query": ["q"] * 3, "caption": ["c"] * 3}
+    rows |= {"stage1_rank": [1, 2, 3], "is_gold": [True, False, False], "protocol": ["p"] * 3}
+    rows |= {"category": ["x"] * 3, "culture_group": ["g"] * 3}
+    docs = cvlue_utils.cvlue_process_docs(datasets.Dataset.from_dict(rows))
+    want = [hashlib.sha256(b).hexdigest() for b in (red, blue, red)]
+    assert docs["image_sha256"] == want
+    item = cvlue_utils.cvlue_itr_process_results(docs[1], [(-1.0, False)])["r1"]
+    assert item["image_sha256"] == want[1]

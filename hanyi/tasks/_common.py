@@ -232,9 +232,10 @@ class ValidUtf8Responses:
         return resps
 
 
-def require_image_files(root: str, rel_paths, fix: str) -> None:
+def require_image_files(root: str, rel_paths, fix: str) -> dict:
     """Fail at load time unless every image file ``root/<rel>`` exists and decodes (:func:`_undecodable`),
-    naming up to 10 of them and ``fix``: a bad file found during generation would stop the run at its doc."""
+    naming up to 10 of them and ``fix``: a bad file found during generation would stop the run at its doc. Returns
+    ``{rel: sha256}`` of the bytes read (logged per doc: issue 40)."""
     from hanyi.data.images import ImageUnavailableError
 
     rel_paths = sorted(set(rel_paths))
@@ -244,7 +245,8 @@ def require_image_files(root: str, rel_paths, fix: str) -> None:
     gone = [p for p in rel_paths if not os.path.isfile(os.path.join(root, p))]
     if gone:
         raise ImageUnavailableError(f"{len(gone)} image file(s) missing under {root}: {', '.join(gone[:10])}. {fix}")
-    bad = _check_cells([(p, p) for p in sorted({os.path.join(root, p) for p in rel_paths})], 4)
+    bad = _check_cells([(p, os.path.join(root, p)) for p in rel_paths], 4, digests := {})
     if bad:  # e.g. a CVLUE gallery image that ITR stage 1 skipped: repair or remove it before stage 2
-        shown = "; ".join(f"{os.path.relpath(p, root)}: {why}" for p, why in bad[:10])
+        shown = "; ".join(f"{p}: {why}" for p, why in bad[:10])
         raise ImageUnavailableError(f"{len(bad)} image file(s) under {root} do not decode ({shown}). {fix}")
+    return digests

@@ -56,7 +56,8 @@ def cvlue_process_docs(dataset):
     if "image_path" in dataset.column_names:
         from hanyi.data.sources import resolve
 
-        _common.require_image_files(resolve("cvlue"), dataset["image_path"], _IMAGE_FIX)
+        sha = _common.require_image_files(resolve("cvlue"), dataset["image_path"], _IMAGE_FIX)
+        return dataset.add_column("image_sha256", [sha.get(p) for p in dataset["image_path"]])  # logged per doc
     return dataset
 
 
@@ -143,4 +144,5 @@ def cvlue_itr_process_results(doc, results):
     score = ranking.score_from_loglikelihood(results[0] if results else None, _loglik_kind())
     keep = ("query", "image_path", "caption", "stage1_rank", "is_gold", "protocol", "category", "culture_group")
     item = {**{k: doc[k] for k in keep}, "score": score, "loglik": _loglik_kind()}
+    item["image_sha256"] = doc.get("image_sha256")  # the picture's bytes: hanyi report pairs runs on them
     return dict.fromkeys(("r1", "r5", "r10", "stage1_ceiling", "parse_failure_rate"), item)
