@@ -328,7 +328,7 @@ def test_vulca_chance_level_is_the_former_aggregation_from_the_logged_expert_ali
     finally:
         register_logits_fn("fake-nli-moved", None)
     name = "expert_alignment_chance_custom_model"  # a fake NLI model is not the paper's: the fallback family
-    assert all(set(line["expert_alignment_custom_model"]) == {"score", "chance"} for line in lines)
+    assert all(set(line["expert_alignment_custom_model"]) == {"score", "chance", "painting"} for line in lines)
     former = critique_scoring.chance(load_reference())  # vulca_chance: the constant every critique carried
     assert 0.5 < former < 1
     got = _report("vulca_persona_kb_su_shi", lines)
