@@ -111,6 +111,7 @@ class _Handler(BaseHTTPRequestHandler):
         pass
 
     def _send(self, status: int, body: dict) -> None:
+        self._out_of_flight(status)  # before the answer goes out: its client may send the next request at once
         data = json.dumps(body, ensure_ascii=False).encode("utf-8")
         if self.server.drip_headers_s:  # status line and headers one byte at a time, then the body at once
             head = f"HTTP/1.1 {status} X\r\nContent-Type: application/json\r\nContent-Length: {len(data)}\r\n\r\n"
@@ -138,6 +139,13 @@ class _Handler(BaseHTTPRequestHandler):
             with self.server.lock:
                 self.server.cut_off += 1
 
+    def _out_of_flight(self, status: int) -> None:
+        """Count this request out once (each request has its own connection and thread when the client keeps none
+        alive: counted out after the answer was written, a finished request overlapped its client's next one)."""
+        if getattr(self, "_admitted", False):
+            self._admitted = False
+            self.server._release(status)
+
     def do_POST(self) -> None:
         length = int(self.headers.get("Content-Length") or 0)
         body = self.rfile.read(length)
@@ -146,7 +154,7 @@ class _Handler(BaseHTTPRequestHandler):
             return
         authorization = self.headers.get("Authorization")
         status, garbage = self.server._admit(authorization)
-        sent = 500
+        self._admitted, sent = True, 500
         try:
             time.sleep(self.server.delay_s)
             if status is not None:
@@ -168,7 +176,7 @@ class _Handler(BaseHTTPRequestHandler):
                 "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}],
             })  # fmt: skip
         finally:
-            self.server._release(sent)
+            self._out_of_flight(sent)
 
 
 @contextmanager
