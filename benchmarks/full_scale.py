@@ -86,6 +86,11 @@ SLOPES = {
 #: our case -> the built-in its slope target compares it with
 SLOPE_TARGET = {"cii": "mmstar", "punrebus_matching": "mmstar_jpeg", "cvlue_vqa": "chartqa",
                 "unpie_grounding": "chartqa"}  # fmt: skip
+#: issue 42: the mmstar target (slope ratio <= 1.0) is retired; a slope ratio may grow by at most 10 % over the one of
+#: the release that retired it (0.3.x), judged on these pairs; every other ratio is printed as info
+RELEASE_SLOPES = {("cii", "ii_bench"): 1.03, ("punrebus_matching", "mmstar_jpeg"): 1.31,
+                  ("cvlue_vqa", "chartqa"): 1.20, ("unpie_grounding", "chartqa"): 1.18}  # fmt: skip
+GROWTH = 1.10
 PROFILE_DIR: list = []  # --profile, for the children
 WRONG = "不知道"
 
@@ -822,7 +827,7 @@ def main() -> None:
     print("\ntargets")
     for group, (ours_cases, builtins, _) in SLOPES.items():
         for ours in ours_cases:
-            for builtin, judged in builtins:
+            for builtin, _ in builtins:
                 if ours not in slope_results or builtin not in slope_results:
                     continue
                 ratio = slope_ratio(slope_results[ours], slope_results[builtin])
@@ -830,13 +835,15 @@ def main() -> None:
                 spread = f"rounds {ratio['rounds'][0]:.2f}-{ratio['rounds'][1]:.2f}; " if ratio["rounds"] else ""
                 cpu = slope_ratio(slope_results[ours]["cpu"], slope_results[builtin]["cpu"])
                 cpu_rounds = f" (rounds {cpu['rounds'][0]:.2f}-{cpu['rounds'][1]:.2f})" if cpu["rounds"] else ""
+                release = RELEASE_SLOPES.get((ours, builtin))
+                bound = "" if release is None else f"at most {GROWTH:.2f} x the release's {release:.2f}; "
                 text = (
                     f"marginal per-doc cost {ours} / built-in {builtin} ({group}): {a:.3f} / {b:.3f} s per 1k docs = "
-                    f"{ratio['slope']:.2f} ({spread}whole-run ratio at the largest size {ratio['whole']:.2f}; "
+                    f"{ratio['slope']:.2f} ({bound}{spread}whole-run ratio at the largest size {ratio['whole']:.2f}; "
                     f"CPU-seconds slope ratio {cpu['slope']:.2f}{cpu_rounds})"
                 )
-                if judged and SLOPE_TARGET.get(ours) == builtin:
-                    line(ratio["slope"] <= 1.0, text.replace(" (" + spread, " (target <= 1.0; " + spread, 1))
+                if release is not None:
+                    line(ratio["slope"] <= GROWTH * release, text)
                 else:
                     print(f"info  {text}")
     if "cvlue" in results and "ok_vqa" in results:
