@@ -119,13 +119,9 @@ def scores(entry: Entry, col: str) -> dict:
 def _scale(per: dict, value: float | None, given: float | None = None) -> float | None:
     """The factor that turns the mean of ``per`` into ``value``: the intake's (:attr:`Entry.scales`), else 1 or 100;
     None when it does not (the value is not the mean of its per-doc scores)."""
-    if not per or value is None:
-        return None
-    mean = math.fsum(per.values()) / len(per)
-    return next(
-        (s for s in ((given,) if given else (1.0, 100.0)) if math.isclose(mean * s, value, rel_tol=1e-6, abs_tol=1e-9)),
-        None,
-    )
+    from hanyi.report.perdoc import mean_scale
+
+    return mean_scale(per, value, (given,) if given else (1.0, 100.0))
 
 
 def _given_scale(entry: Entry, col: str) -> float | None:

@@ -59,11 +59,23 @@ def per_doc_scores(samples: list[dict] | None, metric: str, reported: float | No
     if not samples or reported is None:
         return {}, 1.0
     for _rule, vals in per_doc_candidates(samples, metric):
-        mean = sum(vals.values()) / len(vals)
-        for scale in (1.0, 100.0):
-            if math.isclose(mean * scale, reported, rel_tol=1e-6, abs_tol=1e-9):
-                return vals, scale
+        scale = mean_scale(vals, reported)
+        if scale is not None:
+            return vals, scale
     return {}, 1.0
+
+
+def mean_scale(vals: dict, reported: float | None, scales=(1.0, 100.0)) -> float | None:
+    """The first of ``scales`` by which the mean of ``vals`` is ``reported`` (a fraction, or a percentage of it);
+    None when none is (the value is not the mean of these per-doc scores). The one rule the report and the board use.
+
+    >>> mean_scale({0: 1.0, 1: 0.0}, 50.0), mean_scale({0: 1.0}, 0.3)
+    (100.0, None)
+    """
+    if not vals or reported is None:
+        return None
+    mean = sum(vals.values()) / len(vals)
+    return next((s for s in scales if math.isclose(mean * s, reported, rel_tol=1e-6, abs_tol=1e-9)), None)
 
 
 def cluster_key(run, task: str) -> str | None:
