@@ -39,6 +39,13 @@ class Entry:
     # task -> metric -> the factor from the per-doc mean to ``values`` (100 where lmms-eval prints a percentage)
     scales: dict[str, dict[str, float]] = field(default_factory=dict)
     source_path: str = ""  # the submission file as given to the board (intake)
+    # the submitter's model card (hanyi.submit.model_card: name, organisation, parameters, open_weights, link,
+    # release_date, training_data), checked and cleaned; the site shows ``name`` instead of the model class
+    card: dict = field(default_factory=dict)
+
+    @property
+    def display_name(self) -> str:
+        return str(self.card.get("name") or self.model)
 
 
 @dataclass

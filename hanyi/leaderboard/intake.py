@@ -224,6 +224,7 @@ def _compare(path, digest, doc, tasks, run) -> tuple[Entry | None, list[str]]:
 
     reasons = []
     from hanyi.report.render import installed_lmms_eval
+    from hanyi.submit.model_card import clean_card
 
     lmms = installed_lmms_eval() or ""
     if _minor(doc["lmms_eval_version"]) != _minor(lmms):
@@ -236,6 +237,7 @@ def _compare(path, digest, doc, tasks, run) -> tuple[Entry | None, list[str]]:
         date=str(doc.get("date") or ""),
         hanyi_version=doc["hanyi_version"],
         lmms_eval_version=doc["lmms_eval_version"],
+        card=clean_card(doc.get("model_card")),
     )
     board_judge = _board_judge()
     for name in tasks:

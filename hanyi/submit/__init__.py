@@ -2,7 +2,7 @@
 
 Usage::
 
-    hanyi submit OUTPUT_DIR --benchmark cvlue [--out DIR] [--model LABEL]
+    hanyi submit OUTPUT_DIR --benchmark cvlue [--out DIR] [--model LABEL] [--name "Qwen2.5-VL 7B"] [model card flags]
 
 * **cvlue**: ``cvlue_submission.json`` (the ``hanyi-submission`` format below, for ``hanyi leaderboard``) and the
   official CVLUE submission files (format of the official ``test_example/`` and the baseline repo):
@@ -27,6 +27,10 @@ Data: a run on the bundled synthetic sample (``HANYI_DATA_ROOT=sample``, recogni
 lmms-eval records) is no submission; the command refuses it unless ``--allow-sample`` is given, and then says so on
 stderr and in the files (``"sample": [tasks]`` in the ``hanyi-submission`` document, and a ``SAMPLE.json`` beside
 the files of either format).
+
+Display name and model card: ``--model`` only picks a run when the folder holds several; ``--name`` and the other
+model-card flags (:mod:`hanyi.submit.model_card`) write ``model_card`` into the ``hanyi-submission`` document, which
+the board shows (the lmms-eval model class and ``model_args`` stay in provenance).
 
 Modules: :mod:`hanyi.submit.samples` (reading sample logs, completeness), :mod:`hanyi.submit.hanyi_format` (the
 ``hanyi-submission`` document), :mod:`hanyi.submit.cvlue` (the official CVLUE files); this module is the command.
@@ -87,6 +91,9 @@ def build_parser(prog: str) -> argparse.ArgumentParser:
         action="store_true",
         help="write even when the run used the bundled synthetic sample, not the benchmark (the file says so)",
     )
+    from hanyi.submit.model_card import add_arguments
+
+    add_arguments(parser)
     return parser
 
 
@@ -119,6 +126,7 @@ def make_submission(
     model: str | None = None,
     allow_partial: bool = False,
     allow_sample: bool = False,
+    card: dict | None = None,
 ) -> list[str]:
     """Write the submission files of ``benchmark``; returns their paths.
 
@@ -166,12 +174,15 @@ def make_submission(
             files["PARTIAL.json"] = {"partial": partial}
         if samples:  # beside the official files: the same predictions with what a leaderboard checks (issue 38)
             doc = hanyi_submission(run, benchmark, sorted(samples), samples)
+            doc |= {"model_card": card} if card else {}
             doc |= {"partial": partial} if partial else {}
             doc |= {"sample": [t for t in on_sample if t in samples]} if on_sample else {}
             validate_hanyi_submission(doc)
             files[f"{benchmark}_submission.json"] = doc
     else:
         doc = hanyi_submission(run, benchmark, tasks, samples)
+        if card:
+            doc["model_card"] = card
         if partial:
             doc["partial"] = partial
         if on_sample:
@@ -205,8 +216,17 @@ def main(argv: list[str] | None = None, prog: str = "hanyi submit") -> int:
     args = build_parser(prog).parse_args(argv)
     base = args.path if os.path.isdir(args.path) else os.path.dirname(args.path) or "."
     out_dir = args.out or os.path.join(base, "hanyi_submission", args.benchmark)
+    from hanyi.submit.model_card import card_from_args
+
     try:
-        written = make_submission(args.path, args.benchmark, out_dir, args.model, args.allow_partial, args.allow_sample)
+        card = card_from_args(args)
+    except ValueError as exc:
+        print(f"{prog}: {exc}", file=sys.stderr)
+        return 2
+    try:
+        written = make_submission(
+            args.path, args.benchmark, out_dir, args.model, args.allow_partial, args.allow_sample, card
+        )
     except (NoResultsError, SubmissionError) as exc:
         print(f"{prog}: {exc}", file=sys.stderr)
         return 2

@@ -163,3 +163,8 @@ def validate_hanyi_submission(doc: dict) -> None:
             if pred["doc_id"] in seen:
                 raise SubmissionError(f"hanyi-submission: {name}: doc_id {pred['doc_id']} twice")
             seen.add(pred["doc_id"])
+    from hanyi.submit.model_card import card_problems
+
+    problems = card_problems(doc.get("model_card"))
+    if problems:  # after the tasks: a bad card never hides a task's problem
+        raise SubmissionError("hanyi-submission: model_card: " + "; ".join(problems))
