@@ -345,12 +345,19 @@ def test_expression_judge_not_emitted_without_config_and_aggregates_with_fake(re
         def judge_many(self, prompts, parse, system=None):
             return [judge.JudgeResult("h", "Score: 7", parse("7"), None, False) for _ in prompts]
 
-    monkeypatch.setattr(judge, "JudgeConfig", type("C", (), {"from_env": staticmethod(lambda o=None: object())}))
+    config = type("Config", (), {"model": "fake-judge"})()
+    monkeypatch.setattr(judge, "JudgeConfig", type("C", (), {"from_env": staticmethod(lambda o=None: config)}))
     monkeypatch.setattr(judge, "get_judge_client", lambda cfg: FakeClient())
     out = utils.punrebus_expression_process_results({"categories": ["B"], "elements_en": ["fish"], "story_zh": "吉庆双余",
                                                       "story_pinyin": "jiqingshuangyu", "image_id": "x"}, ["B. fish"])  # fmt: skip
     assert "Correct option(s): B. Happiness, Joy, Good Luck" in out["judge_score"]["prompt"]
     assert (out["judge_score"]["verdict"], out["judge_score"]["judge_raw"]) == (7, "Score: 7")  # judged per doc
+    # provenance and lmms-eval's clustered SE: the judge's name, the doc's story, its verdict as the CLT score
+    assert (out["judge_score"]["judge_model"], out["judge_score"]["story"], out["judge_score"]["score"]) == (
+        "fake-judge",
+        "吉庆双余",
+        7.0,
+    )
     assert aggregate.punrebus_judge_score([out["judge_score"]] * 2) == 7
 
 

@@ -85,7 +85,10 @@ def punrebus_expression_process_results(doc, results):
         warn_judge_disabled([JUDGE_METRIC])
     else:
         prompt = render("punrebus", "judge_expression.jinja", options=OPTIONS, doc=doc, response=response)
-        out[JUDGE_METRIC] = {"image_id": doc.get("image_id"), **judge_expression(prompt, config)}
+        # judge_model: provenance (the report's judge column, the leaderboard's intake); story: the cluster_key
+        item = {"image_id": doc.get("image_id"), "judge_model": config.model, "story": doc.get("story_zh")}
+        judged = item | judge_expression(prompt, config)
+        out[JUDGE_METRIC] = judged | ({"score": float(judged["verdict"])} if judged["verdict"] is not None else {})
     return out
 
 
@@ -105,7 +108,8 @@ def punrebus_expression_ahead(responses, docs):
 
 def judge_expression(prompt, config) -> dict:
     """One judgement: ``verdict`` (the judge's integer 1-10, None when unparsed or the request failed; not named
-    ``score``, which lmms-eval 0.7.3 reads as a number for its CLT standard error), ``judge_raw`` (its answer, None
+    ``score``, which lmms-eval 0.7.3 reads as a number for its CLT standard error: the caller adds ``score`` for a
+    scored answer only), ``judge_raw`` (its answer, None
     when the request failed), ``judge_error`` (None when scored) and the ``prompt``."""
     from hanyi.metrics.judge import get_judge_client, parse_integer_score
 
