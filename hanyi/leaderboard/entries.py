@@ -42,6 +42,14 @@ class Entry:
     # the submitter's model card (hanyi.submit.model_card: name, organisation, parameters, open_weights, link,
     # release_date, training_data), checked and cleaned; the site shows ``name`` instead of the model class
     card: dict = field(default_factory=dict)
+    # "task/metric" -> why the board did not verify it: a judged metric re-aggregated from the submitter's own logged
+    # verdicts (no judge on the board). Shown as the submitter's claim, marked; never ranked, never splits a section.
+    unverified: dict[str, str] = field(default_factory=dict)
+    # task -> canonical hash of its (doc content hash, answer) pairs: the submission's identity by content, whatever
+    # its bytes, key order or model name (intake.content_hashes)
+    content: dict[str, str] = field(default_factory=dict)
+    # warnings shown on the row that do not refuse it, e.g. a model name another ranked submission also uses
+    flags: list[str] = field(default_factory=list)
 
     @property
     def display_name(self) -> str:
@@ -56,6 +64,15 @@ class Rejected:
     submission_hash: str | None
     model: str | None
     reasons: list[str] = field(default_factory=list)
+    # "rejected": the submitter's file fails a check; "duplicate": the same predictions as an earlier submission
+    # (``duplicate_of``; shown as such, never ranked); "pending": the board's own data, scorer or judge failed, so
+    # nothing is decided: never cached, retried on the next build
+    state: str = "rejected"
+    duplicate_of: str | None = None  # the earlier submission's path (state "duplicate")
+
+
+#: The states of a :class:`Rejected`.
+REJECTED, DUPLICATE, PENDING = "rejected", "duplicate", "pending"
 
 
 # What the ranking (``ranking.py``) hands to the site (``site.py``, JSON, CSV, Every Eval Ever records).
