@@ -29,9 +29,14 @@ _PROMPT_DEFAULTS = {"persona": "", "knowledge_base": True, "prompt": "core_promp
 
 
 def vulca_process_docs(dataset):
-    """Every painting present, and the NLI model, embedder and judge resolved, at load time before any model call."""
+    """Every painting present once, and the NLI model, embedder and judge resolved, at load time before any model
+    call."""
     backbones.require("vulca_nli", "vulca_embedder", "judge")
     fix = "Rebuild the data with `hanyi prepare vulca --images <dir>`."
+    ids = [str(d) for d in dataset["doc_id"]]
+    twice = sorted({d for d in ids if ids.count(d) > 1})
+    if twice:  # a painting given twice would be scored twice and weigh double in its cluster
+        raise ValueError(f"vulca: doc_id(s) in more than one row: {', '.join(twice)}. {fix}")
     if "image_slices" in dataset.column_names:  # every slice too (issue 40)
         require_images(dataset, "image_slices", "doc_id", fix)
     return require_images(dataset, "image", "doc_id", fix)
