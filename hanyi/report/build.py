@@ -101,6 +101,15 @@ def fmt_diff(value: float | None, decimals: int = 2) -> str:
 
 #: A metric the run reported as NaN (or non-numeric): shown as such, never as a blank.
 NAN_CELL = "NaN"
+#: Every non-finite value a run can report, shown as JSON spells it (:func:`hanyi.report.results.non_finite`).
+NON_FINITE_CELLS = (NAN_CELL, "Infinity", "-Infinity")
+
+
+def _reported(metric) -> str:
+    """The cell of a metric the run reported as NaN or an infinity ("" for any other)."""
+    if not getattr(metric, "nan", False):
+        return ""
+    return getattr(metric, "reported", "") or NAN_CELL
 
 
 def _value_cell(metric, ci: dict | None = None, count: bool = False) -> str:
@@ -267,14 +276,20 @@ def headline_table(runs: list[Run], tasks: list[str], hints=None, intervals: lis
                 shown.append(ci or {})
                 judged = judged_note(r.tasks[task].samples, name) if task in r.tasks else ""  # partly judged
                 cells.append(_value_cell(_metric(r, task, name), ci, count) + judged)
-            cells = [NAN_CELL if getattr(_metric(r, task, name), "nan", False) else c for r, c in zip(runs, cells)]
+            cells = [_reported(_metric(r, task, name)) or c for r, c in zip(runs, cells)]
             rows.append([task, name + _arrow(runs, task, name), *cells, n or "-"])
     kept = [r for r in rows if any(c not in ("-", "(table)") for c in r[2:-1]) or r[-1].startswith("0 (")]
     why = ""
-    if any(NAN_CELL in r[2:-1] for r in kept):  # a NaN row stays, with its reason (issue 40)
-        every = all(c in ("-", "(table)", NAN_CELL) for r in kept for c in r[2:-1])
+    kinds = [k for k in NON_FINITE_CELLS if any(k in r[2:-1] for r in kept)]
+    if kinds:  # a NaN or infinite row stays, with its reason
+        every = all(c in ("-", "(table)", *NON_FINITE_CELLS) for r in kept for c in r[2:-1])
+        said = " or ".join(kinds)
         why = (
-            ("No headline value: every headline metric of these tasks is NaN" if every else "NaN: the run reported NaN")
+            (
+                f"No headline value: every headline metric of these tasks is {said}"
+                if every
+                else f"{' / '.join(kinds)}: the run reported {said}"
+            )
             + ", so scoring or aggregation failed in the run (see its ERROR lines, and 'hanyi_error' in the sample "
             "log); fix the cause and re-score the sample log with the replay model (docs/when-things-go-wrong.md). "
         )

@@ -34,10 +34,23 @@ class Metric:
     value: float | dict | None
     stderr: float | None = None
     higher_is_better: bool | None = None
-    #: The run reported NaN (a failed computation), as opposed to "N/A" or no value.
+    #: The run reported NaN or an infinity (a failed computation), as opposed to "N/A" or no value.
     nan: bool = False
     #: Computed by the report from the sample log (:mod:`hanyi.metrics.from_samples`), not emitted by the task.
     from_samples: bool = False
+    #: What the run reported when ``nan``: ``"NaN"``, ``"Infinity"`` or ``"-Infinity"`` (as JSON writes them).
+    reported: str = ""
+
+
+def non_finite(value) -> str:
+    """``"NaN"``, ``"Infinity"`` or ``"-Infinity"`` for a non-finite float, as JSON spells it; ``""`` otherwise.
+
+    >>> non_finite(float("nan")), non_finite(float("-inf")), non_finite(0.5), non_finite("N/A")
+    ('NaN', '-Infinity', '', '')
+    """
+    if not isinstance(value, float) or math.isfinite(value):
+        return ""
+    return "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
 
 
 @dataclass
@@ -119,14 +132,14 @@ def task_metrics(entry: dict, higher: dict | None = None) -> dict[str, Metric]:
     out = {}
     for (metric, filt), value in values.items():
         name = metric if filt == "none" else f"{metric},{filt}"
-        nan = isinstance(value, float) and math.isnan(value)
+        reported = non_finite(value)
         if not isinstance(value, dict):
             value = as_number(value)
         stderr = next(
             (e for s in STDERR_SUFFIXES if (e := as_number(errors.get((metric, filt, s)))) is not None),
             None,
         )
-        out[name] = Metric(name, value, stderr, higher.get(metric), nan)
+        out[name] = Metric(name, value, stderr, higher.get(metric), bool(reported), reported=reported)
     return out
 
 
@@ -260,8 +273,9 @@ def add_from_samples(metrics: dict[str, Metric], task: str, samples: list | None
     from hanyi.metrics.from_samples import derive
 
     for name, (value, higher) in derive(task, samples, emitted=set(metrics)).items():
-        nan = isinstance(value, float) and math.isnan(value)
-        metrics[name] = Metric(name, value if isinstance(value, dict) else as_number(value), None, higher, nan, True)
+        reported = non_finite(value)
+        value = value if isinstance(value, dict) else as_number(value)
+        metrics[name] = Metric(name, value, None, higher, bool(reported), True, reported)
 
 
 def load_runs(paths: list[str]) -> list[Run]:
