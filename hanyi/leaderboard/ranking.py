@@ -63,6 +63,7 @@ import json
 import math
 import os
 import pickle
+import re
 import tempfile
 
 from hanyi import BENCHMARKS
@@ -137,6 +138,8 @@ def cell(entry: Entry, col: str) -> Cell:
     value = (entry.values.get(task) or {}).get(metric)
     judged = entry.judged.get(col)
     note = f"judge verdicts {judged}" if judged else ""
+    if col in unverified(entry):
+        note = UNVERIFIED_NOTE
     if value is None or not math.isfinite(value):
         return Cell(None, note=note)
     per = scores(entry, col)
@@ -145,11 +148,52 @@ def cell(entry: Entry, col: str) -> Cell:
         why = "no interval: not the mean of its per-doc scores" if per else "no interval: no per-doc scores"
         return Cell(value, note="; ".join(x for x in (note, why) if x))
     labels = (entry.clusters or {}).get(task) or {}
-    out = stats.interval(list(per.values()), [labels.get(d) for d in per] if labels else None)
+    groups = [labels.get(d) for d in per] if labels else None
+    if is_judge_scale(entry, col):
+        out = scale_interval(list(per.values()), groups)
+    else:
+        out = stats.interval(list(per.values()), groups)
     low, high, stderr = (None if out.get(k) is None else out[k] * scale for k in ("ci_low", "ci_high", "stderr"))
     if low is None:
         note = "; ".join(x for x in (note, f"no interval: {out.get('why', 'none')}") if x)
     return Cell(value, low, high, out.get("n", len(per)), note, stderr=stderr, method=out.get("method", ""))
+
+
+#: The note of a judged cell the board did not judge itself: the submitter's verdicts, shown, never ranked.
+UNVERIFIED_NOTE = "the submitter's judge verdicts, not judged by the board: shown, never ranked"
+#: Metrics that are a judge's score on a scale (1-5, 1-10 ...), whatever the task: never a share of 0/1 scores.
+JUDGE_SCALE_METRICS = re.compile(r"^(?:judge_score|ctc_score.*|rubric_.*|.*_judge_score)$")
+
+
+def unverified(entry: Entry) -> set[str]:
+    """The judged columns of an entry that the board did not judge itself (the submitter's logged verdicts): the
+    intake's own list where it gives one, else every judged column not marked ``re-judged``."""
+    own = getattr(entry, "unverified", None)
+    found = {c for c, how in (entry.judged or {}).items() if how != "re-judged"}
+    if own:
+        found |= {str(c) for c in own}
+    return found
+
+
+def is_judge_scale(entry: Entry, col: str) -> bool:
+    """A judged column, or a metric known to be a judge's score: its scores are points of a scale, not 0/1 shares,
+    even when every doc scored 1 (the scale's minimum)."""
+    return col in (entry.judged or {}) or bool(JUDGE_SCALE_METRICS.match(_split(col)[1]))
+
+
+def scale_interval(values: list[float], clusters: list | None = None) -> dict:
+    """The interval of the mean of judge scores: the cluster bootstrap of the mean (whole clusters where docs share
+    one), never Clopper-Pearson; a percentile of resampled means lies between the lowest and highest score given,
+    so never outside the scale.
+
+    >>> out = scale_interval([1.0, 1.0, 1.0])
+    >>> (out["ci_low"], out["ci_high"]), out["method"].startswith("bootstrap")
+    ((1.0, 1.0), True)
+    """
+    from hanyi.metrics import resample
+
+    out = intervals.cluster_bootstrap([(1.0, resample.sum_mean, values, clusters, None)])
+    return {**out, "n": len(values)}
 
 
 def protocol_key(entry: Entry) -> tuple:
@@ -158,6 +202,74 @@ def protocol_key(entry: Entry) -> tuple:
         (task, tuple(sorted((str(k), v) for k, v in (entry.protocol.get(task) or {}).items())))
         for task in sorted(set(entry.values) | set(entry.protocol))
     )
+
+
+#: Protocol fields that name a judge: they matter to a column only where the judge scored that column.
+JUDGE_FIELDS = ("judge", "judge_model", "judge_version")
+
+
+def entry_column(bench: str, entry: Entry) -> str:
+    """The column an entry is ranked by: the first of :data:`RANKING_COLUMNS` it has a value for that the board
+    scored itself (never a judged column on the submitter's verdicts, :func:`unverified`); else the first such
+    column of its own, in name order; else ``""`` (nothing the board can rank)."""
+    skip = unverified(entry)
+
+    def ok(col: str) -> bool:
+        task, metric = _split(col)
+        value = (entry.values.get(task) or {}).get(metric)
+        return value is not None and math.isfinite(value) and col not in skip
+
+    for task, metric in RANKING_COLUMNS.get(bench, ()):
+        if ok(column(task, metric)):
+            return column(task, metric)
+    own = sorted(column(t, m) for t, ms in entry.values.items() for m in ms)
+    return next((c for c in own if ok(c)), "")
+
+
+def section_key(bench: str, entry: Entry) -> tuple:
+    """What rows must share to be ranked together: the ranking column and the protocol of its task, and nothing
+    else. A judge field counts only where the column is judged: a judge that scored another metric of the task (or
+    another task) does not touch the column, so it splits nothing; the other columns' differences are marked on
+    their cells (:func:`build_section`)."""
+    col = entry_column(bench, entry)
+    if not col:
+        return ("", ())
+    task = _split(col)[0]
+    fields = dict(entry.protocol.get(task) or {})
+    judged_here = any(_split(c)[0] == task for c in entry.judged or {})
+    if judged_here and col not in entry.judged:
+        for k in JUDGE_FIELDS:
+            fields.pop(k, None)
+    return (col, tuple(sorted((str(k), v) for k, v in fields.items())))
+
+
+def _majorities(entries: list[Entry]) -> dict[tuple[str, str], tuple]:
+    """``{(task, field): (value most rows have, {value: rows})}`` over the entries that ran the task."""
+    counts: dict[tuple[str, str], dict] = {}
+    for e in entries:
+        for task, fields in (e.protocol or {}).items():
+            for k, v in (fields or {}).items():
+                per = counts.setdefault((task, str(k)), {})
+                per[v] = per.get(v, 0) + 1
+    return {key: (min(per, key=lambda v: (-per[v], repr(v))), per) for key, per in counts.items()}
+
+
+def section_protocol(entries: list[Entry]) -> dict:
+    """The protocol of a section, flat: ``field`` where every row and task has the same value, else ``task: field``
+    with the value every row of the task shares, or "differs by row" (those cells are marked)."""
+    majorities = _majorities(entries)
+    tasks = sorted({t for e in entries for t in set(e.values) | set(e.protocol)})
+    out: dict[str, str | None] = {"tasks": ", ".join(tasks)}
+    fields = sorted({k for _, k in majorities})
+    for k in fields:
+        per_task = {t: per for (t, f), (_, per) in majorities.items() if f == k}
+        values = {v for per in per_task.values() for v in per}
+        if len(values) == 1 and len(per_task) == len(tasks):
+            out[k] = values.pop()
+            continue
+        for t, per in sorted(per_task.items()):
+            out[f"{t}: {k}"] = next(iter(per)) if len(per) == 1 else "differs by row (marked on the cells)"
+    return out
 
 
 def shared_protocol(key: tuple) -> dict:
@@ -175,6 +287,20 @@ def shared_protocol(key: tuple) -> dict:
         else:
             out.update({f"{task}: {k}": v for task, v in per_task.items()})
     return out
+
+
+def section_apart(key: tuple, main: tuple) -> list[str]:
+    """How a section's key (:func:`section_key`) differs from the main section's, one line per difference."""
+    (col, items), (main_col, main_items) = key, main
+    if not col:
+        return ["no column the board scored itself: not ranked"]
+    reasons = [] if col == main_col else [f"ranked by {col} here, {main_col or 'nothing'} in the main section"]
+    a, b = dict(items), dict(main_items)
+    where = "" if col == main_col else f" ({_split(col)[0]} here)"
+    for k in sorted(set(a) | set(b)):
+        if a.get(k) != b.get(k):
+            reasons.append(f"{k}: {a.get(k)} here, {b.get(k)} in the main section{where}")
+    return reasons
 
 
 def apart_reasons(key: tuple, main: tuple) -> list[str]:
@@ -263,7 +389,97 @@ def competition_ranks(values: list[float], higher_better: bool = True) -> list[i
     return [1 + sum(1 for w in values if sign * w > sign * v) for v in values]
 
 
-def _rank_section(ranked: list[Row], col: str) -> tuple:
+def bench_seed(bench: str) -> int:
+    """The seed of one benchmark's resamples: derived from :data:`SEED` and the benchmark's name, so each benchmark
+    has a stream of its own and adding a benchmark to the board moves no other benchmark's rank intervals.
+
+    >>> bench_seed("cii") == bench_seed("cii") != bench_seed("punrebus")
+    True
+    """
+    return int.from_bytes(hashlib.sha256(f"{SEED}:{bench}".encode()).digest()[:4], "big")
+
+
+def sign_flip_exact(a: list[float], b: list[float], clusters: list | None = None) -> float:
+    """Two-sided exact p-value of paired 0/1 scores by the cluster sign-flip permutation: under "no difference" the
+    two systems' scores may swap within each cluster (whole clusters at once), which flips the sign of the
+    cluster's difference ``d_k = Σ (a − b)``; ``p`` is the share of the ``2^K`` sign choices with ``|Σ ± d_k| ≥
+    |Σ d_k|``, counted exactly over integer sums. With one doc per cluster it is McNemar's exact (binomial) test;
+    with clusters it needs no large-sample approximation (one discordant doc: p = 1).
+
+    >>> sign_flip_exact([1, 0, 0], [0, 0, 0], ["s", "s", "t"]), round(sign_flip_exact([1] * 9 + [0], [0] * 10), 6)
+    (1.0, 0.003906)
+    """
+    import numpy as np
+
+    labels = [("doc", i) if clusters is None or clusters[i] is None else clusters[i] for i in range(len(a))]
+    sums: dict = {}
+    for x, y, c in zip(a, b, labels):
+        sums[c] = sums.get(c, 0) + int(round(x)) - int(round(y))
+    diffs = [abs(d) for d in sums.values() if d]
+    if not diffs:
+        return 1.0
+    total = sum(diffs)
+    dist = np.zeros(2 * total + 1)  # dist[t + total]: the probability that the signed sum is t
+    dist[total] = 1.0
+    for d in diffs:
+        dist = 0.5 * (np.roll(dist, d) + np.roll(dist, -d))  # no wrap-around: the sums never pass ±total
+    observed = abs(sum(sums.values()))
+    t = np.arange(-total, total + 1)
+    return float(min(1.0, dist[np.abs(t) >= observed].sum()))
+
+
+def pair_test(hi: dict, lo: dict, labels: dict, seed: int) -> tuple[str, float]:
+    """``(test, p)`` of the lower row against the upper on the docs both scored: the exact sign-flip test
+    (:func:`sign_flip_exact`) for 0/1 scores, over whole clusters where docs share one; else the paired bootstrap
+    (:func:`hanyi.metrics.intervals.paired_test`) on the benchmark's seed."""
+    common = [d for d in hi if d in lo]
+    if not common:
+        return "no doc in common", 1.0
+    a, b = [hi[d] for d in common], [lo[d] for d in common]
+    groups = [labels.get(d) for d in common] if labels else None
+    if all(v in (0.0, 1.0) for v in (*a, *b)):
+        clustered = groups is not None and len({("doc", i) if g is None else g for i, g in enumerate(groups)}) < len(a)
+        name = "exact cluster sign-flip permutation test" if clustered else "McNemar exact (two-sided)"
+        return name, sign_flip_exact(a, b, groups)
+    return "paired bootstrap (two-sided percentile p)", intervals.paired_test(a, b, groups, seed=seed)["p"]
+
+
+def tiers(per: list[dict], test) -> tuple[list[int], list[float | None], list[str]]:
+    """Tiers of rows sorted best first, each meaning "not distinguishable from the tier's best": ``(tier of each
+    row, Holm-adjusted p of each row against its tier's top, tests used)``; ``test(i, j)`` gives ``(name, p)`` of
+    row ``j`` against row ``i``.
+
+    Row 0 tops tier 1. Every other row is tested against the top of its tier (a row that opened a tier, against the
+    previous tier's top); the ``n − 1`` p-values are Holm-corrected together; the first row whose adjusted p is
+    below :data:`ALPHA` and that is not a top already opens a new tier, the rows below it are now tested against it,
+    and the family is corrected again, until no row is significantly below its tier's top. A row is never kept in a
+    tier by the row above it (no chaining): each is compared with the top itself. A row that opened a tier keeps it.
+    """
+    n = len(per)
+    tops = {0}
+    memo: dict[tuple[int, int], tuple[str, float]] = {}
+    while True:
+        pairs, top = [], 0
+        for j in range(1, n):
+            pairs.append((top, j))
+            if j in tops:
+                top = j
+        for pair in pairs:
+            if pair not in memo:
+                memo[pair] = test(*pair)
+        adjusted = intervals.holm([memo[pair][1] for pair in pairs])
+        new = [j for (_, j), p in zip(pairs, adjusted) if j not in tops and p < ALPHA]
+        if not new:
+            break
+        tops.add(new[0])
+    tier, out = 1, [1]
+    for j in range(1, n):
+        tier += j in tops
+        out.append(tier)
+    return out, [None, *adjusted], sorted({memo[pair][0] for pair in pairs})
+
+
+def _rank_section(ranked: list[Row], col: str, seed: int = SEED) -> tuple:
     """Rank, rank interval, tier, flip of the ranked rows (sorted by value); returns ``(draws or None, methods)``."""
     values = [r.cells[col].value for r in ranked]
     for row, rank in zip(ranked, competition_ranks(values)):
@@ -281,36 +497,25 @@ def _rank_section(ranked: list[Row], col: str) -> tuple:
             labels.setdefault(d, label)
     clusters = [labels.get(d) for d in docs] if labels else None
     matrix = [[p.get(d, math.nan) for d in docs] for p in per]
-    draws = intervals.rank_draws(matrix, clusters, iters=RANK_ITERS, seed=SEED)
+    draws = intervals.rank_draws(matrix, clusters, iters=RANK_ITERS, seed=seed)
     for j, row in enumerate(ranked):
         row.rank_low, row.rank_high = (int(_quantile(draws[:, j], q)) for q in (0.025, 0.975))
-    tests, pvalues = [], []
-    for hi, lo in zip(per, per[1:]):
-        common = [d for d in docs if d in hi and d in lo]
-        if not common:
-            tests.append("no doc in common")
-            pvalues.append(1.0)
-            continue
-        out = intervals.paired_test(
-            [hi[d] for d in common], [lo[d] for d in common], [labels.get(d) for d in common] if labels else None
-        )
-        tests.append(out["test"])
-        pvalues.append(out["p"])
-    adjusted = intervals.holm(pvalues)
-    ranked[0].tier = 1
-    for k, (above, row) in enumerate(zip(ranked, ranked[1:])):
-        row.p_above = adjusted[k]
-        row.tier = above.tier + (1 if adjusted[k] < ALPHA else 0)
-        row.flip = flip(per[k], per[k + 1])
+    tier_of, p_top, tests = tiers(per, lambda i, j: pair_test(per[i], per[j], labels, seed))
+    for j, row in enumerate(ranked):
+        row.tier, row.p_above = tier_of[j], p_top[j]
+        if j:
+            row.flip = flip(per[j - 1], per[j])
     n_clusters = len({labels.get(d, ("doc", d)) for d in docs}) if labels else len(docs)
     unit = f"{n_clusters} clusters of {len(docs)} docs" if n_clusters < len(docs) else f"{len(docs)} docs"
     methods = [
         f"Ranked by {col} (higher is better; tied values share the best rank). Rank interval: the 2.5th and 97.5th "
-        f"percentiles of each row's rank over {RANK_ITERS} paired bootstrap resamples of the {unit} (seed {SEED}), "
-        "each row's mean over the docs it scored.",
-        f"Tiers: each adjacent pair tested on the docs both scored by {' / '.join(sorted(set(tests)))}; the "
-        f"{len(pvalues)} p-values Holm-corrected; an adjusted p of {ALPHA} or more keeps the lower row in the upper "
-        "row's tier.",
+        f"percentiles of each row's rank over {RANK_ITERS} paired bootstrap resamples of the {unit} (seed {seed}, "
+        "this benchmark's own), each row's mean over the docs it scored.",
+        "Tiers: a tier holds the rows not significantly below its top row. Each row is tested against its tier's top "
+        f"(a row that opens a tier, against the previous top) on the docs both scored, by {' / '.join(tests)}; the "
+        f"{len(ranked) - 1} p-values are Holm-corrected together; the first row with an adjusted p below {ALPHA} "
+        "opens a new tier and the rows below it are tested against it, until none is; the p shown is the row's, "
+        "adjusted, against its tier's top.",
         "Flip: the fewest docs whose scores, changed in either row or both (each to any value in [0, 1]), would put "
         "the row strictly above the one above it (exact: the docs of largest possible gain first).",
     ]
@@ -427,19 +632,49 @@ def cells(entry: Entry, columns: list[str], cache_dir: str | None = None) -> dic
     return out
 
 
+def _mark_differences(rows: list[Row], entries: list[Entry]) -> None:
+    """A note on each cell whose task a row ran under another protocol than most rows of its section (a column the
+    section is not ranked by, so it did not split the section)."""
+    majorities = _majorities(entries)
+    for row in rows:
+        for col, c in list(row.cells.items()):
+            task = _split(col)[0]
+            fields = (row.entry.protocol or {}).get(task) or {}
+            diffs = [
+                f"{k}={v} (most rows: {majorities[(task, str(k))][0]})"
+                for k, v in sorted(fields.items())
+                if (task, str(k)) in majorities and v != majorities[(task, str(k))][0]
+            ]
+            if diffs:
+                note = "another protocol than the section's: " + ", ".join(diffs)
+                row.cells[col] = dataclasses.replace(c, note="; ".join(x for x in (c.note, note) if x))
+
+
 def build_section(
-    bench: str, entries: list[Entry], anchors_dir: str, cache_dir: str | None = None
+    bench: str, entries: list[Entry], anchors_dir: str, cache_dir: str | None = None, col: str | None = None
 ) -> tuple[Section, object]:
-    """One section (one benchmark, one protocol) and its rank draws (``None`` when there are none)."""
-    key = protocol_key(entries[0])
+    """One section (one benchmark, one ranking column under one protocol of its task) and its rank draws (``None``
+    when there are none). ``col``: the ranking column (:func:`section_key`'s); ``""``: rows with nothing to rank."""
     columns = _columns(bench, entries, anchors_dir)
-    col = ranking_column(bench, entries, columns)
+    if col is None:
+        col = ranking_column(bench, entries, columns)
     rows = [Row(label=e.model, cells=cells(e, columns, cache_dir), entry=e) for e in entries]
-    rows.sort(key=lambda r: (r.cells[col].value is None, -(r.cells[col].value or 0.0), r.entry.submission_hash))
-    section = Section(bench, shared_protocol(key), columns, col, rows)
-    ranked = [r for r in rows if r.cells[col].value is not None]
-    draws, methods = _rank_section(ranked, col) if ranked else (None, [f"no row has {col}"])
-    section.method = " ".join([CELL_METHOD, *methods, "Reference rows (the papers' numbers) are never ranked"])
+    _mark_differences(rows, entries)
+
+    def value(r: Row):
+        return r.cells[col].value if col in r.cells else None
+
+    rows.sort(key=lambda r: (value(r) is None, -(value(r) or 0.0), r.entry.submission_hash))
+    section = Section(bench, section_protocol(entries), columns, col, rows)
+    ranked = [r for r in rows if value(r) is not None]
+    if not col:
+        draws, methods = None, ["no column the board scored itself (judged columns on the submitter's verdicts only)"]
+    else:
+        draws, methods = _rank_section(ranked, col, bench_seed(bench)) if ranked else (None, [f"no row has {col}"])
+    section.method = " ".join(
+        [CELL_METHOD, *methods, f"Judged columns on the submitter's verdicts ({UNVERIFIED_NOTE})",
+         "Reference rows (the papers' numbers) are never ranked"]
+    )  # fmt: skip
     section.rows += reference_rows(bench, section, entries, anchors_dir)
     return section, draws
 
@@ -499,7 +734,7 @@ def _choose_main(candidates: list[tuple[Section, object, tuple]]) -> int:
         section = item[0]
         entries = [r for r in section.rows if not r.reference]
         refs = sum(1 for r in section.rows if r.reference and r.comparable)
-        return (-len(entries), -refs, repr(item[2]))
+        return (not section.ranking_column, -len(entries), -refs, repr(item[2]))
 
     return min(range(len(candidates)), key=lambda i: score(candidates[i]))
 
@@ -516,15 +751,18 @@ def rank(
     board = Board(rejected=list(rejected))
     by_bench: dict[str, dict[tuple, list[Entry]]] = {}
     for entry in entries:
-        by_bench.setdefault(entry.benchmark, {}).setdefault(protocol_key(entry), []).append(entry)
+        by_bench.setdefault(entry.benchmark, {}).setdefault(section_key(entry.benchmark, entry), []).append(entry)
     order = [b for b in BENCHMARKS if b in by_bench] + sorted(set(by_bench) - set(BENCHMARKS))
     mains = {}
     for bench in order:
-        built = [(*build_section(bench, group, anchors_dir, cache_dir), key) for key, group in by_bench[bench].items()]
+        built = [
+            (*build_section(bench, group, anchors_dir, cache_dir, key[0]), key)
+            for key, group in by_bench[bench].items()
+        ]
         main = built.pop(_choose_main(built))
         built.sort(key=lambda item: (-sum(not r.reference for r in item[0].rows), repr(item[2])))
         for section, _, key in built:
-            section.apart = apart_reasons(key, main[2])
+            section.apart = section_apart(key, main[2])
         board.sections += [main[0], *(s for s, _, _ in built)]
         mains[bench] = (main[0], main[1])
     board.overall, board.overall_absent = overall(mains, entries)

@@ -15,7 +15,7 @@ import pytest
 
 from hanyi.leaderboard import ranking
 from hanyi.leaderboard.entries import Entry
-from hanyi.metrics.resample import SEED
+from hanyi.metrics.resample import ITERS, SEED
 from hanyi.report import stats
 
 scipy_stats = pytest.importorskip("scipy.stats")
@@ -109,7 +109,7 @@ def test_rank_intervals_are_a_plain_paired_bootstrap_loop_over_docs_or_clusters(
     (section,) = ranking.rank(entries, [], no_anchors).sections
     got = ranked_rows(section)
     per_row = [ranking.scores(r.entry, "cii_none/acc") for r in got]
-    expected = plain_rank_interval(per_row, clusters, ranking.RANK_ITERS, SEED)
+    expected = plain_rank_interval(per_row, clusters, ranking.RANK_ITERS, ranking.bench_seed("cii"))
     assert [(r.rank_low, r.rank_high) for r in got] == expected
     assert any(low < high for low, high in expected)  # the case is not trivially resolved
     assert all(r.rank_low <= r.rank <= r.rank_high for r in got)
@@ -129,59 +129,144 @@ def test_clearly_separated_rows_have_rank_intervals_of_one_rank(no_anchors):
     assert (bottom.rank, bottom.rank_low, bottom.rank_high) == (2, 2, 2)
 
 
-# ---- tiers: McNemar exact (scipy) and Holm by hand -----------------------------------------------------------------
+# ---- tiers: McNemar exact (scipy) and Holm by hand ------------------------------------------------------------------
 
 
 def ones(*docs, n=12):
     return [1.0 if d in docs else 0.0 for d in range(n)]
 
 
+def holm_by_hand(raw: list[float]) -> list[float]:
+    """The i-th smallest times (m - i), running maximum, capped at 1."""
+    m = len(raw)
+    adjusted, running = [None] * m, 0.0
+    for i, k in enumerate(sorted(range(m), key=lambda k: raw[k])):
+        running = max(running, min(1.0, (m - i) * raw[k]))
+        adjusted[k] = running
+    return adjusted
+
+
+def brute_force_tiers(by_value: list[list[float]]) -> tuple[list[int], list[float]]:
+    """Every assignment of tier tops (row 0 always one) in order of the first split, by hand: each row tested by
+    scipy's exact binomial test against its tier's top (a top against the previous top), Holm over the n - 1 tests;
+    the first non-top row with an adjusted p below 0.05 becomes a top, until none is."""
+
+    def p(hi, lo):
+        b = sum(1 for x, y in zip(hi, lo) if x == 1 and y == 0)
+        c = sum(1 for x, y in zip(hi, lo) if x == 0 and y == 1)
+        return scipy_stats.binomtest(b, b + c, 0.5).pvalue if b + c else 1.0
+
+    tops = [0]
+    while True:
+        pairs = []
+        for j in range(1, len(by_value)):
+            pairs.append((max(t for t in tops if t < j), j))
+        adjusted = holm_by_hand([p(by_value[i], by_value[j]) for i, j in pairs])
+        new = [j for (_, j), q in zip(pairs, adjusted) if j not in tops and q < 0.05]
+        if not new:
+            break
+        tops.append(new[0])
+    return [1 + sum(1 for t in tops if 0 < t <= j) for j in range(len(by_value))], adjusted
+
+
+def staircase(n_rows: int, n_docs: int, step: int) -> list[list[float]]:
+    """Row i right on every doc but the first ``i * step``: each adjacent gap ``step`` discordant docs."""
+    return [[0.0 if d < i * step else 1.0 for d in range(n_docs)] for i in range(n_rows)]
+
+
 TIER_CASES = {
-    # B-C has 8 vs 1 discordant docs: raw p 0.039, Holm over 3 pairs 0.117, so one tier for all
-    "holm_keeps_one_tier": ([ones(*range(12)), ones(*range(11)), ones(0, 1, 2, 11), ones(0)], [1, 1, 1, 1]),
+    # B-C has 8 vs 1 discordant docs; against the top A, C has 8 vs 0 (raw p 0.0078): Holm over 3 keeps it (0.023)
+    # below 0.05, so C opens tier 2; D against C: 3 vs 0, p 0.25
+    "against_the_top": ([ones(*range(12)), ones(*range(11)), ones(0, 1, 2, 11), ones(0)], [1, 1, 2, 2]),
     # B-C 9 vs 0: raw p 0.0039, Holm 0.0117: a new tier below B
     "split": ([ones(*range(12)), ones(*range(11)), ones(0, 1), ones(0)], [1, 1, 2, 2]),
     # three significant steps need more docs: 40 docs, 40-vs-0 style gaps
     "three_tiers": ([ones(*range(40), n=40), ones(*range(20), n=40), ones(n=40)], [1, 2, 3]),
+    # no adjacent gap is significant (4 vs 0 discordant docs, p 0.125), the top against the bottom is (16 vs 0,
+    # p 3e-5): chaining adjacent pairs kept all five in tier 1
+    "no_chaining": (staircase(5, 400, 4), [1, 1, 2, 2, 3]),
+    "one_tier": ([ones(*range(12)), ones(*range(11)), ones(*range(10))], [1, 1, 1]),
 }
 
 
 @pytest.mark.parametrize("case", sorted(TIER_CASES))
-def test_tiers_are_mcnemar_exact_holm_corrected_over_adjacent_pairs(no_anchors, case):
+def test_tiers_hold_the_rows_not_significantly_below_the_tiers_top_holm_over_the_tests_made(no_anchors, case):
     rows, literal = TIER_CASES[case]
     entries = [entry(f"m{i}", s) for i, s in enumerate(rows)]
     got = ranked_rows(ranking.rank(entries, [], no_anchors).sections[0])
     by_value = sorted(rows, key=lambda s: -sum(s))
-    raw = []
-    for hi, lo in zip(by_value, by_value[1:]):
-        b = sum(1 for x, y in zip(hi, lo) if x == 1 and y == 0)
-        c = sum(1 for x, y in zip(hi, lo) if x == 0 and y == 1)
-        raw.append(scipy_stats.binomtest(b, b + c, 0.5).pvalue if b + c else 1.0)
-    m = len(raw)
-    adjusted = [None] * m  # Holm by hand: the i-th smallest times (m - i), running maximum, capped at 1
-    running = 0.0
-    for i, k in enumerate(sorted(range(m), key=lambda k: raw[k])):
-        running = max(running, min(1.0, (m - i) * raw[k]))
-        adjusted[k] = running
-    tiers = [1]
-    for p in adjusted:
-        tiers.append(tiers[-1] + (1 if p < 0.05 else 0))
+    tiers, adjusted = brute_force_tiers(by_value)
     assert [r.tier for r in got] == tiers == literal
     assert [r.p_above for r in got[1:]] == pytest.approx(adjusted, rel=1e-9)
     assert "McNemar exact" in ranking.rank(entries, [], no_anchors).sections[0].method
-    if case == "holm_keeps_one_tier":
-        assert min(raw) < 0.05  # uncorrected, the pair would split: Holm is what keeps it
+    for r in got:  # "not distinguishable from the tier's best": never significantly below its top
+        top = next(x for x in got if x.tier == r.tier)
+        if r is not top:
+            assert r.p_above >= 0.05 and top.rank <= r.rank
 
 
-def test_clustered_rows_are_tested_by_the_clustered_mcnemar(no_anchors):
+def test_a_row_significantly_below_the_leader_is_not_in_the_leaders_tier(no_anchors):
+    rows = staircase(5, 400, 4)
+    got = ranked_rows(ranking.rank([entry(f"m{i}", s) for i, s in enumerate(rows)], [], no_anchors).sections[0])
+    top, bottom = got[0], got[-1]
+    assert scipy_stats.binomtest(16, 16, 0.5).pvalue < 1e-4  # the top against the bottom
+    assert bottom.tier > top.tier == 1
+
+
+def test_one_discordant_doc_in_clusters_is_p_one_by_the_exact_sign_flip_test(no_anchors):
+    clusters = {d: f"story{d // 2}" for d in range(12)}
+    entries = [entry("a", ones(0, 2), clusters=clusters), entry("b", ones(2), clusters=clusters)]
+    section = ranking.rank(entries, [], no_anchors).sections[0]
+    assert ranked_rows(section)[1].p_above == 1.0  # the asymptotic clustered McNemar says 0.317
+    assert "exact cluster sign-flip permutation test" in section.method
+
+
+def brute_force_sign_flip(a, b, clusters) -> float:
+    sums: dict = {}
+    for x, y, c in zip(a, b, clusters):
+        sums[c] = sums.get(c, 0) + x - y
+    d = list(sums.values())
+    observed = abs(sum(d))
+    hits = sum(
+        abs(sum(s * x for s, x in zip(signs, d))) >= observed for signs in itertools.product((1, -1), repeat=len(d))
+    )
+    return hits / 2 ** len(d)
+
+
+def test_the_exact_sign_flip_test_is_the_enumeration_of_every_cluster_swap_and_mcnemar_without_clusters():
+    rng = np.random.default_rng(5)
+    for _ in range(40):
+        n = int(rng.integers(2, 16))
+        a, b = (rng.random(n) < 0.6).astype(int).tolist(), (rng.random(n) < 0.4).astype(int).tolist()
+        labels = [f"c{int(x)}" for x in rng.integers(0, 6, size=n)]
+        assert ranking.sign_flip_exact(a, b, labels) == pytest.approx(brute_force_sign_flip(a, b, labels), abs=1e-12)
+        k = sum(1 for x, y in zip(a, b) if x > y)
+        m = sum(1 for x, y in zip(a, b) if x != y)
+        plain = scipy_stats.binomtest(k, m, 0.5).pvalue if m else 1.0
+        assert ranking.sign_flip_exact(a, b) == pytest.approx(plain, abs=1e-12)
+
+
+def test_each_benchmark_has_a_seed_stream_of_its_own(no_anchors):
+    board = ranking.rank(two_benchmarks(["a", "b", "c"], ["a", "b", "c"]), [], no_anchors)
+    seeds = {s.benchmark: ranking.bench_seed(s.benchmark) for s in board.sections}
+    assert len(set(seeds.values())) == 2
+    for s in board.sections:
+        assert f"seed {seeds[s.benchmark]}" in s.method
+    # adding a benchmark moves no other benchmark's rank intervals
+    alone = ranking.rank([e for e in two_benchmarks(["a", "b", "c"], []) if e.benchmark == "cii"], [], no_anchors)
+    assert [(r.rank_low, r.rank_high) for r in ranked_rows(alone.sections[0])] == [
+        (r.rank_low, r.rank_high) for r in ranked_rows(board.sections[0])
+    ]
+
+
+def test_clustered_rows_are_tested_by_the_exact_cluster_sign_flip_test(no_anchors):
     clusters = {d: f"story{d // 2}" for d in range(12)}
     entries = [entry("a", ones(*range(10)), clusters=clusters), entry("b", ones(0, 1), clusters=clusters)]
     section = ranking.rank(entries, [], no_anchors).sections[0]
-    from hanyi.metrics import intervals
-
-    expected = intervals.mcnemar_clustered(ones(*range(10)), ones(0, 1), [clusters[d] for d in range(12)])
+    labels = [clusters[d] for d in range(12)]
+    expected = brute_force_sign_flip(ones(*range(10)), ones(0, 1), labels)
     assert ranked_rows(section)[1].p_above == pytest.approx(expected)
-    assert "clustered McNemar" in section.method and "clusters of 12 docs" in section.method
+    assert "sign-flip" in section.method and "clusters of 12 docs" in section.method
 
 
 def test_a_continuous_column_is_tested_by_the_paired_bootstrap_p_of_a_plain_loop(no_anchors):
@@ -193,7 +278,7 @@ def test_a_continuous_column_is_tested_by_the_paired_bootstrap_p_of_a_plain_loop
     hi, lo = (a, b) if sum(a) > sum(b) else (b, a)
     diffs = [y - x for x, y in zip(hi, lo)]
     draws = []
-    loop = np.random.default_rng(SEED)  # hanyi.metrics.resample: 2,000 resamples of the 15 docs
+    loop = np.random.default_rng(ranking.bench_seed("punrebus"))  # 2,000 resamples of the 15 docs
     for _ in range(2000):
         idx = loop.integers(0, 15, size=15)
         draws.append(sum(diffs[i] for i in idx) / 15)
@@ -370,3 +455,80 @@ def test_rejected_files_are_carried_to_the_board_and_nothing_of_them_is_ranked(n
     board = ranking.rank([entry("a", ones(0))], [bad], no_anchors)
     assert board.rejected == [bad]
     assert all(r.label != "<img src=x>" for s in board.sections for r in s.rows)
+
+
+# ---- sections split on the ranking column only; judged columns the board did not judge --------------------------
+
+
+def two_tasks(model, acc, ctc, judge="judge-a", how="re-judged"):
+    """A cii entry with ``cii_none/acc`` (no judge) and ``cii_ctc/ctc_score`` (judged by ``judge``: ``how``)."""
+    e = entry(model, acc)
+    e.values["cii_ctc"] = {"ctc_score": math.fsum(ctc) / len(ctc)}
+    e.per_doc["cii_ctc"] = {"ctc_score": dict(enumerate(ctc))}
+    e.protocol["cii_ctc"] = {**PROTOCOL, "judge_model": judge}
+    e.protocol["cii_none"] = {**PROTOCOL, "judge_model": "none"}
+    e.judged = {"cii_ctc/ctc_score": how}
+    return e
+
+
+def test_a_judge_difference_on_another_column_does_not_split_the_section_and_is_marked(no_anchors):
+    entries = [two_tasks("a", ones(*range(9)), [4.0, 3.0]), two_tasks("b", ones(*range(6)), [2.0, 5.0])]
+    entries.append(two_tasks("g", ones(*range(3)), [5.0, 5.0], judge="judge-b"))
+    board = ranking.rank(entries, [], no_anchors)
+    (section,) = board.sections  # one section: cii_none/acc is the ranking column, and no judge touches it
+    assert section.ranking_column == "cii_none/acc"
+    assert [r.rank for r in ranked_rows(section)] == [1, 2, 3]
+    g = next(r for r in ranked_rows(section) if r.label == "g")
+    assert "judge_model=judge-b (most rows: judge-a)" in g.cells["cii_ctc/ctc_score"].note
+    assert "judge_model" not in g.cells["cii_none/acc"].note
+    assert section.protocol["cii_ctc: judge_model"].startswith("differs by row")
+
+
+def test_a_judge_difference_on_the_ranking_column_still_splits(no_anchors):
+    rows = [two_tasks("a", ones(0), [4.0, 3.0]), two_tasks("b", ones(0), [2.0, 5.0], judge="judge-b")]
+    for e in rows:  # a board with only the judged task: the judged column is the ranking column
+        for field in (e.values, e.per_doc, e.protocol):
+            del field["cii_none"]
+    board = ranking.rank(rows, [], no_anchors)
+    assert [s.ranking_column for s in board.sections] == ["cii_ctc/ctc_score"] * 2
+    assert board.sections[1].apart == ["judge_model: judge-b here, judge-a in the main section"]
+
+
+def test_judged_columns_on_the_submitters_verdicts_are_shown_marked_and_never_ranked_or_split(no_anchors):
+    forged = [two_tasks(m, ones(0), [5.0, 5.0], judge=j, how="re-aggregated") for m, j in (("f", "x"), ("h", "y"))]
+    for e in forged:
+        for field in (e.values, e.per_doc, e.protocol):
+            del field["cii_none"]
+    board = ranking.rank(forged, [], no_anchors)
+    (section,) = board.sections  # the judges differ, but nothing is ranked on their verdicts: no split either
+    assert section.ranking_column == "" and all(r.rank is None and r.tier is None for r in ranked_rows(section))
+    assert all(r.cells["cii_ctc/ctc_score"].note.startswith(ranking.UNVERIFIED_NOTE) for r in ranked_rows(section))
+    # beside a re-scored column, the submitter's verdicts are shown but the rank is the re-scored column's
+    mixed = [two_tasks("a", ones(*range(9)), [1.0, 1.0], how="re-aggregated")]
+    mixed.append(two_tasks("b", ones(0), [5.0, 5.0], how="re-aggregated"))
+    (section,) = ranking.rank(mixed, [], no_anchors).sections
+    assert section.ranking_column == "cii_none/acc" and [r.label for r in ranked_rows(section)] == ["a", "b"]
+    only = two_tasks("c", ones(0), [5.0, 5.0], how="re-aggregated")
+    only.unverified = ["cii_ctc/ctc_score"]  # the intake's own list is read too
+    assert "cii_ctc/ctc_score" in ranking.unverified(only)
+
+
+# ---- judge scales: a bootstrap inside the scale, never Clopper-Pearson -------------------------------------------
+
+
+def test_a_judge_scale_whose_docs_all_scored_one_has_the_interval_one_to_one_not_clopper_pearson(no_anchors):
+    e = two_tasks("a", ones(0), [1.0] * 12)
+    c = ranking.cell(e, "cii_ctc/ctc_score")
+    assert (c.value, c.low, c.high) == (1.0, 1.0, 1.0)  # was [0.0250, 1.0000], labelled Clopper-Pearson
+    assert "Clopper" not in c.method and c.method.startswith("bootstrap")
+
+
+def test_a_judge_scale_interval_is_a_plain_bootstrap_loop_and_stays_inside_the_scale():
+    rng = np.random.default_rng(9)
+    for _ in range(5):
+        scores = [float(x) for x in rng.integers(1, 6, size=10)]
+        c = ranking.cell(two_tasks("a", ones(0), scores), "cii_ctc/ctc_score")
+        loop = np.random.default_rng(SEED)
+        means = [sum(scores[i] for i in loop.integers(0, 10, size=10)) / 10 for _ in range(ITERS)]
+        assert (c.low, c.high) == pytest.approx((np.percentile(means, 2.5), np.percentile(means, 97.5)), abs=1e-12)
+        assert 1.0 <= c.low <= c.value <= c.high <= 5.0
