@@ -45,6 +45,20 @@ class Model:
         return out
 
 
+class LlavaLikeModel(Model):
+    """Edits each request's ``gen_kwargs`` in place as lmms-eval's ``llava_hf`` does (pops ``until``, fills in
+    ``top_p``, ``num_beams``): the cache's store key then differed from its lookup key."""
+
+    def generate_until(self, requests):
+        for r in requests:
+            kwargs = r.args[1]
+            kwargs.pop("until", None)
+            kwargs.setdefault("top_p", None)
+            kwargs.setdefault("num_beams", 1)
+            kwargs["image_sizes"] = [(4, 4)]
+        return super().generate_until(requests)
+
+
 def _cache(root):
     from lmms_eval.caching.response_cache import ResponseCache
 
@@ -59,6 +73,9 @@ def chunked(monkeypatch):
 
     monkeypatch.setattr(ResponseCache, "execute", ResponseCache.execute)  # restored after the test
     monkeypatch.setattr(ResponseCache, "create", ResponseCache.__dict__["create"])
+    import lmms_eval.utils
+
+    monkeypatch.setattr(lmms_eval.utils, "get_lmms_eval_cache_version", lmms_eval.utils.get_lmms_eval_cache_version)
     monkeypatch.setenv("HANYI_EVAL_CACHE_EVERY", "2")
     assert cache_chunks.install()
     return cache_chunks
@@ -72,6 +89,61 @@ def test_a_run_killed_after_6_of_12_answers_keeps_them_and_resumes(tmp_path, chu
     answers = again.execute(model, "generate_until", _requests())
     assert answers == [f"answer {i}" for i in range(12)]
     assert model.asked == list(range(6, 12))  # the first 6 came from the cache
+
+
+def test_a_model_that_edits_gen_kwargs_resumes_from_the_answers_it_made(tmp_path, chunked):
+    """Killed after 6 of 12, the same command asks the model for the other 6 only; a finished run asked again asks
+    nothing. The answers and the requests' settings as the model sees them are unchanged."""
+    cache = _cache(tmp_path / "cache")
+    with pytest.raises(Killed):
+        cache.execute(LlavaLikeModel(die_after=6), "generate_until", _requests())
+    model, requests, resumed = LlavaLikeModel(), _requests(), _cache(tmp_path / "cache")
+    assert resumed.execute(model, "generate_until", requests) == [f"answer {i}" for i in range(12)]
+    assert model.asked == list(range(6, 12))
+    assert all(r.args[1] == {"temperature": 0, "max_new_tokens": 8, "until": ["\n\n"]} for r in requests)
+    resumed.finalize(success=True)  # a run that ends well: lmms-eval merges its answers into cache.db
+    model = LlavaLikeModel()
+    assert _cache(tmp_path / "cache").execute(model, "generate_until", _requests()) == [
+        f"answer {i}" for i in range(12)
+    ]
+    assert model.asked == []
+
+
+def test_the_model_still_sees_and_edits_its_own_gen_kwargs(chunked):
+    """The fix leaves the model's view alone (its answers cannot move): it receives the very dicts the task built."""
+    from hanyi.host.cache_chunks import _ValidUtf8Model
+
+    seen = []
+
+    class Spy(LlavaLikeModel):
+        def generate_until(self, requests):
+            seen.extend(id(r.args[1]) for r in requests)
+            out = super().generate_until(requests)
+            assert all("until" not in r.args[1] and r.args[1]["num_beams"] == 1 for r in requests)
+            return out
+
+    requests = _requests(3)
+    assert _ValidUtf8Model(Spy()).generate_until(requests) == ["answer 0", "answer 1", "answer 2"]
+    assert seen == [id(r.args[1]) for r in requests]
+    assert all(r.args[1]["until"] == ["\n\n"] and "num_beams" not in r.args[1] for r in requests)
+
+
+def test_the_cache_keys_name_the_lmms_eval_release_not_the_project_commit(chunked, tmp_path, monkeypatch):
+    """lmms-eval keys its cache on ``git describe`` run above its package: inside a project's ``.venv`` that is the
+    project's commit, so committing between a kill and its resume lost every cached answer. Under ``hanyi eval`` the
+    key names the installed release (a checkout of lmms-eval itself keeps its commit)."""
+    import importlib.metadata
+    import pathlib
+    import subprocess
+
+    import lmms_eval
+    import lmms_eval.utils
+
+    site = pathlib.Path(lmms_eval.__file__).resolve().parents[1]
+    assert lmms_eval.utils.get_lmms_eval_cache_version() == importlib.metadata.version("lmms-eval")
+    inside = subprocess.run(["git", "-C", str(site), "rev-parse"], capture_output=True).returncode == 0
+    if inside and not (site / ".git").exists():  # this checkout's venv: the stock version would be our commit
+        assert lmms_eval.utils.get_lmms_eval_cache_version.__wrapped__() != importlib.metadata.version("lmms-eval")
 
 
 def test_without_hanyi_eval_lmms_eval_keeps_nothing_of_a_killed_run(tmp_path):
@@ -109,10 +181,33 @@ def test_a_lone_surrogate_never_costs_the_cache(tmp_path, chunked):
     assert _cache(tmp_path / "cache").execute(model, "generate_until", _requests(4)) == answers and model.asked == []
 
 
+_COUNT_GENERATE = """
+import os
+
+if os.environ.get("HANYI_TEST_GENERATE_LOG"):  # one line per call of the model's generate, in this test only
+    from transformers.generation.utils import GenerationMixin
+
+    _generate = GenerationMixin.generate
+
+    def generate(self, *args, **kwargs):
+        with open(os.environ["HANYI_TEST_GENERATE_LOG"], "a", encoding="utf-8") as log:
+            log.write("generate\\n")
+        return _generate(self, *args, **kwargs)
+
+    GenerationMixin.generate = generate
+"""
+
+
+def _lines(path) -> int:
+    return len(path.read_text(encoding="utf-8").splitlines()) if path.exists() else 0
+
+
 @pytest.mark.slow
 def test_hanyi_eval_killed_mid_generation_resumes_from_its_answers(tmp_path, tiny_llava):
-    """The red team's case end to end: the tiny LLaVA under ``hanyi eval --use_cache``, SIGKILLed once answers are
-    cached, then the same command again: it resumes from them and finishes."""
+    """The red team's case end to end: the tiny LLaVA (lmms-eval's ``llava_hf``, which edits ``gen_kwargs`` in place)
+    under ``hanyi eval --use_cache``, SIGKILLed once answers are cached, then the same command again: the model
+    generates only the answers that were not saved, and a third, identical command generates nothing. The model's
+    ``generate`` calls are counted in the subprocess (a ``sitecustomize`` on ``PYTHONPATH``)."""
     import glob
     import os
     import signal
@@ -141,10 +236,16 @@ def test_hanyi_eval_killed_mid_generation_resumes_from_its_answers(tmp_path, tin
         "max_new_tokens=48",
     ]
     cmd += ["--use_cache", str(cache), "--output_path", str(out), "--log_samples"]
-    env = {k: v for k, v in os.environ.items() if not k.startswith("HANYI_JUDGE")} | {"HANYI_EVAL_CACHE_EVERY": "1"}
+    (tmp_path / "site").mkdir()
+    (tmp_path / "site" / "sitecustomize.py").write_text(_COUNT_GENERATE, encoding="utf-8")
+    path = os.pathsep.join(p for p in (str(tmp_path / "site"), os.environ.get("PYTHONPATH")) if p)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("HANYI_JUDGE")}
+    env |= {"HANYI_EVAL_CACHE_EVERY": "1", "PYTHONPATH": path}
+    calls = [tmp_path / f"generate-{n}.log" for n in range(3)]
     first_err = tmp_path / "first.stderr"  # a file, not a pipe nobody reads (a full pipe would stall the run)
     with open(first_err, "wb") as err:
-        proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=err, start_new_session=True)
+        first = env | {"HANYI_TEST_GENERATE_LOG": str(calls[0])}
+        proc = subprocess.Popen(cmd, env=first, stdout=subprocess.DEVNULL, stderr=err, start_new_session=True)
     try:
         deadline = time.monotonic() + 400
         while not any(os.path.getsize(p) for p in glob.glob(str(cache / "runs" / "*" / "rank_0.audit.jsonl"))):
@@ -155,8 +256,17 @@ def test_hanyi_eval_killed_mid_generation_resumes_from_its_answers(tmp_path, tin
         os.killpg(proc.pid, signal.SIGKILL)
         proc.wait()
     assert not list(out.rglob("*_results.json"))  # killed during generation
-    done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600)
+    (audit,) = (cache / "runs").glob("*/rank_0.audit.jsonl")
+    saved = _lines(audit)
+    assert 1 <= saved < limit and _lines(calls[0]) >= saved
+
+    done = subprocess.run(cmd, env=env | {"HANYI_TEST_GENERATE_LOG": str(calls[1])}, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr[-3000:]
     assert "hanyi: resuming from" in done.stderr
+    assert _lines(calls[1]) == limit - saved, done.stderr[-3000:]  # only the answers that were not saved
     (log,) = out.rglob("*_samples_punrebus_expression.jsonl")
     assert len(log.read_text(encoding="utf-8").splitlines()) == limit
+
+    again = subprocess.run(cmd, env=env | {"HANYI_TEST_GENERATE_LOG": str(calls[2])}, capture_output=True, text=True)
+    assert again.returncode == 0, again.stderr[-3000:]
+    assert _lines(calls[2]) == 0, again.stderr[-3000:]  # a finished run asked again generates nothing

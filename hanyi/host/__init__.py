@@ -44,10 +44,16 @@ def install_eval_extras() -> None:
 
 def _host_callables() -> list[tuple[type, str]]:
     """The lmms-eval callables :func:`install_eval_extras` wraps."""
+    import lmms_eval.utils
     from lmms_eval.caching.response_cache import ResponseCache
     from lmms_eval.evaluator_utils import TaskOutput
 
-    return [(TaskOutput, "calculate_aggregate_metric"), (ResponseCache, "execute"), (ResponseCache, "create")]
+    return [
+        (TaskOutput, "calculate_aggregate_metric"),
+        (ResponseCache, "execute"),
+        (ResponseCache, "create"),
+        (lmms_eval.utils, "get_lmms_eval_cache_version"),
+    ]
 
 
 @contextlib.contextmanager

@@ -16,11 +16,16 @@ every score are unchanged: the model receives the same requests, fewer at a time
 chunk). When the cache is opened, the answers of earlier runs that never finished (:func:`merge_unfinished_runs`) are
 merged into it first: lmms-eval merges a run's answers only when it ends well, so a killed run's were never read;
 an answer whose audit line was written but whose SQLite row was not (a kill between the two) is recovered from the
-audit line, by lmms-eval's own replay.
+audit line, by lmms-eval's own replay. The cache keys an answer on the generation settings the task asked for, not
+on the ones a model left behind after editing them in place (``llava_hf`` does: :func:`_kwargs_as_asked`), and on the
+installed lmms-eval release, not on the commit of a project whose ``.venv`` holds it
+(:func:`_release_cache_version`): either made every resume generate everything again.
 """
 
 from __future__ import annotations
 
+import contextlib
+import copy
 import logging
 import os
 import re
@@ -45,8 +50,40 @@ def _valid_text(value):
     return value
 
 
+def _gen_kwargs(request) -> dict | None:
+    """The request's generation settings: the one ``dict`` in its ``args`` (as lmms-eval's cache reads them)."""
+    return next((a for a in getattr(request, "args", ()) if isinstance(a, dict)), None)
+
+
+@contextlib.contextmanager
+def _kwargs_as_asked(requests):
+    """Put each request's generation settings back as they were asked once the model is done with them.
+
+    lmms-eval's cache computes a request's key from its ``gen_kwargs`` when it looks the answer up (before the model
+    runs) and again when it stores the answer (after). ``llava_hf`` edits that dict in place (pops ``until``, adds
+    ``top_p: None``, ``num_beams: 1``...), so the stored key was never the key a later run looks up: every resume
+    and every repeat of a finished run generated everything again. The model still sees, and edits, the very dicts
+    it always did (its answers cannot change); the cache then keys the answer on the settings the task asked for.
+    """
+    saved = []
+    for request in requests:
+        kwargs = _gen_kwargs(request)
+        if kwargs is not None:
+            try:
+                saved.append((kwargs, copy.deepcopy(kwargs)))
+            except Exception:  # an uncopyable value: keep the top level at least
+                saved.append((kwargs, dict(kwargs)))
+    try:
+        yield
+    finally:
+        for kwargs, asked in saved:
+            kwargs.clear()
+            kwargs.update(asked)
+
+
 class _ValidUtf8Model:
-    """``lm`` whose request methods return text answers without lone surrogates (everything else passes through)."""
+    """``lm`` whose request methods return text answers without lone surrogates and leave each request's generation
+    settings as they were asked (:func:`_kwargs_as_asked`); everything else passes through."""
 
     def __init__(self, lm) -> None:
         self._lm = lm
@@ -55,7 +92,12 @@ class _ValidUtf8Model:
         attr = getattr(self._lm, name)
         if name not in ("generate_until", "generate_until_multi_round", "loglikelihood"):
             return attr
-        return lambda requests, *a, **k: [_valid_text(r) for r in attr(requests, *a, **k)]
+
+        def call(requests, *a, **k):
+            with _kwargs_as_asked(requests):
+                return [_valid_text(r) for r in attr(requests, *a, **k)]
+
+        return call
 
 
 def chunked_execute(execute, size: int | None = None):
@@ -137,6 +179,31 @@ def _resuming_create(create):
     return classmethod(wrapper)
 
 
+def _release_cache_version(version):
+    """lmms-eval 0.7.3 puts "its" version in every cache key: ``git describe`` run in the folder *above* its package,
+    meant for a checkout of lmms-eval. Installed into a virtual environment that lives inside a project's own git
+    repository (``<project>/.venv``: common), that is the *project's* commit, so a commit between a killed run and its
+    resume made every cached answer unreachable. The release's version is used unless lmms-eval is a checkout of its
+    own (a ``.git`` beside its package), where the commit is what lmms-eval means."""
+
+    def wrapper():
+        import importlib.metadata
+        import pathlib
+
+        import lmms_eval
+
+        if (pathlib.Path(lmms_eval.__file__).resolve().parents[1] / ".git").exists():
+            return version()
+        try:
+            return importlib.metadata.version("lmms-eval")
+        except Exception:
+            return version()
+
+    setattr(wrapper, _MARKER, True)
+    wrapper.__wrapped__ = version
+    return wrapper
+
+
 def install() -> bool:
     """Wrap lmms-eval's ``ResponseCache.execute`` and ``create`` (once); never raises (a failure is logged, the run
     goes on)."""
@@ -147,6 +214,10 @@ def install() -> bool:
             ResponseCache.execute = chunked_execute(ResponseCache.execute)
         if not getattr(ResponseCache.create, _MARKER, False):
             ResponseCache.create = _resuming_create(ResponseCache.__dict__["create"])
+        import lmms_eval.utils as lmms_utils  # ResponseCache.create imports the function from here at each call
+
+        if not getattr(lmms_utils.get_lmms_eval_cache_version, _MARKER, False):
+            lmms_utils.get_lmms_eval_cache_version = _release_cache_version(lmms_utils.get_lmms_eval_cache_version)
         return True
     except Exception as exc:  # never break lmms-eval because of us
         log.warning("hanyi: --use_cache will write answers only at the end of each task (%r)", exc)
