@@ -30,12 +30,82 @@ _KEY = (
 #: Text without any of these cannot hold a credential the patterns below mask: returned as it is, unscanned.
 _HINT = re.compile(r"(?i)key|token|passw|secret|authorization|bearer|basic|://")
 _NAME = rf"(?:{_KEY}|authorization)"
+# A secret-named key and its separator: ``name=``, ``"name": `` or ``'name' =``; ``key=`` only as a URL parameter.
 # authorization=... is _HEADER's: its value may hold a space ("Bearer abc")
-_NAMED = re.compile(rf"(?i)((?:{_KEY})|(?<=[?&;])key)(\s*=\s*)(?!\[REDACTED\])([^,&\s;'\"<>)}}\]]+)")
-_QUOTED = re.compile(rf"(?i)([\"']?(?:{_NAME})[\"']?\s*[:=]\s*)([\"'])(?!\[REDACTED\]\2)(.*?)\2")
+_ASSIGN = re.compile(rf"(?i)([\"']?)((?:{_KEY})|(?<=[?&;])key)\1(\s*([:=])\s*)")
+# Where an unquoted value ends: white space, an HTML tag, a separator that starts the next ``name=`` item, or the
+# unescaped quote that closes the JSON string the value sits in (a quote followed by ``,`` ``}`` ``]`` ``:`` or
+# the end); any other quote is the value's.
+_VALUE_END = re.compile(r'[\s<>]|[,;&](?=\s*[A-Za-z_][A-Za-z0-9_.-]*\s*=)|(?<!\\)"(?=[,}\]:]|$)')
+_CLOSE = {"[": "]", "{": "}", "(": ")"}
 _USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/\s'\"<>]+@")
 _HEADER = re.compile(r"(?i)\b(authorization\s*[:=]\s*)(?:(bearer|basic|token|digest)\s+)?[^\s,;'\"<>]+")
+_QUOTED_HEADER = re.compile(r"(?i)([\"']?authorization[\"']?\s*[:=]\s*)([\"'])((?:\\.|(?!\2).)*)\2")
 _SCHEME = re.compile(r"(?i)\b(bearer\s+|basic\s+)[A-Za-z0-9._~+/=-]+")
+
+
+def _quoted_end(text: str, start: int, quote: str) -> int | None:
+    """The index of the quote that closes the string opened at ``start`` (backslash escapes skipped), or None."""
+    i = start
+    while i < len(text):
+        if text.startswith(quote, i):
+            return i
+        i += 2 if text[i] == "\\" else 1
+    return None
+
+
+def _bracket_end(text: str, start: int) -> int | None:
+    """The index just past the bracket that closes the one at ``start`` (quoted strings inside skipped), or None."""
+    stack, i = [_CLOSE[text[start]]], start + 1
+    while i < len(text) and stack:
+        c = text[i]
+        if c in "\"'":
+            end = _quoted_end(text, i + 1, c)
+            if end is None:
+                return None
+            i = end
+        elif c in _CLOSE:
+            stack.append(_CLOSE[c])
+        elif c == stack[-1]:
+            stack.pop()
+        i += 1
+    return i if not stack else None
+
+
+def _mask_values(text: str) -> str:
+    """Every value of a secret-named key masked whole, whatever it holds: a quoted value up to its closing quote
+    (``\\"`` inside it included, an escaped ``\\"`` opening it too), a bracketed one (``[x, y]``, ``{...}``) up to
+    its closing bracket, any other up to white space or the ``,`` / ``;`` / ``&`` that starts the next ``name=``
+    item: quotes, commas and brackets inside a value are the value's. ``[REDACTED]`` (lmms-eval's mask) stays."""
+    out, pos = [], 0
+    for m in _ASSIGN.finditer(text):
+        if m.start() < pos:
+            continue  # inside a value masked already
+        start = m.end()
+        rest = text[start : start + 10]
+        if rest.startswith("[REDACTED]"):
+            continue
+        quote = next((q for q in ('\\"', "\\'", '"', "'") if rest.startswith(q)), None)
+        if m.group(4) == ":" and not m.group(1) and not quote and rest[:1] not in _CLOSE:
+            continue  # "Secret: ..." in prose: only a quoted name or a quoted / bracketed value is an assignment
+        keep_open, keep_close, end = "", "", None
+        if quote:
+            close = _quoted_end(text, start + len(quote), quote)
+            if close is not None:
+                keep_open, keep_close, end = quote, quote, close + len(quote)
+        elif rest[:1] in _CLOSE:
+            close = _bracket_end(text, start)
+            if close is not None:
+                keep_open, keep_close, end = rest[0], _CLOSE[rest[0]], close
+        if end is None:
+            stop = _VALUE_END.search(text, start)
+            end = stop.start() if stop else len(text)
+            if end == start:
+                continue
+        out.append(text[pos:start] + keep_open + MASK + keep_close)
+        pos = end
+    out.append(text[pos:])
+    return "".join(out)
 
 
 def redact_text(text: str) -> str:
@@ -47,13 +117,15 @@ def redact_text(text: str) -> str:
     'https://***@judge.example/v1?key=***&model=x'
     >>> redact_text("hf_Token=hf_xyz Password=pw")
     'hf_Token=*** Password=***'
+    >>> redact_text("password=pw\\"LEAK,token=[x, y],api_key='a,b',n=1")
+    "password=***,token=[***],api_key='***',n=1"
     """
     if not isinstance(text, str) or not text or not _HINT.search(text):
         return text
     text = _USERINFO.sub(lambda m: m.group(1) + MASK + "@", text)
-    text = _QUOTED.sub(lambda m: m.group(1) + m.group(2) + MASK + m.group(2), text)
+    text = _QUOTED_HEADER.sub(lambda m: m.group(1) + m.group(2) + MASK + m.group(2), text)
+    text = _mask_values(text)
     text = _HEADER.sub(lambda m: m.group(1) + (m.group(2) + " " if m.group(2) else "") + MASK, text)
-    text = _NAMED.sub(lambda m: m.group(1) + m.group(2) + MASK, text)
     return _SCHEME.sub(lambda m: m.group(1) + MASK, text)
 
 
