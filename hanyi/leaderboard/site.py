@@ -14,59 +14,68 @@ from __future__ import annotations
 import base64
 import csv
 import hashlib
-import html
 import io
 import json
-import math
 import os
-import re
 import time
 
-from hanyi import BENCHMARKS, __version__
-from hanyi.leaderboard import eee
-from hanyi.leaderboard.entries import Board, Cell, Entry, Row, Section
+from hanyi import __version__
+from hanyi.leaderboard import eee, pages
+from hanyi.leaderboard.entries import Board, Cell, Entry, Section
+from hanyi.leaderboard.pages import esc, scrub_paths
 from hanyi.outputs import open_output
 from hanyi.redact import redact_text, redact_tree
-from hanyi.report.build import fmt
 from hanyi.report.render import CSS, OutDirError, slug
 
 FORMAT = "hanyi-leaderboard"
 FORMAT_VERSION = 1
 
-#: Sorts a table by the clicked header: numbers by ``data-v`` (rows without one last), text otherwise; a second click
-#: reverses. Without it the rows stay in rank order.
+#: Sorts a table by the clicked header button: numbers by ``data-v`` (rows without one last), text otherwise. The
+#: first click sorts best first (``data-better``: ``high`` -> descending, ``low`` or ``text`` -> ascending), a second
+#: click reverses; ``aria-sort`` says the order. Without it the rows stay in rank order.
 SCRIPT = (
-    "document.querySelectorAll('table.sortable th').forEach(function(th){th.addEventListener('click',function(){"
-    "var t=th.closest('table'),b=t.tBodies[0],i=th.cellIndex,d=th.getAttribute('aria-sort')==='ascending'?-1:1;"
-    "t.querySelectorAll('th').forEach(function(h){h.removeAttribute('aria-sort')});"
-    "th.setAttribute('aria-sort',d>0?'ascending':'descending');"
-    "var r=Array.prototype.slice.call(b.rows);r.sort(function(x,y){var p=x.cells[i],q=y.cells[i],"
+    "document.querySelectorAll('table.sortable th button').forEach(function(b){b.addEventListener('click',function(){"
+    "var th=b.parentNode,t=th.closest('table'),bd=t.tBodies[0],i=th.cellIndex,"
+    "best=b.dataset.better==='high'?'descending':'ascending',"
+    "dir=th.getAttribute('aria-sort')===best?(best==='ascending'?'descending':'ascending'):best,"
+    "d=dir==='ascending'?1:-1;"
+    "t.querySelectorAll('th[aria-sort]').forEach(function(h){h.removeAttribute('aria-sort')});"
+    "th.setAttribute('aria-sort',dir);"
+    "var r=Array.prototype.slice.call(bd.rows);r.sort(function(x,y){var p=x.cells[i],q=y.cells[i],"
     "u=parseFloat(p&&p.dataset.v),w=parseFloat(q&&q.dataset.v);if(isNaN(u)!==isNaN(w))return isNaN(u)?1:-1;"
     "return d*(isNaN(u)?p.textContent.localeCompare(q.textContent):u-w)});"
-    "r.forEach(function(x){b.appendChild(x)})})})"
+    "r.forEach(function(x){bd.appendChild(x)})})})"
 )
 SCRIPT_HASH = base64.b64encode(hashlib.sha256(SCRIPT.encode("utf-8")).digest()).decode("ascii")
 CSP = (
     f"default-src 'none'; style-src 'unsafe-inline'; script-src 'sha256-{SCRIPT_HASH}'; img-src data:; "
     "base-uri 'none'; form-action 'none'"
 )
+#: Text of at least 14 px, colours of at least 4.5:1 against their background (WCAG AA), tables that scroll inside
+#: their box with the header row and the name column in view.
 BOARD_CSS = (
-    CSS
-    + "th{cursor:pointer}th[aria-sort=ascending]::after{content:' \\25B2'}th[aria-sort=descending]::after{content:' \\25BC'}"
-    ".ci{color:#555;white-space:nowrap}.ref{background:#e8f1fa;font-size:.75em;padding:0 .3em;border-radius:3px}"
-    "tr.reference td{background:#f7fbff}.why,.cellnote{color:#7a5b00;font-size:.8em}dl{margin:.2em 0;font-size:.85em}"
-    "dt{font-weight:600;float:left;clear:left;margin-right:.4em}dd{margin:0 0 .1em 0;word-break:break-all}"
-    "nav.top a{margin-right:1em}.scroll{overflow-x:auto}td.label{min-width:12em}"
+    CSS + "body{font-size:16px;line-height:1.45}table{font-size:.875rem}"
+    "th button{font:inherit;font-weight:600;color:#1a1a1a;background:none;border:0;padding:0;cursor:pointer;"
+    "text-align:inherit;text-decoration:underline dotted}th button:focus-visible,a:focus-visible,summary:focus-visible,"
+    ".scroll:focus-visible{outline:3px solid #1f4e79;outline-offset:2px}"
+    "th[aria-sort=ascending] button::after{content:' \\25B2'}th[aria-sort=descending] button::after{content:' \\25BC'}"
+    ".hint{display:block;font-weight:400;font-size:.875rem;color:#4a4a4a}"
+    ".ci{color:#4a4a4a;white-space:nowrap}.ref{background:#dbe9f6;color:#1a1a1a;padding:0 .3em;border-radius:3px}"
+    "tr.reference td,tr.reference th{background:#f4f8fc}.why,.cellnote{color:#6b4f00;font-size:.875rem}"
+    ".card{display:block;font-weight:400;color:#4a4a4a;font-size:.875rem}.flag{display:block;color:#8a1c1c;"
+    "font-size:.875rem}.claim{font-style:italic;text-decoration:underline wavy #8a1c1c}"
+    "dl{margin:.2em 0;font-size:.875rem}dt{font-weight:600;float:left;clear:left;margin-right:.4em}"
+    "dd{margin:0 0 .1em 0;overflow-wrap:anywhere}nav.top a{margin-right:1em;display:inline-block;padding:.2em 0}"
+    ".scroll{overflow:auto;max-height:85vh;max-width:100%;width:fit-content;border:1px solid #ddd}th.txt{text-align:left}"
+    ".scroll table{margin:0}thead th{position:sticky;top:0;z-index:2;background:#f3f3f3}"
+    "th.name{position:sticky;left:0;z-index:1;background:#fff;text-align:left;min-width:9em;max-width:16em;"
+    "overflow-wrap:anywhere}thead th:first-child{left:0;z-index:3}"
+    "caption{text-align:left;font-weight:600;padding:.3em 0;caption-side:top}.caption{font-size:.875rem;color:#4a4a4a}"
+    "td.hash{font-family:monospace;overflow-wrap:anywhere;min-width:12em}td.resp{max-width:30em;white-space:pre-wrap}"
+    "figure.chart{margin:1em 0}figure.chart .svg{overflow-x:auto}figure.chart figcaption{font-size:.875rem;color:#4a4a4a}"
+    "details.papers{margin:1em 0}.pager a{margin:0 .3em}.pager a[aria-current]{font-weight:700}"
+    "@media (max-width:600px){body{margin:.5em auto;padding:0 .5em}h1{font-size:1.3em}}"
 )
-
-
-def esc(text) -> str:
-    """A submitter's text for HTML: credentials masked, then every ``& < > " '`` escaped.
-
-    >>> esc('<img src=x onerror=alert(1)>'), esc("a\\"b'c")
-    ('&lt;img src=x onerror=alert(1)&gt;', 'a&quot;b&#x27;c')
-    """
-    return html.escape(redact_text(str(text)), quote=True)
 
 
 def csv_text(value):
@@ -79,7 +88,7 @@ def csv_text(value):
         return ""
     if isinstance(value, (bool, int, float)):
         return value
-    text = redact_text(str(value))
+    text = scrub_paths(redact_text(str(value)))
     return "'" + text if text[:1] in ("=", "+", "-", "@", "\t", "\r") else text
 
 
@@ -87,182 +96,46 @@ def page_name(benchmark: str) -> str:
     return slug(benchmark) + ".html"
 
 
-def _decimals(value: float) -> int:
-    return 4 if abs(value) <= 1 else 2
-
-
-def cell_html(cell: Cell | None, judged: str | None = None) -> str:
-    """``<td data-v=value>value [low, high]</td>`` (the sort reads ``data-v``); ``-`` without a value."""
-    if cell is None or cell.value is None or not math.isfinite(cell.value):
-        note = f'<div class="cellnote">{esc(cell.note)}</div>' if cell is not None and cell.note else ""
-        return f'<td class="txt">-{note}</td>'
-    d = _decimals(cell.value)
-    text = fmt(cell.value, d)
-    if cell.low is not None and cell.high is not None:
-        text += f' <span class="ci">[{fmt(cell.low, d)}, {fmt(cell.high, d)}]</span>'
-    notes = [n for n in (cell.note, f"judged: {judged}" if judged else "") if n]
-    note = "".join(f'<div class="cellnote">{esc(n)}</div>' for n in notes)
-    title = f' title="{esc(cell.method)}"' if cell.method else ""
-    return f'<td data-v="{cell.value!r}"{title}>{text}{note}</td>'
-
-
-def _rank_html(row: Row) -> str:
-    if row.rank is None:
-        return '<td class="txt">-</td>'
-    interval = f" [{row.rank_low}&ndash;{row.rank_high}]" if row.rank_low is not None else ""
-    return f'<td data-v="{row.rank}">{row.rank}{interval}</td>'
-
-
-def _int_html(value: int | None, title: str = "") -> str:
-    title = f' title="{esc(title)}"' if title else ""
-    return '<td class="txt">-</td>' if value is None else f'<td data-v="{value}"{title}>{value}</td>'
-
-
-#: A predictions link is a path inside the site: no scheme (``javascript:``, ``http:``), no ``..``, not absolute.
-_SAFE_LINK = re.compile(r"^(?![A-Za-z][A-Za-z0-9+.-]*:)(?!/)(?!.*(?:^|/)\.\.(?:/|$))[^\\]+$")
-
-
-def _compact(value) -> str:
-    return value if isinstance(value, str) else json.dumps(value, sort_keys=True, ensure_ascii=False)
-
-
-def _find(entry: Entry, words: tuple[str, ...]) -> list[str]:
-    """Values of the protocol and provenance keys holding one of ``words``, per task (``task: value``)."""
-    found = []
-    for task in sorted(set(entry.protocol) | set(entry.provenance)):
-        seen = []
-        for source in (entry.protocol.get(task) or {}, entry.provenance.get(task) or {}):
-            for key, value in source.items():
-                if value not in (None, "", {}, []) and any(w in key for w in words) and _compact(value) not in seen:
-                    seen.append(_compact(value))
-        found += [f"{task}: {v}" for v in seen]
-    return found
-
-
-def provenance_html(entry: Entry | None) -> str:
-    """The row's provenance: model, redacted ``model_args``, date, versions, judge, backbones, data fingerprint,
-    submission hash, which judged metrics were re-aggregated or re-judged, every protocol field, and the link to the
-    per-doc predictions."""
-    if entry is None:
-        return '<td class="txt">-</td>'
-    items = [
-        ("model", entry.model),
-        ("model_args", entry.model_args or "-"),
-        ("date", entry.date or "-"),
-        ("hanyi", entry.hanyi_version or "-"),
-        ("lmms-eval", entry.lmms_eval_version or "-"),
-        ("judge", "; ".join(_find(entry, ("judge",))) or "none"),
-        ("backbones", "; ".join(_find(entry, ("backbone", "scorer_backend"))) or "none"),
-        ("data", "; ".join(_find(entry, ("fingerprint", "data_source"))) or "-"),
-        ("submission sha256", entry.submission_hash),
-    ]
-    items += [(f"{col}", how) for col, how in sorted(entry.judged.items())]
-    for task in sorted(entry.protocol):
-        fields = entry.protocol[task] or {}
-        items.append((f"protocol {task}", "; ".join(f"{k}={_compact(v)}" for k, v in sorted(fields.items()))))
-    body = "".join(f"<dt>{esc(k)}</dt><dd>{esc(v)}</dd>" for k, v in items)
-    link = entry.predictions_file
-    if link and _SAFE_LINK.match(link):
-        body += f'<dt>predictions</dt><dd><a href="{esc(link)}">per-doc predictions</a></dd>'
-    elif link:
-        body += f"<dt>predictions</dt><dd>{esc(link)} (not a path inside the site: not linked)</dd>"
-    summary = f"{esc(entry.submission_hash[:12])} &middot; {esc(entry.date or '')}"
-    return f'<td class="txt"><details><summary>{summary}</summary><dl>{body}</dl></details></td>'
-
-
-def _label_html(row: Row) -> str:
-    label = esc(row.label)
-    if not row.reference:
-        return f'<td class="txt label">{label}</td>'
-    mark = "comparable" if row.comparable else "not comparable"
-    why = f": {'; '.join(row.reasons)}" if row.reasons else ""
-    return f'<td class="txt label"><span class="ref">paper</span> {label}<div class="why">{esc(mark + why)}</div></td>'
-
-
-def section_html(section: Section, ident: str) -> str:
-    """One section: its heading (ranked together, or apart with the reasons), protocol, method and sortable table."""
-    out = [f'<section id="{esc(ident)}">']
-    if section.apart:
-        out.append(f"<h2>{esc(section.benchmark)}: ranked apart</h2>")
-        out.append('<p class="note">Apart from the main table because: ' + esc("; ".join(section.apart)) + "</p>")
-    else:
-        out.append(f"<h2>{esc(section.benchmark)}: ranked together</h2>")
-    protocol = "; ".join(f"{k}={v}" for k, v in sorted(section.protocol.items()))
-    out.append(f'<p class="caption">Protocol shared by these rows: {esc(protocol or "-")}.</p>')
-    out.append(
-        f"<p>Ranked by <code>{esc(section.ranking_column)}</code>. Test and intervals: "
-        f"{esc(section.method or 'not stated by the ranking')}.</p>"
-    )
-    header = ["rank [95 % interval]", "tier", "flip", "model", *section.columns, "provenance"]
-    out.append('<div class="scroll"><table class="sortable"><thead><tr>')
-    out.append("".join(f"<th>{esc(h)}</th>" for h in header) + "</tr></thead>")
-    out.append("<tbody>")
-    for row in section.rows:
-        judged = row.entry.judged if row.entry is not None else {}
-        p = "" if row.p_above is None else f"paired test against the row above: Holm-adjusted p = {row.p_above:.3g}"
-        cells = [_rank_html(row), _int_html(row.tier, p), _int_html(row.flip), _label_html(row)]
-        cells += [cell_html(row.cells.get(c), judged.get(c)) for c in section.columns]
-        cells.append(provenance_html(row.entry))
-        tr = '<tr class="reference">' if row.reference else "<tr>"
-        out.append(tr + "".join(cells) + "</tr>")
-    out.append("</tbody></table></div></section>")
-    return "\n".join(out)
-
-
 def page(title: str, body: str, benchmarks: list[str]) -> str:
     nav = ['<a href="index.html">index</a>']
     nav += [f'<a href="{esc(page_name(b))}">{esc(b)}</a>' for b in benchmarks]
-    nav += ['<a href="rejected.html">rejected</a>', '<a href="leaderboard.json">JSON</a>']
-    nav.append('<a href="leaderboard.csv">CSV</a>')
+    nav += ['<a href="status.html">status</a>', '<a href="rejected.html">rejected</a>']
+    nav += ['<a href="leaderboard.json">JSON</a>', '<a href="leaderboard.csv">CSV</a>']
     return (
         '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
         f'<meta http-equiv="Content-Security-Policy" content="{CSP}">'
         '<meta name="referrer" content="no-referrer">'
         f"<title>{esc(title)}</title><style>{BOARD_CSS}</style></head><body>"
-        f'<nav class="top">{"".join(nav)}</nav><h1>{esc(title)}</h1>\n{body}\n'
+        f'<nav class="top" aria-label="board">{"".join(nav)}</nav><main><h1>{esc(title)}</h1>\n{body}\n</main>'
         f"<script>{SCRIPT}</script></body></html>\n"
     )
 
 
-def _index_body(board: Board, benchmarks: list[str], built: str) -> str:
-    out = [
-        f"<p>Built by hanyi {esc(__version__)} at {esc(time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime(float(built))))}. "
-        "Every number is the board's own re-score of the submitted per-doc predictions, never a claim; "
-        "each cell is the value and its 95 % interval.</p>",
-        "<table><thead><tr><th>benchmark</th><th>sections</th><th>ranked rows</th></tr></thead><tbody>",
-    ]
-    for bench in [*benchmarks, *[b for b in BENCHMARKS if b not in benchmarks]]:
-        sections = [s for s in board.sections if s.benchmark == bench]
-        rows = sum(1 for s in sections for r in s.rows if not r.reference)
-        name = f'<a href="{esc(page_name(bench))}">{esc(bench)}</a>' if sections else esc(bench)
-        out.append(f'<tr><td class="txt">{name}</td><td>{len(sections)}</td><td>{rows}</td></tr>')
-    out.append("</tbody></table>")
-    out.append(f'<p><a href="rejected.html">Rejected submissions</a>: {len(board.rejected)}.</p>')
-    if board.overall is not None:
-        out.append(section_html(board.overall, "overall"))
-    else:
-        out.append(
-            f'<p class="note">No overall score: {esc(board.overall_absent or "not every row has every benchmark comparable")}.</p>'
-        )
-    return "\n".join(out)
-
-
-def _rejected_body(board: Board) -> str:
-    if not board.rejected:
-        return "<p>No submission was rejected.</p>"
-    out = [
-        "<p>Files refused on arrival, with every reason. Nothing of them enters a table.</p>",
-        '<table class="sortable"><thead><tr><th>file</th><th>model</th><th>submission sha256</th><th>reasons</th>'
-        "</tr></thead><tbody>",
-    ]
-    for rej in board.rejected:
-        reasons = "".join(f"<li>{esc(r)}</li>" for r in rej.reasons)
-        out.append(
-            f'<tr><td class="txt">{esc(rej.path)}</td><td class="txt">{esc(rej.model or "-")}</td>'
-            f'<td class="txt">{esc(rej.submission_hash or "-")}</td><td class="txt"><ul>{reasons}</ul></td></tr>'
-        )
-    out.append("</tbody></table>")
-    return "\n".join(out)
+def html_pages(board: Board, benchmarks: list[str], built: str) -> dict[str, str]:
+    """``{file: HTML}`` of every page: index, benchmark pages (paged), model pages, predictions viewers, status and
+    rejected."""
+    files = {"index.html": page("hanyi leaderboard", pages.index_body(board, benchmarks, built, page_name), benchmarks)}
+    for bench in benchmarks:
+        for name, body in pages.benchmark_pages(board, bench, page_name(bench)).items():
+            files[name] = page(f"hanyi leaderboard: {bench}", body, benchmarks)
+    for name, places in pages.model_places(board).items():
+        model_file = pages.model_page(name)
+        viewers = {}
+        for section, row in places:
+            e = row.entry
+            base = f"pred-{slug(e.submission_hash)[:16]}.html"
+            if e.submission_hash in viewers or not e.source_path:
+                continue
+            found = pages.prediction_pages(e, section, base, model_file)
+            for file, body in found.items():
+                files[file] = page(f"Predictions: {name}, {e.benchmark}", body, benchmarks)
+            if found:
+                viewers[e.submission_hash] = base
+        files[model_file] = page(f"Model: {name}", pages.model_body(name, places, viewers), benchmarks)
+    files["status.html"] = page("hanyi leaderboard: submission status", pages.status_body(board), benchmarks)
+    files["rejected.html"] = page("hanyi leaderboard: rejected submissions", pages.rejected_body(board), benchmarks)
+    return files
 
 
 def _entry_json(entry: Entry | None) -> dict | None:
@@ -402,8 +275,8 @@ def write_site(board: Board, out_dir: str) -> list[str]:
         for r in s.rows
         if r.entry is not None and not r.reference
     ]
-    pages = ["index.html", *[page_name(b) for b in benchmarks], "rejected.html"]
-    names = [*pages, *[n for n, _, _ in records], *copies, "leaderboard.csv", "leaderboard.json"]
+    html_files = html_pages(board, benchmarks, built)
+    names = [*html_files, *[n for n, _, _ in records], *copies, "leaderboard.csv", "leaderboard.json"]
     previous = _previous_files(out_dir)
     clash = sorted(n for n in names if n not in (previous or ()) and os.path.lexists(os.path.join(out_dir, n)))
     if clash:
@@ -417,12 +290,7 @@ def write_site(board: Board, out_dir: str) -> list[str]:
         written.append(os.path.join(out_dir, name))
         checksums[name] = _copy_redacted(source, out_dir, written[-1])
 
-    files: dict[str, str] = {"index.html": page("hanyi leaderboard", _index_body(board, benchmarks, built), benchmarks)}
-    for bench in benchmarks:
-        sections = [s for s in board.sections if s.benchmark == bench]
-        body = "\n".join(section_html(s, f"{slug(bench)}-{i}") for i, s in enumerate(sections))
-        files[page_name(bench)] = page(f"hanyi leaderboard: {bench}", body, benchmarks)
-    files["rejected.html"] = page("hanyi leaderboard: rejected submissions", _rejected_body(board), benchmarks)
+    files: dict[str, str] = dict(html_files)
     for name, section, row in records:
         rec = eee.record(section, row, built, checksums.get(row.entry.predictions_file))
         if rec is not None:

@@ -15,6 +15,7 @@ import pytest
 
 from hanyi.leaderboard import eee
 from hanyi.leaderboard.entries import Board, Cell, Entry, Rejected, Row, Section
+from hanyi.leaderboard.pages import model_page
 from hanyi.leaderboard.site import write_site
 from hanyi.report.render import OutDirError
 
@@ -166,8 +167,9 @@ def test_an_attribute_value_cannot_be_closed_by_a_submitter(tmp_path):
     board = hand_board(top='x" autofocus onfocus="alert(1)')
     board.sections[0].rows[0].entry.predictions_file = 'p.json" onclick="alert(1)'
     write_site(board, str(tmp_path))
-    parsed = parse(tmp_path / "cii.html")
-    assert not [a for a in parsed.attrs if a[1].startswith("on") or a[1] == "autofocus"]
+    for name in ("cii.html", model_page('x" autofocus onfocus="alert(1)')):
+        parsed = parse(tmp_path / name)
+        assert not [a for a in parsed.attrs if a[1].startswith("on") or a[1] == "autofocus"]
     assert ("a", "href", 'p.json" onclick="alert(1)') in parsed.attrs  # the whole value stays inside href
 
 
@@ -188,22 +190,24 @@ def test_the_csp_allows_only_the_inline_script_by_its_hash_and_nothing_leaves(si
 def test_each_cell_shows_value_and_interval_and_each_row_rank_interval_tier_and_flip(site):
     out, _ = site
     text = (out / "cii.html").read_text()
+    # in the paper's unit (Table 1 prints percent, one decimal); the sort still reads the value
     assert (
-        '<td data-v="0.75" title="exact (Clopper-Pearson)">0.7500 <span class="ci">[0.6500, 0.8500]</span></td>' in text
-    )
-    assert (
-        '<td data-v="2">2 [1&ndash;3]</td><td data-v="1" title="paired test against the row above: Holm-adjusted p = 0.431">1</td><td data-v="2">2</td>'
+        '<td data-v="0.75" title="exact (Clopper-Pearson)">75.0&nbsp;% <span class="ci">[65.0, 85.0]</span></td>'
         in text
     )
+    assert (
+        '<td data-v="2">2 <span class="ci">[1&ndash;3]</span></td><td data-v="1" title="vs the row above: '
+        'Holm-adjusted p = 0.431">1</td>' in text
+    )
+    assert '<td data-v="2">2</td></tr>' in text  # the flip, last
     assert "paired exact McNemar, Holm-corrected" in text
     assert "judged: re-aggregated" in text and "judge re-aggregated" in text
 
 
-def test_each_row_shows_its_provenance_and_links_its_predictions(site):
+def test_each_row_links_its_model_page_with_its_provenance_and_predictions(site):
     out, _ = site
-    text = (out / "cii.html").read_text()
-    row = text[text.index("model-b</td>") :]
-    row = row[: row.index("</tr>")]
+    assert f'<a href="{model_page("model-b")}">model-b</a>' in (out / "cii.html").read_text()
+    row = (out / model_page("model-b")).read_text()
     for expected in ("pretrained=org/m,api_key=***", "2026-11-20T10:00:00", "0.9.0", "0.7.3", "judge-a@1",
                      "all-MiniLM-L6-v2", "sha256:feed", "b" * 64, 'href="predictions/b.json"'):  # fmt: skip
         assert expected in row, expected
@@ -223,11 +227,13 @@ def test_credentials_in_model_args_are_masked_and_an_unsafe_link_is_not_linked(t
 def test_a_paper_row_is_marked_with_its_comparability_and_reasons_and_has_no_rank(site):
     out, _ = site
     text = (out / "cii.html").read_text()
-    row = text[text.index('<tr class="reference">') :]
+    papers = text[text.index('<details class="papers">') :]
+    papers = papers[: papers.index("</details>")]
+    row = papers[papers.index('<tr class="reference">') :]
     row = row[: row.index("</tr>")]
-    assert row.startswith('<tr class="reference"><td class="txt">-</td>')
-    assert '<span class="ref">paper</span> GPT-4o (paper)' in row
-    assert "not comparable: prompt variant differs: &lt;cot&gt;" in row
+    assert row.startswith('<tr class="reference"><th scope="row" class="name"><span class="ref">paper</span> GPT-4o')
+    assert "no: prompt variant differs: &lt;cot&gt;" in row
+    assert ">rank</button>" not in papers and ">rank</button>" in text  # no rank column for the papers' rows
 
 
 def test_a_section_of_another_protocol_is_apart_with_its_reasons(site):
@@ -235,7 +241,7 @@ def test_a_section_of_another_protocol_is_apart_with_its_reasons(site):
     text = (out / "cii.html").read_text()
     assert text.index("cii: ranked together") < text.index("cii: ranked apart")
     assert "Apart from the main table because: judge model differs: judge-b@2, not judge-a@1" in text
-    assert text.count("<table") == 2
+    assert text.count("<section") == 2
 
 
 def test_the_rejected_page_lists_every_file_with_every_reason(site):
@@ -370,7 +376,7 @@ def test_the_submission_file_is_copied_as_the_rows_per_doc_predictions_when_its_
     write_site(board, str(out))
     copy = f"predictions/{rows[1].entry.submission_hash}.json"
     assert (out / copy).read_bytes() == sub.read_bytes()
-    assert f'href="{copy}"' in (out / "cii.html").read_text()
+    assert f'href="{copy}"' in (out / model_page("model-b")).read_text()
     assert list((out / "predictions").iterdir()) == [out / copy]  # the changed file is not the one scored: no copy
     assert copy in json.loads((out / "leaderboard.json").read_text())["files"]
     record = next(r for r in _records(out) if r["model_info"]["name"] == "model-b")
