@@ -1,6 +1,7 @@
 """Regenerate the bundled sample datasets: ``python -m hanyi.data.build_samples [benchmark ...]``.
 
-Each benchmark module ``hanyi.data.<benchmark>`` that defines ``build_sample(out_dir)`` writes its sample (small,
+Each benchmark module ``hanyi.data.<benchmark>_sample`` (else ``hanyi.data.<benchmark>``) that defines
+``build_sample(out_dir)`` writes its sample (small,
 synthetic images, the real schema) into ``hanyi/data/sample/<benchmark>/``. Builders are deterministic.
 
 ``build_sample(out_dir, size=N)`` scales the same synthetic data to ``N`` primary docs; :func:`build_full` builds
@@ -49,11 +50,20 @@ def build_full(benchmarks=BENCHMARKS, root: str | None = None, sizes: dict | Non
 def build(benchmarks=BENCHMARKS, root: str = SAMPLE_DIR, size: int | None = None, dirname: str | None = None) -> dict:
     done = {}
     for bench in benchmarks:
-        try:
-            module = importlib.import_module(f"hanyi.data.{bench}")
-        except ModuleNotFoundError:
-            continue
-        if not hasattr(module, "build_sample"):
+        # A benchmark whose sample builder needs the loader's constants keeps it in hanyi.data.<bench>_sample, which
+        # imports hanyi.data.<bench> and not the other way round (no import cycle between the two).
+        module = None
+        for name in (f"hanyi.data.{bench}_sample", f"hanyi.data.{bench}"):
+            try:
+                found = importlib.import_module(name)
+            except ModuleNotFoundError as exc:
+                if exc.name != name:
+                    raise
+                continue
+            if hasattr(found, "build_sample"):
+                module = found
+                break
+        if module is None:
             continue
         out = os.path.join(root, dirname or bench)
         shutil.rmtree(out, ignore_errors=True)

@@ -236,13 +236,6 @@ def run_prepare(args) -> dict:
     return counts
 
 
-def build_sample(out_dir: str, size: int | None = None) -> dict:
-    """The synthetic sample, or ``size`` images of it (:func:`hanyi.data.punrebus_sample.build_sample`)."""
-    from hanyi.data.punrebus_sample import build_sample as build
-
-    return build(out_dir, size)
-
-
 @functools.lru_cache(maxsize=4)
 def load_exemplar_docs(dataset_path: str, stories: tuple[str, ...]) -> tuple[dict, ...]:
     """The 5-shot exemplar docs: the first image (by ``image_id``) of each story in ``stories``, in that order.

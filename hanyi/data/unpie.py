@@ -13,6 +13,9 @@ Disambiguator images (resolving a cell, the URL cache, opt-in downloads, ``data:
 
 from __future__ import annotations
 
+import json
+import os
+
 from hanyi.data.images import ImageUnavailableError, check_images
 from hanyi.data.unpie_images import (  # noqa: F401  (re-exported: hanyi.data.unpie stays the public entry)
     DOWNLOAD_ENV,
@@ -142,7 +145,7 @@ def expand(dataset, kind: str, split: str, lang: str | None = None, needs_image:
     rows are skipped and logged with their ids. A disambiguation doc whose disambiguator image cannot be resolved is left out here when the task
     shows the image (``needs_image``: the VLM tasks, which never send a request without one), and logged with its
     count and ids. The caption tasks (``captions``) need no image: each doc gets its ``caption`` from the caption
-    file (:func:`hanyi.data.unpie_captions.attach_captions`); a doc without one is kept, left out of every score and counted in
+    file (:func:`attach_captions`); a doc without one is kept, left out of every score and counted in
     ``caption_missing``.
     """
     import datasets
@@ -180,13 +183,67 @@ def expand(dataset, kind: str, split: str, lang: str | None = None, needs_image:
                 f"{tag}: {len(bad)} explanation image(s) missing or damaged ({shown}). Rebuild the data."
             )
     if captions:
-        from hanyi.data.unpie_captions import attach_captions
-
         attach_captions(docs, tag)
     out = datasets.Dataset.from_list(docs)
     if "pun_exp_image" in out.column_names:
         out = out.cast_column("pun_exp_image", datasets.Image())
     return out
+
+
+# --- captions of the Socratic-Model tasks (read at task load; hanyi.data.unpie_captions writes them) -------------
+
+
+def captions_path(configured: str | None = None) -> str | None:
+    """The caption file for ``*_sm`` tasks: ``configured`` (a path given by the caller), ``$HANYI_UNPIE_CAPTIONS``, or
+    ``captions.json`` inside the resolved data directory (prepared or sample). ``None`` when none exists."""
+    for candidate in (configured, os.environ.get(CAPTIONS_ENV)):
+        if candidate:
+            return os.path.expanduser(candidate)
+    from hanyi.data.sources import DataNotFoundError, resolve
+
+    try:
+        root = resolve("unpie")
+    except DataNotFoundError:
+        return None
+    path = os.path.join(root, CAPTIONS_FILE)
+    return path if os.path.isfile(path) else None
+
+
+def attach_captions(docs: list[dict], tag: str = "unpie", path: str | None = None) -> int:
+    """Give each doc its ``caption`` (``""`` when the caption file lacks its key); returns how many lack one.
+
+    The file is :func:`captions_path` (``path``, ``$HANYI_UNPIE_CAPTIONS`` or ``captions.json`` in the data
+    directory); without any, the caption tasks cannot run and ``FileNotFoundError`` says how to make one.
+    """
+    path = captions_path(path)
+    if path is None:
+        raise FileNotFoundError(f"unpie *_sm tasks need a caption file: set {CAPTIONS_ENV} (docs/unpie.md, SM mode)")
+    table = load_captions(path)
+    missing = []
+    for doc in docs:
+        key = caption_key(doc["unpie_id"], doc["meaning_idx"] if "disamb_image" in doc else None)
+        doc["caption"] = (table.get(key) or "").strip()
+        if not doc["caption"]:
+            missing.append(key)
+    if missing:
+        log.warning(
+            "%s: %d of %d docs have no caption in %s (left out of every score, counted in caption_missing): %s",
+            tag,
+            len(missing),
+            len(docs),
+            path,
+            ", ".join(missing[:10]) + (" ..." if len(missing) > 10 else ""),
+        )
+    return len(missing)
+
+
+def load_captions(path: str) -> dict[str, str]:
+    """Read a caption file (JSON object ``{caption_key: caption}``); raises ``ValueError`` on a malformed file."""
+    with open(path, encoding="utf-8") as f:
+        data = json.load(f)
+    if not isinstance(data, dict) or not all(isinstance(v, str) for v in data.values()):
+        raise ValueError(f"{path}: a UNPIE caption file is a JSON object mapping caption keys to strings")
+    return data
 
 
 # --- sample and prepare ------------------------------------------------------------------------------------------
@@ -212,13 +269,6 @@ def features():
             "pun_exp_image": datasets.Image(),
         }
     )
-
-
-def build_sample(out_dir: str, size: int | None = None) -> dict:
-    """The synthetic sample, or ``size`` rows per split of it (:func:`hanyi.data.unpie_sample.build_sample`)."""
-    from hanyi.data.unpie_sample import build_sample as build
-
-    return build(out_dir, size)
 
 
 def add_prepare_arguments(parser) -> None:

@@ -6,7 +6,8 @@
 Captions the explanation image of every pun (key ``<split>-<row>``) and both disambiguator images (keys
 ``<split>-<row>-0`` / ``-1``), greedy, unconditional (the paper used BLIP-2 OPT-2.7B and gives no caption prompt or
 decoding settings). Tasks find the file via ``$HANYI_UNPIE_CAPTIONS`` or ``captions.json`` in the data directory
-(:func:`captions_path`) and attach each doc's caption when they load (:func:`attach_captions`). Writing needs the
+(:func:`hanyi.data.unpie.captions_path`) and attach each doc's caption when they load
+(:func:`hanyi.data.unpie.attach_captions`). Writing needs the
 model's weights (and, realistically, a GPU); not run in CI.
 Unresolvable disambiguator images get no caption and are listed at the end.
 """
@@ -15,66 +16,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 
-from hanyi.data.unpie import CAPTIONS_ENV, CAPTIONS_FILE, HUB_ID, SPLITS, caption_key, load_disamb_image, unpie_id
+from hanyi.data.unpie import HUB_ID, SPLITS, caption_key, load_disamb_image, unpie_id
 from hanyi.logs import get_logger
 
 log = get_logger(__name__)
-
-
-def captions_path(configured: str | None = None) -> str | None:
-    """The caption file for ``*_sm`` tasks: ``configured`` (a path given by the caller), ``$HANYI_UNPIE_CAPTIONS``, or
-    ``captions.json`` inside the resolved data directory (prepared or sample). ``None`` when none exists."""
-    for candidate in (configured, os.environ.get(CAPTIONS_ENV)):
-        if candidate:
-            return os.path.expanduser(candidate)
-    from hanyi.data.sources import DataNotFoundError, resolve
-
-    try:
-        root = resolve("unpie")
-    except DataNotFoundError:
-        return None
-    path = os.path.join(root, CAPTIONS_FILE)
-    return path if os.path.isfile(path) else None
-
-
-def attach_captions(docs: list[dict], tag: str = "unpie", path: str | None = None) -> int:
-    """Give each doc its ``caption`` (``""`` when the caption file lacks its key); returns how many lack one.
-
-    The file is :func:`captions_path` (``path``, ``$HANYI_UNPIE_CAPTIONS`` or ``captions.json`` in the data
-    directory); without any, the caption tasks cannot run and ``FileNotFoundError`` says how to make one.
-    """
-    path = captions_path(path)
-    if path is None:
-        raise FileNotFoundError(f"unpie *_sm tasks need a caption file: set {CAPTIONS_ENV} (docs/unpie.md, SM mode)")
-    table = load_captions(path)
-    missing = []
-    for doc in docs:
-        key = caption_key(doc["unpie_id"], doc["meaning_idx"] if "disamb_image" in doc else None)
-        doc["caption"] = (table.get(key) or "").strip()
-        if not doc["caption"]:
-            missing.append(key)
-    if missing:
-        log.warning(
-            "%s: %d of %d docs have no caption in %s (left out of every score, counted in caption_missing): %s",
-            tag,
-            len(missing),
-            len(docs),
-            path,
-            ", ".join(missing[:10]) + (" ..." if len(missing) > 10 else ""),
-        )
-    return len(missing)
-
-
-def load_captions(path: str) -> dict[str, str]:
-    """Read a caption file (JSON object ``{caption_key: caption}``); raises ``ValueError`` on a malformed file."""
-    with open(path, encoding="utf-8") as f:
-        data = json.load(f)
-    if not isinstance(data, dict) or not all(isinstance(v, str) for v in data.values()):
-        raise ValueError(f"{path}: a UNPIE caption file is a JSON object mapping caption keys to strings")
-    return data
 
 
 def caption_images(items, captioner, batch_size: int = 8) -> dict[str, str]:
