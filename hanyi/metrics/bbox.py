@@ -17,8 +17,16 @@ from collections.abc import Sequence
 
 #: Coordinate conventions -> the scale that maps one unit to the image width/height fraction.
 #: ``norm1``: floats in [0, 1] (LLaVA-1.5, lmms-eval ``refcoco_bbox_rec``); ``qwen1000``: ints in [0, 1000)
-#: (Qwen-VL, Qwen2-VL; divided by 1000); ``pixel``: absolute pixels of the original image.
-COORD_FORMATS = {"norm1": 1.0, "qwen1000": 1000.0, "pixel": None}
+#: (Qwen-VL, Qwen2-VL; divided by 1000); ``pixel``: absolute pixels of the original image; ``qwen25_pixel``:
+#: absolute pixels of the image as Qwen2.5-VL saw it, after its resize (:func:`qwen25_input_size`).
+COORD_FORMATS = {"norm1": 1.0, "qwen1000": 1000.0, "pixel": None, "qwen25_pixel": None}
+
+#: Qwen2.5-VL's resize, as lmms-eval's ``qwen2_5_vl`` runs it by default: sides in multiples of 28 (14-pixel patches
+#: merged 2 x 2), the pixel count within [256, 2048] merged patches. A run with other ``min_pixels``/``max_pixels``
+#: sees other sizes, and its boxes map back wrong: the scorer cannot know the model's settings.
+QWEN25_FACTOR = 28
+QWEN25_MIN_PIXELS = 256 * 28 * 28
+QWEN25_MAX_PIXELS = 2048 * 28 * 28
 
 _NUM = r"(-?\d+(?:\.\d+)?)"
 _QWEN_PAIRS = re.compile(rf"\(\s*{_NUM}\s*,\s*{_NUM}\s*\)\s*,?\s*\(\s*{_NUM}\s*,\s*{_NUM}\s*\)")
@@ -79,23 +87,73 @@ def parse_box(text: str | None) -> tuple[float, float, float, float] | None:
     return None
 
 
+def qwen25_input_size(
+    width: int,
+    height: int,
+    min_pixels: int = QWEN25_MIN_PIXELS,
+    max_pixels: int = QWEN25_MAX_PIXELS,
+    factor: int = QWEN25_FACTOR,
+) -> tuple[int, int]:
+    """``(width, height)`` of a W x H image after Qwen2.5-VL's resize (Qwen2.5-VL report §2.1, "native resolution").
+
+    Each side is rounded to the nearest multiple of ``factor`` (at least one); if the area then exceeds
+    ``max_pixels`` both sides shrink by the same ratio, rounded down, and if it falls under ``min_pixels`` they grow,
+    rounded up. Python's ``round`` (half to even), as Qwen's own code uses.
+
+    >>> qwen25_input_size(640, 480)
+    (644, 476)
+    >>> qwen25_input_size(200, 100)
+    (644, 336)
+    >>> qwen25_input_size(2000, 1500)
+    (1456, 1092)
+    """
+    w_bar = max(factor, round(width / factor) * factor)
+    h_bar = max(factor, round(height / factor) * factor)
+    if w_bar * h_bar > max_pixels:
+        beta = math.sqrt(width * height / max_pixels)
+        w_bar = max(factor, math.floor(width / beta / factor) * factor)
+        h_bar = max(factor, math.floor(height / beta / factor) * factor)
+    elif w_bar * h_bar < min_pixels:
+        beta = math.sqrt(min_pixels / (width * height))
+        w_bar = math.ceil(width * beta / factor) * factor
+        h_bar = math.ceil(height * beta / factor) * factor
+    return w_bar, h_bar
+
+
+def coord_range(coord_format: str, width: float, height: float) -> tuple[float, float]:
+    """The largest x and y a box in ``coord_format`` can hold for a W x H image (beyond: off scale).
+
+    >>> coord_range("qwen1000", 640, 480)
+    (1000.0, 1000.0)
+    >>> coord_range("qwen25_pixel", 640, 480)
+    (644, 476)
+    """
+    scale = COORD_FORMATS[coord_format]
+    if scale is not None:
+        return scale, scale
+    return qwen25_input_size(width, height) if coord_format == "qwen25_pixel" else (width, height)
+
+
 def to_pixel_xywh(box: Sequence[float], coord_format: str, width: float, height: float) -> list[float]:
     """Map a parsed ``(x1, y1, x2, y2)`` in ``coord_format`` to a valid pixel ``[x, y, w, h]`` of a W x H image.
 
-    Corners are reordered (x1 <= x2, y1 <= y2) and clipped to the image (spec §6.3 "Validation").
+    Corners are reordered (x1 <= x2, y1 <= y2) and clipped to the image (spec §6.3 "Validation"). ``qwen25_pixel``
+    boxes are rescaled from the resized input to W x H (spec §6.3, "rescale by original/resized size").
 
     >>> to_pixel_xywh((0.1, 0.2, 0.5, 0.6), "norm1", 200, 100)
     [20.0, 20.0, 80.0, 40.0]
     >>> to_pixel_xywh((500, 600, 100, 1200), "qwen1000", 1000, 500)
     [100.0, 300.0, 400.0, 200.0]
+    >>> to_pixel_xywh((0, 0, 728, 546), "qwen25_pixel", 2000, 1500)
+    [0.0, 0.0, 1000.0, 750.0]
     """
     if coord_format not in COORD_FORMATS:
         raise ValueError(f"unknown coord_format {coord_format!r}; known: {', '.join(COORD_FORMATS)}")
-    scale = COORD_FORMATS[coord_format]
     x1, y1, x2, y2 = (float(v) for v in box)
-    if scale is not None:
-        x1, x2 = x1 / scale * width, x2 / scale * width
-        y1, y2 = y1 / scale * height, y2 / scale * height
+    if coord_format != "pixel":
+        x_max, y_max = coord_range(coord_format, width, height)
+        x1, x2 = x1 / x_max * width, x2 / x_max * width
+        y1, y2 = y1 / y_max * height, y2 / y_max * height
     x1, x2 = sorted((min(max(x1, 0.0), width), min(max(x2, 0.0), width)))
     y1, y2 = sorted((min(max(y1, 0.0), height), min(max(y2, 0.0), height)))
     return [x1, y1, x2 - x1, y2 - y1]

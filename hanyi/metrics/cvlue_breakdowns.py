@@ -53,6 +53,7 @@ def groups_and_fields(metric: str, items: list, macro: bool) -> dict:
 
 VQA_TASKS = r"cvlue_vqa(_val|_lite)?"
 VG_TASKS = r"cvlue_vg(_val|_lite|_qwen|_qwen_chat)?"
+VG_ABS_TASKS = r"cvlue_vg_abs"  # its own key, miou_abs: the same diagnostics and groups under that name
 
 
 def _share(name: str, flag):
@@ -95,6 +96,12 @@ def vg_diagnostics(items: list) -> dict:
     return {name: aggregate(items) for name, aggregate in VG_DIAGNOSTICS.items()}
 
 
+@breakdown(VG_ABS_TASKS, "miou_abs", lower_is_better=["parse_failure_rate", "off_scale_rate"], intervals=VG_DIAGNOSTICS)
+def vg_abs_diagnostics(items: list) -> dict:
+    """The VG diagnostics of the absolute-pixel task, from its ``miou_abs`` items (off scale: beyond the input)."""
+    return {name: aggregate(items) for name, aggregate in VG_DIAGNOSTICS.items()}
+
+
 @breakdown(VQA_TASKS, "accuracy")
 def vqa_groups(items: list) -> dict:
     return groups_and_fields("accuracy", items, macro=True)
@@ -103,6 +110,11 @@ def vqa_groups(items: list) -> dict:
 @breakdown(VG_TASKS, "miou")
 def vg_groups(items: list) -> dict:
     return groups_and_fields("miou", items, macro=True)
+
+
+@breakdown(VG_ABS_TASKS, "miou_abs")
+def vg_abs_groups(items: list) -> dict:
+    return groups_and_fields("miou_abs", items, macro=True)
 
 
 @breakdown(r"cvlue_vd(_val|_lite)?|cvlue_(tr|ir)_(rerank|mc10)", "r1")

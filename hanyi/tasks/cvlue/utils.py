@@ -1,5 +1,6 @@
 """CVLUE glue: prompts from templates/, scoring from hanyi.metrics. See docs/cvlue.md."""
 
+import io
 import math
 
 from hanyi import settings
@@ -104,15 +105,43 @@ def cvlue_vg_qwen_process_results(doc, results):
     return _vg_results(doc, results, "qwen1000")
 
 
-def _vg_results(doc, results, fmt):
+def cvlue_vg_abs_process_results(doc, results):
+    """VG under ``qwen25_pixel``: Qwen2.5-VL's absolute pixels of its resized input, mapped back to the doc's image.
+
+    Its own key, ``miou_abs``: the official IoU, but the map back assumes the wrapper's default resize, which the
+    scorer cannot check (docs/cvlue.md)."""
+    width, height = _image_size(doc)
+    return _vg_results(doc, results, "qwen25_pixel", width, height, key="miou_abs")
+
+
+def _image_size(doc):
+    """The size of the picture the model was given (the header only; no decode), else the release's width/height."""
+    from PIL import Image
+
+    from hanyi.data.images import image_source
+
+    try:
+        src = image_source(doc.get("image"), doc_hint=f"ref_id={doc.get('ref_id')}")
+        if isinstance(src, Image.Image):
+            return src.size
+        with Image.open(io.BytesIO(src) if isinstance(src, (bytes, bytearray)) else src) as im:
+            return im.size
+    except Exception:  # noqa: BLE001 - checked at load time; a scorer never raises, the release's size stands in
+        return doc["width"], doc["height"]
+
+
+def _vg_results(doc, results, fmt, width=None, height=None, key="miou"):
+    width, height = (doc["width"], doc["height"]) if width is None else (width, height)
     raw = results[0] if results else None
     box = bbox.parse_box(raw)
-    pred = bbox.to_pixel_xywh(box, fmt, doc["width"], doc["height"]) if box else []
+    pred = bbox.to_pixel_xywh(box, fmt, width, height) if box else []
     iou = bbox.iou_official(pred, list(doc["bbox"])) if doc["bbox"] else 0.0
     ev = {"ref_id": doc["ref_id"], "image_path": doc["image_path"], "response": raw, "pred_bbox": pred}
     # `hanyi report` computes acc_iou_0_5 (from v), parse_failure_rate and off_scale_rate from this item
-    flags = {"parse_failure": box is None, "off_scale": box is not None and max(box) > bbox.COORD_FORMATS[fmt]}
-    return {"miou": _tags(doc, iou, **ev, gold_bbox=list(doc["bbox"]), coord_format=fmt, **flags)}
+    x_max, y_max = bbox.coord_range(fmt, width, height)
+    off = box is not None and (max(box[0], box[2]) > x_max or max(box[1], box[3]) > y_max)
+    flags = {"parse_failure": box is None, "off_scale": off}
+    return {key: _tags(doc, iou, **ev, gold_bbox=list(doc["bbox"]), coord_format=fmt, **flags)}
 
 
 def cvlue_vd_process_results(doc, results):
