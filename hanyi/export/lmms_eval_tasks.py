@@ -470,6 +470,10 @@ def export_shared(out: str, benchmarks, dataset_paths: dict, target: Target = LM
         text = exported_text(found.source_of(mod), s, target)
         if mod == ROOT:
             text = LIB_MARKER + "\n" + text
+        elif (
+            not text.strip()
+        ):  # an empty package file: end-of-file-fixer (upstream's pre-commit) empties a lone newline
+            text = ""
         with open(d, "w", encoding="utf-8") as fh:
             fh.write(text)
     settings = settings_map.generated_module().replace(

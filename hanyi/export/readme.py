@@ -152,8 +152,8 @@ def folder_details(bench: str, folder: str) -> str:
     lines += ["## Task variants", ""] + [_variant_line(folder, name, e["config"]) for name, e in tasks.items()]
     lines += ["", "## Metric keys", ""] + _metrics_once(tasks)
     lines += ["", "## Metrics: definitions", "", _pick(doc, METRIC_HEADINGS), ""]
-    lines += ["## Deviations from the paper", "", _pick(doc, DEVIATION_HEADINGS), ""]
-    return "\n".join(lines)
+    lines += ["## Deviations from the paper", "", _pick(doc, DEVIATION_HEADINGS)]
+    return "\n".join(lines).rstrip("\n") + "\n"  # one final newline, as end-of-file-fixer leaves it
 
 
 def folder_readme(bench: str, folder: str, dataset_path: str) -> str:
