@@ -28,5 +28,5 @@ def plain_doc(doc: str | None) -> str:
     return " ".join(first.replace("``", "").split())
 
 
-#: The five benchmarks, in the order of the README.
-BENCHMARKS = ("punrebus", "cvlue", "cii", "unpie", "vulca")
+#: The benchmarks, in the order of the README.
+BENCHMARKS = ("punrebus", "cvlue", "cii", "unpie", "vulca", "vulca_bench")

@@ -134,6 +134,12 @@ SOURCES = {
         "it loads from the hub (jiwan-chung/VisualPun_UNPIE); offline: hanyi prepare unpie --out <dir>",
     ),
     "vulca": Source("vulca", None, "hanyi prepare vulca --images <dir with the 12 paintings> --out <dir>"),
+    "vulca_bench": Source(
+        "vulca_bench",
+        "harryHURRY/vulca-bench",
+        "it loads from the hub (harryHURRY/vulca-bench); offline: hanyi prepare vulca_bench --jsonl <release jsonl> "
+        "--images <dir> --out <dir>",
+    ),
 }
 
 

@@ -5,7 +5,7 @@ The release (GitHub ``yha9806/VULCA-Bench``, CC BY 4.0 since commit 8552527) shi
 ``data/culture_subsets/<culture>.jsonl`` without images; each row's ``image_path`` is a path on the authors' disk
 (``/mnt/i/VULCA 2.0/.../optimized_images/<culture>/<file>`` or ``data/optimized_images/...``), so ``hanyi prepare
 vulca_bench --jsonl <file or folder> --images <dir>`` maps it to ``<dir>`` by file name alone. Two rows may name one
-image (the same artwork annotated twice: 65 of the 1,327 rows at hand): both get it, and the task clusters on it.
+image (the same artwork annotated twice: 65 pairs among the 1,327 rows at hand): both get it, and the task clusters on it.
 
 Doc schema (config ``default``, folder ``data``, split ``test``): the release's fields (``pair_id``, ``ulid``,
 ``culture``, ``image_path``, ``artist``, ``title``, ``critique_zh``, ``critique_en``, ``covered_dimensions`` as a list

@@ -33,6 +33,7 @@ MODULES: tuple[str, ...] = (
     "hanyi.metrics.cvlue_breakdowns",
     "hanyi.metrics.vulca_breakdowns",
     "hanyi.metrics.unpie_breakdowns",
+    "hanyi.metrics.vulca_bench_breakdowns",
 )
 
 

@@ -116,6 +116,7 @@ AGGREGATION_MODULES: tuple[str, ...] = (
     "hanyi.metrics.cii_aggregations",
     "hanyi.metrics.unpie_aggregations",
     "hanyi.metrics.vulca_aggregations",
+    "hanyi.metrics.vulca_bench_aggregations",
 )
 
 

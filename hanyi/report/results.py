@@ -150,8 +150,10 @@ def benchmark_of(task: str, parents: dict[str, str] | None = None) -> str | None
     ('cii', 'unpie', None, None)
     >>> benchmark_of("my_subtask", {"my_subtask": "vulca"})
     'vulca'
+    >>> benchmark_of("vulca_bench_korean"), benchmark_of("vulca_baseline")  # the longest name that is a prefix
+    ('vulca_bench', 'vulca')
     """
-    for bench in BENCHMARKS:
+    for bench in sorted(BENCHMARKS, key=len, reverse=True):
         if task == bench or task.startswith(bench + "_"):
             return bench
     parent = (parents or {}).get(task)
