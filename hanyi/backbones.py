@@ -179,16 +179,16 @@ def _check_wordnet() -> tuple[bool, str, str]:
 
 
 def _check_sbert() -> tuple[bool, str, str]:
-    from hanyi.metrics import elements
+    from hanyi.metrics import sbert_model
 
-    name = elements.resolve_sbert_model()
-    with elements._LOAD_LOCK:
+    name = sbert_model.resolve_sbert_model()
+    with sbert_model.LOAD_LOCK:
         try:
-            elements._load_sbert(name)  # the process-wide cached model that element_sim uses
+            sbert_model.load_model(name)  # the process-wide cached model that element_sim uses
         except Exception as exc:  # noqa: BLE001 - OSError offline, a bad path, a broken checkpoint: reported
             return False, name, f"cannot load Sentence-BERT {name!r} ({_first_line(exc)})"
-    named = _is_model(name, elements.SBERT_DEFAULT) or _is_packaged_minilm(name)
-    paper, found, note = _paper_weights(name, elements.SBERT_DEFAULT, named)
+    named = _is_model(name, sbert_model.SBERT_DEFAULT) or _is_packaged_minilm(name)
+    paper, found, note = _paper_weights(name, sbert_model.SBERT_DEFAULT, named)
     return True, name, "sentence-transformers model loaded" + (note if named else " (not the paper's)"), paper, found
 
 

