@@ -54,14 +54,22 @@ def check(path: str, prog: str = "hanyi leaderboard check", max_bytes: int | Non
 
 
 def build(paths: list[str], out_dir: str, prog: str = "hanyi leaderboard build", max_bytes: int | None = None):
-    """Intake, ranking and site; returns ``(board, intake)``."""
-    from hanyi.leaderboard.intake import MAX_BYTES, intake
-    from hanyi.leaderboard.ranking import rank
-    from hanyi.leaderboard.site import write_site
+    """Intake, ranking and site, one build at a time per folder and never through a symlinked cache
+    (:func:`hanyi.leaderboard.folder.claim_site`); returns ``(board, intake)``."""
+    from hanyi.leaderboard.folder import claim_site
 
     missing = [p for p in paths if not os.path.exists(p)]
     if missing:
         raise FileNotFoundError(f"no such file or folder: {missing[0]}")
+    with claim_site(out_dir, cache=CACHE_DIR):
+        return _build(paths, out_dir, prog, max_bytes)
+
+
+def _build(paths: list[str], out_dir: str, prog: str, max_bytes: int | None):
+    from hanyi.leaderboard.intake import MAX_BYTES, intake
+    from hanyi.leaderboard.ranking import rank
+    from hanyi.leaderboard.site import write_site
+
     found = intake(paths, os.path.join(out_dir, CACHE_DIR), MAX_BYTES if max_bytes is None else max_bytes)
     for rej in found.rejected:
         first = _one_line(rej.reasons[0]) if rej.reasons else "rejected"

@@ -206,15 +206,40 @@ def csv_rows(board: Board) -> list[list]:
     return out
 
 
-def _previous_files(out_dir: str) -> list[str] | None:
-    """The files an earlier board wrote in ``out_dir`` (its ``leaderboard.json``), or ``None`` when there is none."""
+#: The site's own record of the files it wrote, with their sha256, inside its cache: the only list a rebuild
+#: replaces or deletes files by. The public ``leaderboard.json`` is for readers: editing its ``files`` list moves
+#: nothing.
+MANIFEST = os.path.join(".cache", "site-files.json")
+MANIFEST_FORMAT = "hanyi-leaderboard-manifest"
+
+
+def _previous_files(out_dir: str) -> tuple[dict[str, str | None], bool]:
+    """``({path: sha256 as written}, owned)``: the files an earlier build wrote in ``out_dir``, from the site's
+    manifest (``owned``: the build may delete one that still has the sha256 it was written with). A site written
+    before the manifest existed: the names its ``leaderboard.json`` lists, which may be replaced, never deleted."""
+    try:
+        with open(os.path.join(out_dir, MANIFEST), encoding="utf-8") as f:
+            data = json.load(f)
+        if isinstance(data, dict) and data.get("format") == MANIFEST_FORMAT and isinstance(data.get("files"), dict):
+            return {str(k): str(v) for k, v in data["files"].items()}, True
+    except (OSError, ValueError):
+        pass
     try:
         with open(os.path.join(out_dir, "leaderboard.json"), encoding="utf-8") as f:
             data = json.load(f)
         assert isinstance(data, dict) and data.get("format") == FORMAT and isinstance(data.get("files"), list)
     except (OSError, ValueError, AssertionError):
+        return {}, False
+    return {str(p): None for p in data["files"]}, False
+
+
+def _inside(out_dir: str, name: str) -> str | None:
+    """The path of ``name`` in the site when it is a plain file there (not a symlink, not outside), else None."""
+    path = os.path.join(out_dir, name)
+    real = os.path.realpath(path)
+    if os.path.islink(path) or not real.startswith(os.path.realpath(out_dir) + os.sep) or not os.path.isfile(path):
         return None
-    return [str(p) for p in data["files"]]
+    return path
 
 
 def _sha256(path: str) -> str | None:
@@ -244,14 +269,22 @@ def predictions_to_copy(board: Board) -> dict[str, str]:
 
 
 def _copy_redacted(source: str, out_dir: str, path: str) -> str:
-    """Copy a submission file into the site, credentials masked (:func:`hanyi.redact.redact_text`: byte for byte
-    when there is none); returns the sha256 of what was written."""
+    """Copy a submission file into the site, credentials masked in every string of the JSON document, keys included
+    (:func:`hanyi.redact.redact_tree`; byte for byte when there is none, else the document written again; a file
+    that is not JSON: :func:`hanyi.redact.redact_text` on its text); returns the sha256 of what was written."""
     with open(source, "rb") as f:
         data = f.read()
     text = data.decode("utf-8", errors="replace")
-    redacted = redact_text(text)
-    if redacted != text:
-        data = redacted.encode("utf-8")
+    try:
+        doc = json.loads(text)
+    except ValueError:
+        redacted = redact_text(text)
+        if redacted != text:
+            data = redacted.encode("utf-8", errors="replace")
+    else:
+        clean = redact_tree(doc)
+        if clean != doc:
+            data = (json.dumps(clean, ensure_ascii=False, indent=1) + "\n").encode("utf-8", errors="replace")
     with open_output(out_dir, path, "wb") as f:
         f.write(data)
     return hashlib.sha256(data).hexdigest()
@@ -277,8 +310,8 @@ def write_site(board: Board, out_dir: str) -> list[str]:
     ]
     html_files = html_pages(board, benchmarks, built)
     names = [*html_files, *[n for n, _, _ in records], *copies, "leaderboard.csv", "leaderboard.json"]
-    previous = _previous_files(out_dir)
-    clash = sorted(n for n in names if n not in (previous or ()) and os.path.lexists(os.path.join(out_dir, n)))
+    previous, owned = _previous_files(out_dir)
+    clash = sorted(n for n in names if n not in previous and os.path.lexists(os.path.join(out_dir, n)))
     if clash:
         raise OutDirError(
             f"--out {out_dir}: {clash[0]} exists and is not an earlier hanyi board's; choose a new folder"
@@ -315,10 +348,17 @@ def write_site(board: Board, out_dir: str) -> list[str]:
     files["leaderboard.json"] = json.dumps(redact_tree(summary), ensure_ascii=False, indent=1, default=str) + "\n"
     for name, text in files.items():
         written.append(os.path.join(out_dir, name))
-        with open_output(out_dir, written[-1]) as f:
-            f.write(text)
-    for stale in set(previous or ()) - set(files) - set(copies):
-        path = os.path.realpath(os.path.join(out_dir, stale))
-        if path.startswith(os.path.realpath(out_dir) + os.sep) and os.path.isfile(path):
+        data = text.encode("utf-8", errors="replace")  # a lone surrogate in a name is a "?", never a crash
+        checksums[name] = hashlib.sha256(data).hexdigest()
+        with open_output(out_dir, written[-1], "wb") as f:
+            f.write(data)
+    manifest = {"format": MANIFEST_FORMAT, "files": {n: checksums[n] for n in sorted(checksums)}}
+    os.makedirs(os.path.dirname(os.path.join(out_dir, MANIFEST)), exist_ok=True)
+    with open_output(out_dir, os.path.join(out_dir, MANIFEST)) as f:
+        json.dump(manifest, f, indent=1)
+    for stale in sorted(set(previous) - set(checksums)) if owned else ():
+        # only a file this board wrote, still as it wrote it: never one the folder's owner put there since
+        path = _inside(out_dir, stale)
+        if path is not None and previous[stale] and _sha256(path) == previous[stale]:
             os.remove(path)
     return written
