@@ -56,6 +56,7 @@ Otherwise :attr:`Board.overall` is None and :attr:`Board.overall_absent` says wh
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import functools
 import hashlib
@@ -415,17 +416,19 @@ def sign_flip_exact(a: list[float], b: list[float], clusters: list | None = None
     sums: dict = {}
     for x, y, c in zip(a, b, labels):
         sums[c] = sums.get(c, 0) + int(round(x)) - int(round(y))
-    diffs = [abs(d) for d in sums.values() if d]
-    if not diffs:
-        return 1.0
-    total = sum(diffs)
-    dist = np.zeros(2 * total + 1)  # dist[t + total]: the probability that the signed sum is t
-    dist[total] = 1.0
-    for d in diffs:
-        dist = 0.5 * (np.roll(dist, d) + np.roll(dist, -d))  # no wrap-around: the sums never pass ±total
-    observed = abs(sum(sums.values()))
-    t = np.arange(-total, total + 1)
-    return float(min(1.0, dist[np.abs(t) >= observed].sum()))
+    diffs = [d for d in sums.values() if d]
+    if all(abs(d) == 1 for d in diffs):  # one discordant doc per cluster: the binomial test itself
+        return intervals.mcnemar_exact(sum(d > 0 for d in diffs), sum(d < 0 for d in diffs))
+    # the clusters of one |d_k| = v contribute v (2B - c), B ~ Binomial(c, 1/2): one such law per v, convolved
+    dist, offset = np.ones(1), 0  # dist[i]: the probability that the signed sum is i - offset
+    for v, c in sorted(collections.Counter(abs(d) for d in diffs).items()):
+        k = np.arange(c + 1)
+        log_pmf = math.lgamma(c + 1) - np.array([math.lgamma(j + 1) + math.lgamma(c - j + 1) for j in k])
+        law = np.zeros(2 * v * c + 1)
+        law[2 * v * k] = np.exp(log_pmf - c * math.log(2))
+        dist, offset = np.convolve(dist, law), offset + v * c
+    t = np.arange(len(dist)) - offset
+    return float(min(1.0, dist[np.abs(t) >= abs(sum(diffs))].sum()))
 
 
 def pair_test(hi: dict, lo: dict, labels: dict, seed: int) -> tuple[str, float]:
