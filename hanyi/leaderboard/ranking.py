@@ -2,10 +2,16 @@
 :class:`~hanyi.leaderboard.entries.Board` of sections out. Nothing here reads a file but the anchors; every
 statistic is :mod:`hanyi.metrics.intervals`' (the report's), computed on the board's own re-scores.
 
-**Sections.** Rows are ranked together only when their protocol matches: the same tasks, and per task the same
-:attr:`Entry.protocol` fields (task version, prompt variant, judge model and version, backbone keys, full split, data
-fingerprint). Each other protocol is a section of its own, whose ``apart`` says how it differs from the benchmark's
-main section: the one with the most rows; on a tie, the one with more paper rows it is comparable with.
+**Sections.** Rows are ranked together when they share their ranking column (:func:`entry_column`: the first
+candidate below the row has a value for that the board scored itself) and the protocol of that column's task
+(:attr:`Entry.protocol`: task version, prompt variant, backbone keys, full split, data fingerprint; the judge only
+where the ranking column is itself judged) — nothing else (:func:`section_key`). A difference in another column's
+protocol (another judge on ``cii_ctc`` in a section ranked by ``cii_none/acc``) splits nothing: those cells carry a
+note. Each other key is a section of its own, whose ``apart`` says how it differs from the benchmark's main
+section: the one with the most rows; on a tie, the one with more paper rows it is comparable with.
+
+**Judged columns the board did not judge** (:func:`unverified`: re-aggregated from the submitter's own verdicts) are
+shown with :data:`UNVERIFIED_NOTE`, never a ranking column and never a reason to split.
 
 **Ranking column**, per benchmark: the paper's headline, the first of these that every row of the section has
 (:data:`RANKING_COLUMNS`):
@@ -24,20 +30,23 @@ main section: the one with the most rows; on a tie, the one with more paper rows
 **Cells** are value [95 % interval] by the report's method for a mean of per-doc scores
 (:func:`hanyi.report.stats.interval`: exact Clopper-Pearson for 0/1 scores, clustered by the design effect where
 :attr:`Entry.clusters` labels docs that share an image, story or pun; else a cluster bootstrap), in the value's unit;
-a value that is not the mean of its per-doc scores (corpus BLEU) has no interval, and says so. A cell is a function
+a judge's score on a scale (:func:`is_judge_scale`) always by the cluster bootstrap (:func:`scale_interval`), never
+Clopper-Pearson, so never outside the scale even when every doc scored the scale's minimum; a value that is not the
+mean of its per-doc scores (corpus BLEU) has no interval, and says so. A cell is a function
 of its submission alone: ``rank(..., cache_dir=...)`` keeps each submission's cells (:func:`cells`), so a rebuild
 computes only the new submissions' cells (docs/performance.md, "The leaderboard at 100 submissions").
 
 **Rank interval**: :func:`hanyi.metrics.intervals.rank_draws`, ``RANK_ITERS`` = 1,000 paired resamples (seed
-:data:`hanyi.metrics.resample.SEED`) of the section's docs (whole clusters where there are clusters), each row's mean
-over the docs it scored; the interval is the 2.5th and 97.5th percentiles of each row's rank (the smallest rank
-``r`` with at least 2.5 %, resp. 97.5 %, of the draws at or above ``r``).
+:func:`bench_seed`: one stream per benchmark, from :data:`hanyi.metrics.resample.SEED` and the benchmark's name) of
+the section's docs (whole clusters where there are clusters), each row's mean over the docs it scored; the interval
+is the 2.5th and 97.5th percentiles of each row's rank (the smallest rank ``r`` with at least 2.5 %, resp. 97.5 %,
+of the draws at or above ``r``).
 
-**Tiers**: rows sorted by value; each adjacent pair is tested on the docs both scored by
-:func:`hanyi.metrics.intervals.paired_test` (McNemar exact for 0/1 scores, clustered McNemar with clusters, else the
-paired bootstrap); the p-values are Holm-corrected over the section's adjacent pairs
-(:func:`hanyi.metrics.intervals.holm`); a difference with adjusted p ≥ 0.05 keeps the lower row in the upper row's
-tier.
+**Tiers** (:func:`tiers`): "not distinguishable from the tier's best". Rows sorted by value; each row is tested
+against its tier's top on the docs both scored (:func:`pair_test`: McNemar's exact test for 0/1 scores, the exact
+cluster sign-flip test :func:`sign_flip_exact` where docs share clusters, else the paired bootstrap); the ``n − 1``
+p-values are Holm-corrected together; the first row significantly below its top opens a new tier, and the family is
+tested and corrected again, until no row is. No chaining: a row is never kept in a tier by the row above it.
 
 **Flip**: the fewest docs whose scores would have to change, in either row or both (each score to any value in
 [0, 1]), for the row to stand strictly above the one above it. A doc ``d`` can move the gap by at most
