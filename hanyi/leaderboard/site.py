@@ -209,7 +209,7 @@ def csv_rows(board: Board) -> list[list]:
 #: The site's own record of the files it wrote, with their sha256, inside its cache: the only list a rebuild
 #: replaces or deletes files by. The public ``leaderboard.json`` is for readers: editing its ``files`` list moves
 #: nothing.
-MANIFEST = os.path.join(".cache", "site-files.json")
+MANIFEST = os.path.join(".cache", "site-files.manifest")
 MANIFEST_FORMAT = "hanyi-leaderboard-manifest"
 
 
