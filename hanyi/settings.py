@@ -133,9 +133,11 @@ CHECKS: dict[str, Callable[[str], str | None]] = {
     "HANYI_JUDGE_TIMEOUT": _float(0.0, low_open=True),
     "HANYI_JUDGE_MAX_RETRIES": _int(0),
     "HANYI_JUDGE_COOLDOWN": _float(0.0),  # seconds a judge found down is not asked (0: no circuit breaker)
+    "HANYI_JUDGE_TRIP_AFTER": _int(1),  # consecutive 5xx / unreadable answers that take a judge as down
     "HANYI_JUDGE_CACHE_DIR": _any,
     "HANYI_PUNREBUS_SBERT_MODEL": _any,
     "HANYI_CVLUE_LOGLIK": _choice("auto", "nll", "logprob"),
+    "HANYI_IMAGE_MAX_PIXELS": _int(1),  # the most pixels an image may declare (hanyi.data.images.max_pixels)
     "HANYI_CII_IMAGE_ROOT": _existing_dir,
     "HANYI_CII_CTC_JSON": _existing_file,
     "HANYI_UNPIE_BERTSCORE_MODEL": _any,

@@ -10,7 +10,8 @@ Behaviour is set at start-up or at any time with :meth:`FakeJudgeServer.configur
   derived from the last message);
 * ``echo_auth_in_errors``: error bodies quote the ``Authorization`` header (to test key scrubbing);
 * ``drip_s``: a 200 answer's body is sent one byte every ``drip_s`` seconds (a slow-dripping server);
-* ``drip_headers_s``: the status line and headers are sent one byte every ``drip_headers_s`` seconds (issue 40).
+* ``drip_headers_s``: the status line and headers are sent one byte every ``drip_headers_s`` seconds (issue 40);
+* ``truncate_json``: a 200 answer's body is cut to its first half (a truncated JSON body with a correct length).
 
 Counters: ``total_requests``, ``max_in_flight``, ``last_authorization``, ``status_counts``, ``cut_off`` (drips
 the client hung up on).
@@ -57,6 +58,7 @@ class FakeJudgeServer(ThreadingHTTPServer):
         self.echo_auth_in_errors = False
         self.drip_s = 0.0
         self.drip_headers_s = 0.0
+        self.truncate_json = False
         self.seed = 0
         self.configure(**options)
         self.reset_counters()
@@ -69,7 +71,7 @@ class FakeJudgeServer(ThreadingHTTPServer):
         with self.lock:
             for name, value in options.items():
                 if name not in {"failure_rate", "failure_statuses", "delay_s", "garbage_rate", "answer",
-                                "echo_auth_in_errors", "seed", "drip_s", "drip_headers_s"}:  # fmt: skip
+                                "echo_auth_in_errors", "seed", "drip_s", "drip_headers_s", "truncate_json"}:  # fmt: skip
                     raise TypeError(f"unknown fake judge option {name!r}")
                 setattr(self, name, value)
             if "seed" in options or not hasattr(self, "rng"):
@@ -113,6 +115,8 @@ class _Handler(BaseHTTPRequestHandler):
     def _send(self, status: int, body: dict) -> None:
         self._out_of_flight(status)  # before the answer goes out: its client may send the next request at once
         data = json.dumps(body, ensure_ascii=False).encode("utf-8")
+        if status == 200 and self.server.truncate_json:
+            data = data[: len(data) // 2]
         if self.server.drip_headers_s:  # status line and headers one byte at a time, then the body at once
             head = f"HTTP/1.1 {status} X\r\nContent-Type: application/json\r\nContent-Length: {len(data)}\r\n\r\n"
             self._drip(head.encode() + data, self.server.drip_headers_s, len(head))

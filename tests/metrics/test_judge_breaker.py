@@ -72,14 +72,63 @@ def test_after_the_cool_down_one_request_probes_and_a_judge_back_up_is_used_agai
     client.close()
 
 
-def test_a_judge_that_answers_with_errors_is_not_taken_as_down(fake_judge, tmp_path, connects):
-    """Only unanswered attempts (no connection, timeouts) open the circuit: a 503 is the judge answering."""
-    fake_judge.configure(failure_rate=1.0, failure_statuses=(503,))
-    client = JudgeClient(make_config(fake_judge.base_url, tmp_path, max_retries=1, cooldown_s=600))
-    results = [client.judge_many([f"doc {i}"], score_1_to_5)[0] for i in range(3)]
-    assert all(r.request_failed and "HTTP 503" in r.error for r in results)
-    assert fake_judge.total_requests == 6
+@pytest.mark.parametrize(
+    ("options", "said"),
+    [({"failure_rate": 1.0, "failure_statuses": (503,)}, "HTTP 503"), ({"truncate_json": True}, "malformed")],
+    ids=["5xx", "truncated-json-200"],
+)
+def test_a_judge_answering_only_5xx_or_truncated_json_is_taken_as_down(fake_judge, tmp_path, options, said):
+    """Before: an HTTP status counted as the judge being up, so a judge answering 503 (or 200 with half a JSON body)
+    to everything was asked every attempt of every doc: 12 docs x 6 attempts. Now ``trip_after`` such answers in a
+    row open the circuit as a judge that does not answer does."""
+    fake_judge.configure(**options)
+    client = JudgeClient(make_config(fake_judge.base_url, tmp_path, max_retries=5, trip_after=4, cooldown_s=600))
+    first = client.judge_many(["doc 0"], score_1_to_5)[0]
+    assert first.request_failed and said in first.error and "4 unusable answers in a row" in first.error
+    assert "taken as down" in first.error and fake_judge.total_requests == 4
+    later = [client.judge_many([f"doc {i}"], score_1_to_5)[0] for i in range(1, 12)]
+    assert all(r.request_failed and "not sent" in r.error for r in later)
+    assert fake_judge.total_requests == 4 and client.stats["failures"] == 12
     client.close()
+
+
+def test_the_probe_after_the_cool_down_reopens_on_a_5xx_and_closes_on_a_good_answer(fake_judge, tmp_path):
+    fake_judge.configure(failure_rate=1.0, failure_statuses=(500,))
+    client = JudgeClient(make_config(fake_judge.base_url, tmp_path, max_retries=5, trip_after=2, cooldown_s=0.3))
+    assert client.judge_many(["a"], score_1_to_5)[0].request_failed and fake_judge.total_requests == 2
+    time.sleep(0.35)
+    assert "taken as down" in client.judge_many(["b"], score_1_to_5)[0].error  # the probe: one 500, open again
+    assert fake_judge.total_requests == 3
+    assert client.judge_many(["c"], score_1_to_5)[0].request_failed and fake_judge.total_requests == 3
+    fake_judge.configure(failure_rate=0.0)
+    time.sleep(0.35)
+    assert [client.judge_many([f"doc {i}"], score_1_to_5)[0].error for i in range(4)] == [None] * 4
+    assert fake_judge.total_requests == 3 + 4
+    client.close()
+
+
+def test_a_working_judge_that_fails_now_and_then_is_never_taken_as_down(fake_judge, tmp_path):
+    """A good answer restarts the count: 500s spread among good answers (never ``trip_after`` in a row) are retried
+    as before, and every judgement completes."""
+    fake_judge.configure(failure_rate=0.3, failure_statuses=(500,), seed=5)
+    client = JudgeClient(make_config(fake_judge.base_url, tmp_path, concurrency=1, trip_after=4, cooldown_s=600))
+    results = client.judge_many([f"item {i}" for i in range(60)], score_1_to_5)
+    assert [r.error for r in results] == [None] * 60 and fake_judge.status_counts[500] > 10
+    client.close()
+
+
+def test_trip_after_is_a_setting_validated_like_the_others(monkeypatch):
+    from hanyi import settings
+    from hanyi.metrics.judge import JudgeConfig
+
+    monkeypatch.setenv("HANYI_JUDGE_TRIP_AFTER", "3")
+    config = JudgeConfig.from_env({"judge_base_url": "http://127.0.0.1:1/v1", "judge_model": "m"})
+    assert config.trip_after == 3 and JudgeConfig(base_url="u", model="m").trip_after == 6
+    assert settings.problems({"HANYI_JUDGE_TRIP_AFTER": "0"}) == [
+        "HANYI_JUDGE_TRIP_AFTER='0': expected an integer >= 1"
+    ]
+    with pytest.raises(ValueError, match="trip_after must be >= 1"):
+        JudgeConfig(base_url="u", model="m", trip_after=0)
 
 
 def test_cool_down_zero_turns_the_breaker_off(tmp_path, connects):

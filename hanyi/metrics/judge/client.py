@@ -6,7 +6,9 @@ Retryable failures (429, 408, 409, 425, 5xx, timeouts, connection errors, malfor
 content is ``null`` or empty) are retried ``config.max_retries`` times with exponential backoff and jitter; other 4xx
 answers fail at once. ``config.timeout_s`` bounds each attempt in total (connect, headers and the whole body), not
 only each read, so a server that drips its headers or answer cannot stall a worker. A judge found down is not asked
-for ``config.cooldown_s``, then one request probes it (:meth:`JudgeClient._circuit`). Each finished, non-empty answer
+for ``config.cooldown_s``, then one request probes it (:meth:`JudgeClient._circuit`); a judge that answers, but
+``config.trip_after`` times in a row with a 5xx status or a 200 body that is not a chat completion (truncated JSON),
+is taken as down the same way (:meth:`JudgeClient._unusable`). Each finished, non-empty answer
 is written to the cache as soon as it arrives; an empty one is never cached. ``httpx`` is imported on first
 use only; its per-request INFO log line (which quotes the URL) is silenced.
 """
@@ -98,6 +100,7 @@ class JudgeClient:
         self._ahead: dict[str, list] = {}  # key -> [fingerprint, done event, raw, error, cached]: expect()'s requests
         self._queued: list[str] = []  # announced by expect(), not sent yet
         self._down: float | None = None  # the circuit: open (the judge found down) until this time.monotonic()
+        self._unusable_run = 0  # consecutive 5xx / unreadable answers, over every thread of the client
 
     def __repr__(self) -> str:
         return f"JudgeClient({self.config!r})"
@@ -402,17 +405,27 @@ class JudgeClient:
             except Exception as exc:  # noqa: BLE001 - invalid URL and the like: this doc's request fails, not the run
                 reason = self._scrub(f"{type(exc).__name__}: {exc}")
                 return _Attempt(None, f"{REQUEST_FAILED}: {reason}", attempt + 1)
-            answered, self._down = True, None  # an answer of any status: the judge is up, the circuit closes
+            answered = True
             if response.status_code == 200:
                 try:
                     content = json.loads(body)["choices"][0]["message"]["content"]
                 except (ValueError, KeyError, IndexError, TypeError, RecursionError):
                     reason = "malformed response body"
+                    if self._unusable(probe):
+                        return self._trip(f"{reason} ({self._tripped_by()})", attempt + 1)
                     continue
+                self._usable()
                 if not isinstance(content, str) or not content.strip():
                     reason = "empty answer (content null or empty)"
                     continue
                 return _Attempt(content, None, attempt + 1)
+            if response.status_code >= 500:
+                reason = f"HTTP {response.status_code}"
+                if self._unusable(probe):
+                    return self._trip(f"{reason} ({self._tripped_by()})", attempt + 1)
+                retry_after = _retry_after_seconds(response.headers.get("retry-after"))
+                continue
+            self._usable()  # 4xx: the judge is up and read the request; the circuit closes
             if response.status_code in _RETRYABLE_STATUS:
                 reason = f"HTTP {response.status_code}"
                 retry_after = _retry_after_seconds(response.headers.get("retry-after"))
@@ -431,8 +444,26 @@ class JudgeClient:
             self._down = time.monotonic() + self.config.cooldown_s
             return True, None
 
+    def _usable(self) -> None:
+        """An answer that shows the judge working (a readable 200, a 4xx): the circuit closes, the run count restarts."""
+        with self._lock:
+            self._down, self._unusable_run = None, 0
+
+    def _unusable(self, probe: bool) -> bool:
+        """Count a 5xx status or an unreadable 200 body; True when the judge is now taken as down: the probe after a
+        cool-down got one, or ``config.trip_after`` answers in a row (over all threads) were such. An HTTP status is
+        an answer, so before this a judge answering 500 to everything was asked every attempt of every doc (12 docs:
+        72 requests, 51 s); a working judge that fails now and then resets the count with its next good answer."""
+        with self._lock:
+            self._unusable_run += 1
+            return probe or self._unusable_run >= self.config.trip_after
+
+    def _tripped_by(self) -> str:
+        return f"{self._unusable_run} unusable answers in a row"
+
     def _trip(self, reason: str, calls: int) -> _Attempt:
-        """No attempt of a request (or a probe) was answered: the judge is down for ``cooldown_s`` (0: never)."""
+        """No attempt of a request (or a probe) was answered, or too many answers in a row were unusable
+        (:meth:`_unusable`): the judge is down for ``cooldown_s`` (0: never)."""
         reason = f"{REQUEST_FAILED}: {reason} (after {calls} attempts)"
         if self.config.cooldown_s > 0:
             self._down = time.monotonic() + self.config.cooldown_s  # one assignment: no lock needed

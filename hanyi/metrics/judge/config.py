@@ -30,6 +30,7 @@ ENV_VARS: dict[str, tuple[str, type]] = {
     "timeout_s": ("HANYI_JUDGE_TIMEOUT", float),
     "max_retries": ("HANYI_JUDGE_MAX_RETRIES", int),
     "cooldown_s": ("HANYI_JUDGE_COOLDOWN", float),  # a judge found down is not asked for this long (0: always)
+    "trip_after": ("HANYI_JUDGE_TRIP_AFTER", int),  # this many 5xx / unreadable answers in a row: taken as down
     "cache_dir": ("HANYI_JUDGE_CACHE_DIR", str),
 }
 
@@ -106,6 +107,7 @@ class JudgeConfig:
     timeout_s: float = 60.0
     max_retries: int = 5
     cooldown_s: float = 30.0
+    trip_after: int = 6
     cache_dir: str | None = None
     backoff_base_s: float = 1.0
     backoff_max_s: float = 30.0
@@ -117,6 +119,8 @@ class JudgeConfig:
             raise ValueError(f"JudgeConfig.concurrency must be >= 1, got {self.concurrency}")
         if self.max_retries < 0:
             raise ValueError(f"JudgeConfig.max_retries must be >= 0, got {self.max_retries}")
+        if self.trip_after < 1:
+            raise ValueError(f"JudgeConfig.trip_after must be >= 1, got {self.trip_after}")
 
     def __repr__(self) -> str:
         shown = []
