@@ -40,7 +40,7 @@ OPTIONAL_FIELDS = ("art_form", "art_style", "art_genre", "medium")
 REQUIRED = ("pair_id", "culture", "image_path", "critique_zh", "critique_en", "covered_dimensions")
 IMAGE_EXTS = (".jpg", ".jpeg", ".png", ".webp", ".tif", ".tiff")
 #: Rows per culture in the bundled sample.
-SAMPLE_PER_CULTURE = 2
+SAMPLE_PER_CULTURE = 3
 
 
 def image_name(image_path: str) -> str:
@@ -224,7 +224,7 @@ def build_sample(out_dir: str, size: int | None = None) -> dict:
     ``size``: that many rows in the release's culture proportions (:data:`FULL_SIZE` is the release's 7,408)."""
     card = (
         "# VULCA-Bench sample\n\nSynthetic rows and images only (no real artwork or critique); the schema of "
-        "`hanyi prepare vulca_bench`. See docs/vulca-bench.md."
+        "`hanyi prepare vulca_bench`. See docs/vulca_bench.md."
     )
     builder = "hanyi.data.vulca_bench.build_sample" + ("" if size is None else f"(size={size})")
     return _write(out_dir, synthetic_rows(sample_sizes(size)), card, {"builder": builder, "synthetic": True})

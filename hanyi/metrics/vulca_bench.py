@@ -6,7 +6,7 @@ cfb0a8c (``evaluation/calculate_dcr.py``: ``CULTURE_DIMENSIONS``, ``LAYER_KEYWOR
 weights; ``evaluation/layer_scorer.py``: ``LAYER_DEFINITIONS`` and the 1-5 rubric). The functions are our own code;
 ``tests/metrics/test_vulca_bench_parity.py`` pins them against a transcription of the official ones.
 
-The release's quirks are kept in the paper keys and documented in docs/vulca-bench.md: keywords match as
+The release's quirks are kept in the paper keys and documented in docs/vulca_bench.md: keywords match as
 lower-cased substrings (``"ma"`` matches "many", ``"line"`` matches "outline"); the DCR never reads the annotated
 dimensions (they only give ``reference_overlap``); an unknown culture takes the Western row of the table and no
 cultural bonus; Hermitage and mural have no cultural terms.
@@ -21,7 +21,7 @@ from collections.abc import Iterable, Sequence
 LAYERS = ("L1", "L2", "L3", "L4", "L5")
 
 #: culture -> (dimension-id prefix, total dimensions, 70 % threshold), as ``calculate_dcr.py`` has them (the README's
-#: table differs for five cultures; the code decides: docs/vulca-bench.md).
+#: table differs for five cultures; the code decides: docs/vulca_bench.md).
 CULTURES = {
     "chinese": ("CN", 30, 21),
     "western": ("WE", 22, 15),
@@ -351,7 +351,7 @@ def bilingual_coverage(critique: str, layer: str) -> float:
 def dcr_bilingual(critique: str, culture: str) -> float:
     """Ours (``dcr_bilingual_robust``): the DCR's weights and cultural bonus over :func:`bilingual_coverage`, unrounded,
     so that a critique and its faithful translation score alike (the paper DCR rates the release's own Chinese
-    references at about half their English twins: docs/vulca-bench.md).
+    references at about half their English twins: docs/vulca_bench.md).
 
     >>> round(dcr_bilingual("构图平衡，线条清晰，色彩温暖", "chinese"), 4), round(dcr("构图平衡，线条清晰，色彩温暖", "chinese")["dcr"], 4)
     (0.25, 0.0833)

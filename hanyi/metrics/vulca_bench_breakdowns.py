@@ -11,16 +11,17 @@ release's sign of pseudo-understanding).
 from __future__ import annotations
 
 from hanyi.metrics.from_samples import breakdown
-from hanyi.metrics.resample import decomposed, sum_mean
+from hanyi.metrics.resample import decomposed, nan_mean, sum_mean
 from hanyi.metrics.vulca_bench import LAYERS
 
 TASKS = r"vulca_bench_.*"
 
 
-def _field_mean(name: str, *path: str):
-    """A decomposed mean of ``item[path[0]][path[1]]...`` registered as ``name`` (the report's interval)."""
+def _field_mean(name: str, *path: str, combine=sum_mean):
+    """A decomposed mean of ``item[path[0]][path[1]]...`` registered as ``name`` (the report's interval); the 1-5
+    layer scores combine with ``nan_mean``, never read as a share of 0/1 values."""
 
-    @decomposed(sum_mean, light=True, name=name)
+    @decomposed(combine, light=True, name=name)
     def per_doc(items):
         out = []
         for item in items:
@@ -37,7 +38,9 @@ DCR_PARTS = {
 }
 DCR_PARTS["cultural_bonus"] = _field_mean("vulca_bench_cultural_bonus", "bonus")
 LAYER_PARTS = {
-    f"layer_score_{layer.lower()}": _field_mean(f"vulca_bench_layer_score_{layer.lower()}", "layers", layer)
+    f"layer_score_{layer.lower()}": _field_mean(
+        f"vulca_bench_layer_score_{layer.lower()}", "layers", layer, combine=nan_mean
+    )
     for layer in LAYERS
 }
 LAYER_PARTS["pyramid_inverted_rate"] = _field_mean("vulca_bench_pyramid_inverted_rate", "inverted")

@@ -1,5 +1,5 @@
 """VULCA-Bench glue: the release's critique prompt (templates/critique.jinja) with the artwork's image; each critique
-scored here (:mod:`hanyi.metrics.vulca_bench`) into plain numbers the sample log keeps. See docs/vulca-bench.md."""
+scored here (:mod:`hanyi.metrics.vulca_bench`) into plain numbers the sample log keeps. See docs/vulca_bench.md."""
 
 from hanyi.data.vulca_bench import image_name
 from hanyi.metrics import vulca_bench as vb
@@ -7,7 +7,7 @@ from hanyi.tasks import _common
 from hanyi.tasks._common import render, require_images, visuals
 
 ValidUtf8Responses = _common.ValidUtf8Responses  # the response filter every task YAML names
-_FIX = "Rebuild the data with `hanyi prepare vulca_bench --jsonl <release jsonl> --images <dir>` (docs/vulca-bench.md)."
+_FIX = "Rebuild the data with `hanyi prepare vulca_bench --jsonl <release jsonl> --images <dir>` (docs/vulca_bench.md)."
 
 
 def _culture_docs(dataset, culture: str):
