@@ -1,5 +1,20 @@
-"""The board's rows as **Every Eval Ever** records (evaleval/every_eval_ever, ``eval.schema.json`` v0.2.1), and a
-validator for them against the vendored schema (``schema/eval.schema.json``, MIT, with its ``LICENSE``).
+"""The board's rows as **Every Eval Ever** records (evaleval/every_eval_ever, ``eval.schema.json`` v0.2.2, the
+newest tagged schema), and their check against the vendored schema (``schema/eval.schema.json``, MIT, with its
+``LICENSE``) by the reference validator, ``jsonschema`` (:func:`check`; a test dependency, imported on use), or by
+the small draft-07 validator below (:func:`validate`, no dependency).
+
+The records also meet what main's 0.3.0 (``schema/eval.schema.0.3.0.json``) requires where the board knows it:
+``model_info.additional_details`` carries ``deployment_type`` and ``model_availability`` (from the model card's
+``open_weights``; ``unknown`` otherwise), each judge's ``model_info`` too, and the judge's version where the protocol
+records one. 0.3.0 also wants the detailed results as ``jsonl`` under the Every Eval Ever repository's own
+``data/...`` layout: the board links its per-doc predictions file (the submission itself, ``json``), which 0.2.2
+accepts; that one field is left to an upload into that repository.
+
+Values: :func:`metric_config` gives each metric its direction (``lower_is_better`` for miss, blank and failure rates,
+failure and missing counts and CVLUE's mean rank) and its range (1-5 for CII-Bench's CTC judge scores, 1-10 for Pun
+Rebus' expression judge, 0-100 for BLEU and METEOR x 100, 0 to the docs scored for a count). ``evaluation_timestamp``
+is ISO 8601 (lmms-eval's ``20261120_100000`` date is rewritten); ``retrieved_timestamp`` Unix seconds, as the schema
+says; ``eval_library.version`` a plain release (``0.7.3``), never a branch or a path.
 
 One record per ranked submission row of a section: every column with a value is one ``evaluation_results`` item
 carrying its 95 % interval (``score_details.uncertainty.confidence_interval``), its standard error
@@ -23,24 +38,91 @@ import re
 from hanyi import __version__
 from hanyi.leaderboard.entries import Row, Section
 
-SCHEMA_VERSION = "0.2.1"
+SCHEMA_VERSION = "0.2.2"
 SCHEMA_PATH = os.path.join(os.path.dirname(__file__), "schema", "eval.schema.json")
+#: main's schema, for the fields a 0.3.0 reader requires (see the module docstring).
+SCHEMA_0_3_0_PATH = os.path.join(os.path.dirname(__file__), "schema", "eval.schema.0.3.0.json")
 
 
-def load_schema() -> dict:
-    with open(SCHEMA_PATH, encoding="utf-8") as f:
+def load_schema(path: str = SCHEMA_PATH) -> dict:
+    with open(path, encoding="utf-8") as f:
         return json.load(f)
 
 
-def score_range(metric: str) -> tuple[float, float]:
-    """The range of a metric's value in the unit lmms-eval prints it (``metric_config.min_score``/``max_score``).
+def check(record: dict, path: str = SCHEMA_PATH) -> list[str]:
+    """The reference validator's (``jsonschema``, draft-07) objections to ``record``, one line each."""
+    import jsonschema
+
+    schema = load_schema(path)
+    validator = jsonschema.Draft7Validator(schema, format_checker=jsonschema.FormatChecker())
+    errors = sorted(validator.iter_errors(record), key=lambda e: list(e.absolute_path))
+    return [f"$.{'.'.join(str(p) for p in e.absolute_path)}: {e.message}" for e in errors]
+
+
+#: Metrics where less is better: the failure, miss and blank rates and counts, CVLUE VD's mean rank of the gold.
+_LOWER = re.compile(r"(^|_)(miss_rate|blank_rate|failure_rate|failures|missing|unresolved|mean_rank)(_|$)")
+#: Counts of docs (no share): 0 up to the docs scored.
+_COUNT = re.compile(r"(^|_)(failures|missing|unresolved|docs)$")
+
+
+def lower_is_better(metric: str) -> bool:
+    """Whether a smaller value of ``metric`` is better.
+
+    >>> [lower_is_better(m) for m in ("acc", "miss_rate", "ctc_blank_rate", "ctc_judge_failures", "mean_rank",
+    ...                               "answer_rate", "parse_failure_rate", "caption_missing", "json_valid_rate")]
+    [False, True, True, True, True, False, True, True, False]
+    """
+    return bool(_LOWER.search(metric))
+
+
+def plain_version(text: str | None) -> str:
+    """A release number out of what a run recorded (``0.7.3``, ``v0.7.3``, ``lmms-eval 0.7.3``); ``unknown`` for a
+    branch, a commit or a path.
+
+    >>> plain_version("0.7.3"), plain_version("v0.7.3"), plain_version("main@1a2b3c"), plain_version("/home/a/lmms")
+    ('0.7.3', '0.7.3', 'unknown', 'unknown')
+    """
+    found = re.fullmatch(r"\s*(?:[A-Za-z_-]+\s+)?v?(\d+(?:\.\d+)+(?:[.-]?(?:a|b|rc|post|dev)\d*)?)\s*", str(text or ""))
+    return found.group(1) if found else "unknown"
+
+
+def iso_timestamp(text: str | None) -> str | None:
+    """A run's date as ISO 8601: lmms-eval's ``YYYYMMDD_HHMMSS`` rewritten, an ISO date kept, else ``None``.
+
+    >>> iso_timestamp("20261120_100000"), iso_timestamp("2026-11-20T10:00:00"), iso_timestamp("yesterday")
+    ('2026-11-20T10:00:00', '2026-11-20T10:00:00', None)
+    """
+    import datetime
+
+    text = str(text or "").strip()
+    found = re.fullmatch(r"(\d{4})(\d{2})(\d{2})_(\d{2})(\d{2})(\d{2})(?:\.\d+)?", text)
+    if found:
+        y, mo, d, h, mi, sec = found.groups()
+        text = f"{y}-{mo}-{d}T{h}:{mi}:{sec}"
+    try:
+        return datetime.datetime.fromisoformat(text.replace("Z", "+00:00")).isoformat()
+    except ValueError:
+        return None
+
+
+def score_range(metric: str, n: int | None = None) -> tuple[float, float]:
+    """The range of a metric's value in the unit lmms-eval prints it (``metric_config.min_score``/``max_score``);
+    ``n``: the docs scored, the top of a count.
 
     >>> score_range("acc"), score_range("bleu4_robust"), score_range("judge_score"), score_range("mean_rank")
     ((0.0, 1.0), (0.0, 100.0), (1.0, 10.0), (1.0, 100.0))
+    >>> score_range("ctc_score"), score_range("ctc_score_emotion_negative"), score_range("ctc_judge_failures", 40)
+    ((1.0, 5.0), (1.0, 5.0), (0.0, 40.0))
     """
-    if metric.startswith("bleu4"):  # sacrebleu corpus BLEU x 100 (docs/unpie.md)
+    if _COUNT.search(metric):
+        return 0.0, float(max(n or 0, 1))
+    if metric == "ctc_score" or metric.startswith("ctc_score_"):  # CII-Bench CTC: the judge's 1-5 (docs/cii.md)
+        return 1.0, 5.0
+    if metric == "layer_score" or metric.startswith("layer_score_"):  # VULCA-Bench L1-L5 layer score, 1-5
+        return 1.0, 5.0
+    if metric.startswith("bleu4") or metric.startswith("meteor"):  # BLEU and METEOR x 100 (docs/unpie.md)
         return 0.0, 100.0
-    if metric == "judge_score":  # Pun Rebus expression: the judge's 1-10 verdicts (docs/punrebus.md)
+    if metric.startswith("judge_score"):  # Pun Rebus expression: the judge's 1-10 verdicts (docs/punrebus.md)
         return 1.0, 10.0
     if metric == "mean_rank":  # CVLUE VD: the gold's rank among 100 candidates (docs/cvlue.md)
         return 1.0, 100.0
@@ -61,7 +143,11 @@ def _model_id(model: str, model_args: str) -> str:
     ('llava-hf/llava-1.5-7b-hf', 'replay')
     """
     found = re.search(r"(?:^|,)\s*(?:pretrained|model|model_name)=([^,]+)", model_args or "")
-    return found.group(1).strip() if found else model
+    if not found:
+        return model
+    ident = found.group(1).strip()
+    # a local checkpoint folder names the submitter's machine: its last part is the id
+    return os.path.basename(ident.rstrip("/\\")) if ident.startswith(("/", "~", "\\")) or ":\\" in ident else ident
 
 
 def _source_data(task: str, provenance: dict, n: int | None) -> dict:
@@ -85,10 +171,12 @@ def _result(section: Section, row: Row, column: str, retrieved: str) -> dict | N
     task, _, metric = column.partition("/")
     protocol = entry.protocol.get(task) or {}
     provenance = entry.provenance.get(task) or {}
-    low, high = score_range(metric)
+    low, high = score_range(metric, cell.n)
     config = {
         "evaluation_description": f"hanyi task {task}, metric {metric}, re-scored by the board",
-        "lower_is_better": column in section.lower_is_better,
+        "metric_id": f"hanyi.{task}.{metric}",
+        "metric_name": metric,
+        "lower_is_better": column in section.lower_is_better or lower_is_better(metric),
         "score_type": "continuous",
         "min_score": low,
         "max_score": high,
@@ -97,8 +185,15 @@ def _result(section: Section, row: Row, column: str, retrieved: str) -> dict | N
         config["additional_details"] = _strings({f"protocol.{k}": v for k, v in protocol.items()})
     if column in entry.judged:
         judge = protocol.get("judge_model") or provenance.get("judge_model") or "unknown"
+        judge_info = {
+            "name": str(judge),
+            "id": str(judge),
+            "additional_details": {"deployment_type": "unknown", "model_availability": "unknown"},
+        }
+        if protocol.get("judge_version"):
+            judge_info["additional_details"]["judge_version"] = str(protocol["judge_version"])
         config["llm_scoring"] = {
-            "judges": [{"model_info": {"name": str(judge), "id": str(judge)}}],
+            "judges": [{"model_info": judge_info}],
             "input_prompt": f"hanyi {entry.hanyi_version} judge prompt of {task} (logged per doc as 'prompt')",
             "additional_details": {"verdicts": entry.judged[column]},
         }
@@ -112,7 +207,8 @@ def _result(section: Section, row: Row, column: str, retrieved: str) -> dict | N
     if cell.n is not None:
         uncertainty["num_samples"] = int(cell.n)
     score = {"score": cell.value}
-    details = {"note": cell.note or None}
+    claim = (getattr(entry, "unverified", None) or {}).get(column)
+    details = {"note": cell.note or None, "unverified": f"the submitter's claim: {claim}" if claim else None}
     if column == section.ranking_column:
         details.update(rank=row.rank, rank_low=row.rank_low, rank_high=row.rank_high, tier=row.tier, flip=row.flip)
     if any(v is not None for v in details.values()):
@@ -122,7 +218,7 @@ def _result(section: Section, row: Row, column: str, retrieved: str) -> dict | N
     return {
         "evaluation_name": column,
         "source_data": _source_data(task, provenance, cell.n),
-        "evaluation_timestamp": entry.date,
+        **({"evaluation_timestamp": when} if (when := iso_timestamp(entry.date)) else {}),
         "metric_config": config,
         "score_details": score,
     }
@@ -139,10 +235,19 @@ def record(section: Section, row: Row, retrieved: str, predictions_sha256: str |
     if not results:
         return None
     apart = "; ".join(section.apart) if section.apart else None
-    return {
+    card = getattr(entry, "card", None) or {}
+    availability = {True: "open_weights", False: "closed_weights"}.get(card.get("open_weights"), "unknown")
+    model_details = {
+        "lmms_eval_model": entry.model,
+        "model_args": entry.model_args,
+        "deployment_type": deployment_type(entry.model),
+        "model_availability": availability,
+        **{f"card.{k}": v for k, v in card.items() if k not in ("name", "organisation")},
+    }
+    out = {
         "schema_version": SCHEMA_VERSION,
         "evaluation_id": f"hanyi_{section.benchmark}/{_model_id(entry.model, entry.model_args)}/{entry.submission_hash}",
-        "evaluation_timestamp": entry.date,
+        **({"evaluation_timestamp": when} if (when := iso_timestamp(entry.date)) else {}),
         "retrieved_timestamp": retrieved,
         "source_metadata": {
             "source_name": "hanyi leaderboard",
@@ -159,18 +264,49 @@ def record(section: Section, row: Row, retrieved: str, predictions_sha256: str |
             ),
         },
         "model_info": {
-            "name": row.label,
+            "name": getattr(entry, "display_name", None) or row.label,
             "id": _model_id(entry.model, entry.model_args),
-            "additional_details": _strings({"lmms_eval_model": entry.model, "model_args": entry.model_args}),
+            **({"developer": card["organisation"]} if card.get("organisation") else {}),
+            "additional_details": _strings(model_details),
         },
         "eval_library": {
             "name": "lmms-eval",
-            "version": entry.lmms_eval_version or "unknown",
-            "additional_details": {"task_plugin": "hanyi", "hanyi_version": entry.hanyi_version or "unknown"},
+            "version": plain_version(entry.lmms_eval_version),
+            "additional_details": {"task_plugin": "hanyi", "hanyi_version": plain_version(entry.hanyi_version)},
         },
         "evaluation_results": results,
         **({"detailed_evaluation_results": _detailed(entry, predictions_sha256)} if entry.predictions_file else {}),
     }
+    return _no_paths(out)
+
+
+#: lmms-eval model classes that call a hosted API (the rest run where the submitter ran them; ``replay`` reads a file).
+_API_MODELS = re.compile(r"(?i)^(openai|gpt4v|gpt4o|batch_gpt4|claude|gemini_api|reka|openai_compatible|srt_api|"
+                         r"vllm_api|api|.*_api)$")  # fmt: skip
+
+
+def deployment_type(model: str) -> str:
+    """Every Eval Ever 0.3.0's ``deployment_type`` from the lmms-eval model class.
+
+    >>> deployment_type("llava_hf"), deployment_type("openai_compatible"), deployment_type("replay")
+    ('self_deployed', 'externally_managed', 'unknown')
+    """
+    if model in ("replay", "", None):
+        return "unknown"
+    return "externally_managed" if _API_MODELS.match(model) else "self_deployed"
+
+
+def _no_paths(value):
+    """Every string of a record with the absolute paths of the submitter's machine cut to their last part."""
+    from hanyi.leaderboard.pages import scrub_paths
+
+    if isinstance(value, str):
+        return scrub_paths(value)
+    if isinstance(value, dict):
+        return {k: _no_paths(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_no_paths(v) for v in value]
+    return value
 
 
 def _detailed(entry, sha256: str | None) -> dict:

@@ -278,11 +278,11 @@ def _copy_redacted(source: str, out_dir: str, path: str) -> str:
     try:
         doc = json.loads(text)
     except ValueError:
-        redacted = redact_text(text)
+        redacted = scrub_paths(redact_text(text))  # nor a path of the submitter's machine
         if redacted != text:
             data = redacted.encode("utf-8", errors="replace")
     else:
-        clean = redact_tree(doc)
+        clean = eee._no_paths(redact_tree(doc))  # nor a path of the submitter's machine
         if clean != doc:
             data = (json.dumps(clean, ensure_ascii=False, indent=1) + "\n").encode("utf-8", errors="replace")
     with open_output(out_dir, path, "wb") as f:
@@ -339,8 +339,8 @@ def write_site(board: Board, out_dir: str) -> list[str]:
         "hanyi_version": __version__,
         "built": built,
         "files": sorted([*files, *copies, "leaderboard.json"]),
-        "sections": [_section_json(s) for s in board.sections],
-        "overall": None if board.overall is None else _section_json(board.overall),
+        "sections": [eee._no_paths(_section_json(s)) for s in board.sections],
+        "overall": None if board.overall is None else eee._no_paths(_section_json(board.overall)),
         "overall_absent": board.overall_absent,
         "rejected": [vars(r) for r in board.rejected],
         "every_eval_ever": {"schema": "eval.schema.json", "version": eee.SCHEMA_VERSION},

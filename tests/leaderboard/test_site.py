@@ -284,21 +284,26 @@ def _records(out) -> list[dict]:
     return [json.loads(p.read_text()) for p in sorted((out / "eee").glob("*.json"))]
 
 
-def test_every_eval_ever_records_validate_against_the_vendored_v0_2_1_schema(site):
+def test_every_eval_ever_records_validate_against_the_v0_2_2_schema_by_the_reference_validator(site):
     out, _ = site
     schema = eee.load_schema()
-    assert schema["version"] == "0.2.1"
+    assert schema["version"] == "0.2.2" and eee.SCHEMA_VERSION == "0.2.2"
     records = _records(out)
     assert len(records) == 4
     for record in records:
-        assert eee.validate(record, schema) == [], record["evaluation_id"]
-    try:
-        import jsonschema
-    except ImportError:
-        jsonschema = None
-    if jsonschema is not None:  # the reference validator, where installed, agrees
-        for record in records:
-            jsonschema.validate(record, schema)
+        assert record["schema_version"] == "0.2.2"
+        assert eee.check(record) == [], record["evaluation_id"]  # jsonschema, the reference validator
+        assert eee.validate(record, schema) == [], record["evaluation_id"]  # and the dependency-free one agrees
+
+
+def test_every_eval_ever_records_meet_the_0_3_0_schema_but_its_repository_layout_of_the_detailed_results(site):
+    out, _ = site
+    for record in _records(out):
+        errors = eee.check(record, eee.SCHEMA_0_3_0_PATH)
+        # 0.3.0 wants detailed results as jsonl under its repository's data/ layout: an upload's business
+        assert all(e.startswith("$.detailed_evaluation_results") for e in errors), errors
+        details = record["model_info"]["additional_details"]
+        assert details["deployment_type"] == "self_deployed" and details["model_availability"] == "unknown"
 
 
 def test_an_every_eval_ever_record_carries_standard_error_judges_and_the_content_hash(site):
@@ -311,7 +316,15 @@ def test_an_every_eval_ever_record_carries_standard_error_judges_and_the_content
     assert acc["score_details"]["uncertainty"]["confidence_interval"]["lower"] == pytest.approx(0.65)
     assert acc["score_details"]["details"]["rank_high"] == "3" and "llm_scoring" not in acc["metric_config"]
     judges = judged["metric_config"]["llm_scoring"]["judges"]
-    assert judges == [{"model_info": {"name": "judge-a@1", "id": "judge-a@1"}}]
+    assert judges == [
+        {
+            "model_info": {
+                "name": "judge-a@1",
+                "id": "judge-a@1",
+                "additional_details": {"deployment_type": "unknown", "model_availability": "unknown"},
+            }
+        }
+    ]
     assert judged["metric_config"]["llm_scoring"]["additional_details"] == {"verdicts": "re-aggregated"}
     assert record["detailed_evaluation_results"]["file_path"] == "predictions/b.json"
 
