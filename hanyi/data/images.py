@@ -16,8 +16,20 @@ class ImageUnavailableError(ValueError):
     """A doc's image cannot be turned into a picture. The message names the doc."""
 
 
-#: The most pixels an image may declare (``hanyi prepare vulca``'s default limit), checked before decoding (issue 40).
+#: The default of ``HANYI_IMAGE_MAX_PIXELS``, the most pixels an image may declare, checked before decoding (as
+#: ``hanyi prepare vulca``'s default limit). Memory budget: an image the model gets is decoded once, as RGB, so it
+#: costs about 4 bytes per pixel at its peak (3 for its pixels, about 1 for the decoder's buffers; one more copy of 3
+#: when its mode is not RGB): about 0.35 GB at 88 million pixels, 0.6 GB at this cap (docs/when-things-go-wrong.md).
 MAX_PIXELS, _PNG = 150_000_000, b"\x89PNG\r\n\x1a\n"
+
+
+def max_pixels() -> int:
+    """The pixel cap in force: ``HANYI_IMAGE_MAX_PIXELS`` (validated, :mod:`hanyi.settings`), else :data:`MAX_PIXELS`."""
+    from hanyi import settings
+
+    return int(settings.value("HANYI_IMAGE_MAX_PIXELS", MAX_PIXELS))
+
+
 _ADAM7 = ((0, 0, 8, 8), (4, 0, 8, 8), (0, 4, 4, 8), (2, 0, 4, 4), (0, 2, 2, 4), (1, 0, 2, 2), (0, 1, 1, 2))
 
 
@@ -53,20 +65,27 @@ def image_source(value, *, doc_hint: str = "", base_dir: str | None = None):
 
 
 def to_pil(value, *, doc_hint: str = "", base_dir: str | None = None):
-    """Turn an image cell (:func:`image_source`) into an RGB ``PIL.Image``; raises naming ``doc_hint``."""
+    """Turn an image cell (:func:`image_source`) into an RGB ``PIL.Image``; raises naming ``doc_hint``. An image
+    already RGB is returned as decoded, not copied: ``convert("RGB")`` copies every pixel, which doubled the peak
+    memory of a large image (:data:`MAX_PIXELS`)."""
     from PIL import Image
 
     src = image_source(value, doc_hint=doc_hint, base_dir=base_dir)
     if isinstance(src, Image.Image):
-        return src.convert("RGB")
+        return src if src.mode == "RGB" else src.convert("RGB")
     try:
-        return Image.open(io.BytesIO(src) if isinstance(src, (bytes, bytearray)) else src).convert("RGB")
+        image = Image.open(io.BytesIO(src) if isinstance(src, (bytes, bytearray)) else src)
+        image.load()
+        return image if image.mode == "RGB" else image.convert("RGB")
     except Exception as exc:
         raise ImageUnavailableError(f"{doc_hint}: image does not decode ({exc})") from None
 
 
-def _too_big(width: int, height: int) -> str | None:
-    return f"{width}x{height} pixels, over the limit of {MAX_PIXELS:,}" if width * height > MAX_PIXELS else None
+def _too_big(width: int, height: int, limit: int | None = None) -> str | None:
+    limit = max_pixels() if limit is None else limit
+    if width * height <= limit:
+        return None
+    return f"{width}x{height} pixels, over the limit of {limit:,} (HANYI_IMAGE_MAX_PIXELS)"
 
 
 def _png_problem(data: bytes) -> str | None:
@@ -131,10 +150,11 @@ def checked(data) -> tuple:
     """``(reason, sha256)``: :func:`undecodable`, once per image content and pixel limit in the process (bytes by
     sha256, a file by path, size and mtime): an image that several tasks use is checked once (issue 42); the sha256 of
     the bytes read is what tasks log, so ``hanyi report`` pairs runs on the same pixels (issue 40)."""
+    limit = max_pixels()
     if isinstance(data, (bytes, bytearray)):
-        key = (MAX_PIXELS, hashlib.sha256(data).hexdigest())
+        key = (limit, hashlib.sha256(data).hexdigest())
     elif isinstance(data, str) and os.path.isfile(data):
-        key = (MAX_PIXELS, data, os.stat(data).st_size, os.stat(data).st_mtime_ns)
+        key = (limit, data, os.stat(data).st_size, os.stat(data).st_mtime_ns)
     else:
         return undecodable(data), None
     if key not in _CHECKED:
