@@ -248,19 +248,37 @@ def add_prepare_arguments(parser) -> None:
 
 
 def index_images(root: str) -> dict:
-    """``{file name: path}`` of the images under ``root`` (recursively; symbolic links not followed). One name in
-    two folders raises: the release's paths cannot say which is meant."""
-    found: dict[str, str] = {}
+    """``{file name: [paths]}`` of the images under ``root`` (recursively, sorted; symbolic links not followed)."""
+    found: dict[str, list] = {}
     for folder, dirs, names in os.walk(root):
         dirs.sort()
         for name in sorted(names):
             path = os.path.join(folder, name)
-            if not name.lower().endswith(IMAGE_EXTS) or os.path.islink(path) or not os.path.isfile(path):
-                continue
-            if name in found:
-                raise ValueError(f"two images named {name!r}: {found[name]} and {path}; keep one")
-            found[name] = path
+            if name.lower().endswith(IMAGE_EXTS) and not os.path.islink(path) and os.path.isfile(path):
+                found.setdefault(name, []).append(path)
     return found
+
+
+def find_image(index: dict, image_path: str) -> str | None:
+    """The image of a row: the only file of its name, else the one in a folder named as the row's path's folder (the
+    release keeps a folder per culture, and one name can be in two: a mural and a Korean row share
+    大禹庙正殿_b58c6135.jpg). None when there is none; ``ValueError`` when the folder does not decide.
+
+    >>> find_image({"a.jpg": ["/i/korean/a.jpg", "/i/mural/a.jpg"]}, "/mnt/x/optimized_images/mural/a.jpg")
+    '/i/mural/a.jpg'
+    """
+    candidates = index.get(image_name(image_path), [])
+    if len(candidates) <= 1:
+        return candidates[0] if candidates else None
+    parts = image_path.replace("\\", "/").split("/")
+    folder = parts[-2] if len(parts) > 1 else ""
+    narrowed = [p for p in candidates if os.path.basename(os.path.dirname(p)) == folder]
+    if len(narrowed) == 1:
+        return narrowed[0]
+    raise ValueError(
+        f"{len(candidates)} images named {image_name(image_path)!r} ({', '.join(candidates[:3])}) and the row's folder "
+        f"{folder!r} does not pick one; keep one, or put each in a folder named as in the release"
+    )
 
 
 def run_prepare(args) -> dict:
@@ -271,27 +289,26 @@ def run_prepare(args) -> dict:
     rows = read_release(args.jsonl)
     if not os.path.isdir(args.images):
         raise FileNotFoundError(f"--images {args.images}: no such folder")
-    images = index_images(args.images)
-    missing = [
-        r["pair_id"] + ": " + image_name(r["image_path"]) for r in rows if image_name(r["image_path"]) not in images
-    ]
+    index = index_images(args.images)
+    found = {r["pair_id"]: find_image(index, r["image_path"]) for r in rows}
+    missing = [r["pair_id"] + ": " + image_name(r["image_path"]) for r in rows if found[r["pair_id"]] is None]
     if missing and not getattr(args, "skip_missing", False):
         shown = "; ".join(missing[:10]) + (f"; and {len(missing) - 10} more" if len(missing) > 10 else "")
         raise FileNotFoundError(
             f"{len(missing)} row(s) have no image in {args.images} ({shown}); or pass --skip-missing"
         )
-    kept = [r for r in rows if image_name(r["image_path"]) in images]
+    kept = [r for r in rows if found[r["pair_id"]] is not None]
     if not kept:
         raise FileNotFoundError(f"no row's image is in {args.images}")
     blobs = {}
-    for name in sorted({image_name(r["image_path"]) for r in kept}):
-        with open(no_link(images[name], "image"), "rb") as f:
-            blobs[name] = f.read()
+    for path in sorted({found[r["pair_id"]] for r in kept}):
+        with open(no_link(path, "image"), "rb") as f:
+            blobs[path] = f.read()
     bad = check_images(sorted(blobs.items()))
     if bad:
         raise ValueError("image(s) that do not decode: " + "; ".join(f"{n}: {why}" for n, why in bad[:10]))
     for r in kept:
-        r["image"] = {"bytes": blobs[image_name(r["image_path"])], "path": None}
+        r["image"] = {"bytes": blobs[found[r["pair_id"]]], "path": None}
     card = (
         "# VULCA-Bench\n\nYu, Yang, He, Zhang, Yi. VULCA-Bench (arXiv 2601.07986). Data: GitHub yha9806/VULCA-Bench, "
         "CC BY 4.0; critiques and annotations by the authors. Images matched by file name from a local folder."

@@ -117,6 +117,21 @@ def test_prepare_maps_the_authors_paths_by_file_name_and_two_rows_may_share_an_i
     assert ds[0]["covered_dimensions"] == ["KR_L1_D1", "KR_L5_D6"] and ds[0]["image"].size == (24, 24)
 
 
+def test_prepare_picks_the_image_in_the_rows_culture_folder_when_two_folders_hold_its_name(tmp_path):
+    import datasets
+
+    from hanyi.data.images import synthetic_image
+
+    jsonl = _release(tmp_path, [_row("PAIR_1", "/mnt/x/optimized_images/korean/kr-a.jpg")])
+    (tmp_path / "imgs" / "mural").mkdir()
+    synthetic_image("other", 40).save(tmp_path / "imgs" / "mural" / "kr-a.jpg")
+    _prepare(tmp_path, jsonl)
+    assert datasets.load_dataset(str(tmp_path / "out"), split="test")[0]["image"].size == (24, 24)
+    jsonl.write_text(json.dumps(_row("PAIR_1", "/mnt/x/elsewhere/kr-a.jpg")) + "\n", encoding="utf-8")
+    with pytest.raises(ValueError, match="2 images named 'kr-a.jpg'.*folder 'elsewhere' does not pick one"):
+        _prepare(tmp_path, jsonl)
+
+
 def test_prepare_names_rows_without_an_image_unless_told_to_skip_them(tmp_path):
     jsonl = _release(tmp_path, [_row("PAIR_1", "x/kr-a.jpg"), _row("PAIR_9", "x/kr-missing.jpg")])
     with pytest.raises(FileNotFoundError, match="PAIR_9: kr-missing.jpg"):
