@@ -171,23 +171,70 @@ def cmd_tasks(args) -> int:
         if count == "?":  # a hub id: counting it would download the dataset
             notes.setdefault(bench, hub_note(bench, source))
             count = count if args.json else f"? [{list(notes).index(bench) + 1}]"
-        rows.append((name, "task", count, f"{source} [{config}]"))
+        rows.append((name, "task", count, f"{_shown_source(source, sources.SAMPLE_DIR)} [{config}]"))
     if args.json:
         print(
             json.dumps([dict(zip(("name", "type", "docs", "source"), r)) for r in rows], ensure_ascii=False, indent=1)
         )
         return 0
+    import shutil
+    import textwrap
+
+    # Rows fit the terminal (100 columns when the output is not one): a group's member list is cut with a count of
+    # the rest, and `--json` has every member in full.
+    columns = max(shutil.get_terminal_size((100, 24)).columns, 60)
     width = max((len(r[0]) for r in rows), default=4)
-    print(f"{'name':<{width}}  {'type':<5}  {'docs':>12}  source")
+    room = max(columns - (width + 2 + 5 + 2 + 12 + 2), 20)
+    print(f"{'name':<{width}}  {'type':<5}  {'docs':>12}  source or members")
     for r in rows:
-        print(f"{r[0]:<{width}}  {r[1]:<5}  {r[2]:>12}  {r[3]}")
-    if notes:
-        print()
+        shown = _fit(r[3], room) if r[1] in ("group", "tag") else r[3]
+        print(f"{r[0]:<{width}}  {r[1]:<5}  {r[2]:>12}  {shown}")
+    print()
+    for line in TASKS_LEGEND + (("docs - = not counted (--no-count)",) if not args.count else ()):
+        print(textwrap.fill(line, columns, subsequent_indent="    "))
     for i, note in enumerate(notes.values(), 1):
-        print(f"[{i}] {note}")
-    if not args.count:
-        print("docs - = not counted (--no-count)")
+        print(textwrap.fill(f"[{i}] {note}", columns, subsequent_indent="    ", break_on_hyphens=False))
     return 0
+
+
+#: What the columns of ``hanyi tasks`` mean, printed under the table.
+TASKS_LEGEND = (
+    "group = members scored together, with an aggregate row; tag = a name that runs its members, no aggregate.",
+    "[name] after a source = the dataset configuration the task reads (its YAML's dataset_name: e.g. [images] for "
+    "Pun Rebus's image questions, [vg] for CVLUE grounding, [whole] for VULCA's whole critiques); [default] = the "
+    "dataset's only configuration.",
+    "[N] in the docs column = footnote N below; `hanyi tasks --json` gives every row in full.",
+)
+
+
+def _shown_source(source: str, sample_dir: str) -> str:
+    """A task's data source as the table shows it: ``sample/<bench>`` for the package's own samples, ``~`` for the
+    home folder; a hub id or any other path as it is (never cut: it is where the numbers come from)."""
+    if os.path.isabs(source):
+        if os.path.commonpath([os.path.abspath(source), os.path.abspath(sample_dir)]) == os.path.abspath(sample_dir):
+            return os.path.join("sample", os.path.relpath(source, sample_dir))
+        home = os.path.expanduser("~")
+        if home not in ("", "/") and source.startswith(home + os.sep):
+            return "~" + source[len(home) :]
+    return source
+
+
+def _fit(text: str, room: int) -> str:
+    """A member list cut to ``room`` characters at a comma, saying how many members were left out.
+
+    >>> _fit("a, b, c, d", 8)
+    'a, … (+3)'
+    >>> _fit("a, b", 8)
+    'a, b'
+    """
+    if len(text) <= room:
+        return text
+    parts = text.split(", ")
+    for keep in range(len(parts) - 1, 0, -1):
+        line = ", ".join(parts[:keep]) + f", … (+{len(parts) - keep})"
+        if len(line) <= room:
+            return line
+    return text[: max(room - 1, 1)] + "…"
 
 
 def _benchmark_module(bench: str, purpose: str):
@@ -316,6 +363,9 @@ What hanyi eval adds:
   error a model wrapper caught and logged, an aborted evaluation), with the count and the first error on the last
   line. lmms-eval 0.7.3 logs these and exits 0, with or without --verbosity DEBUG (DEBUG re-raises only an
   exception that aborts the whole evaluation, not the per-request errors a model wrapper logs).
+  exit status 3 when, under --use_cache, an API model's requests got no answer (lmms-eval's openai / async_openai
+  clients give up after their retries on 5xx, timeouts or dropped connections and answer a failure text): those
+  answers are kept out of the cache, so the same command asks for them only (docs/run-at-scale.md).
   --allow_errors    exit 0 all the same (the errors are still logged)
 
 example:
@@ -378,6 +428,17 @@ def cmd_eval(argv) -> int:
         print(f"hanyi eval: {len(empty)} output file(s) are empty (first: {empty[0]}): the disk may be full; "
               "exit status 1", file=sys.stderr)  # fmt: skip
         return 1
+    from hanyi.host.cache_chunks import unanswered
+
+    if unanswered() and not status and not allow_errors:  # an API model's server failed: 5xx, timeouts, dropped
+        (task, doc_id, text), n = unanswered()[0], len(unanswered())
+        print(
+            f"hanyi eval: {n} request(s) got no answer from the model (first: {task} doc {doc_id}: "
+            f"{' '.join(text.split())[:160]}); they are scored as that failure text and kept out of the response "
+            "cache: the same command asks the model for them only; exit status 3.",
+            file=sys.stderr,
+        )
+        return 3
     if errors and not status and not allow_errors:
         first = " ".join(errors[0].split())[:200]
         print(

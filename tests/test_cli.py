@@ -96,10 +96,17 @@ def test_tasks_marks_unprepared_benchmarks_with_one_footnote_each(capsys, tmp_pa
     task_rows = [line for line in rows if re.match(r"\S+\s+task\s", line)]  # not a group row "... 1 task ..."
     assert task_rows and all("not prepared" in line for line in task_rows)
     assert max(len(line) for line in task_rows) < 100  # was ~170 with the hint on every row
-    notes = [line for line in lines if re.match(r"\[\d+\] ", line)]
-    # a HANYI_DATA_ROOT never switches cii or unpie to the hub silently, so all five are "not prepared" there
-    assert len(notes) == 5, notes
-    assert sorted(n.split(":")[0].split()[1] for n in notes) == ["cii", "cvlue", "punrebus", "unpie", "vulca"]
+    notes = [line for line in _unwrapped(out) if re.match(r"\[\d+\] ", line)]
+    # a HANYI_DATA_ROOT never switches a hub benchmark to the hub silently, so all six are "not prepared" there
+    assert len(notes) == 6, notes
+    assert sorted(n.split(":")[0].split()[1] for n in notes) == [
+        "cii",
+        "cvlue",
+        "punrebus",
+        "unpie",
+        "vulca",
+        "vulca_bench",
+    ]
     assert "hanyi prepare punrebus" in out
     assert "sample/punrebus" not in out
 
@@ -108,7 +115,7 @@ def test_tasks_explains_the_question_mark_of_hub_datasets_and_how_to_count(capsy
     """Issue 39 item 10: offline, 66 CII and UNPIE rows showed `?` with no legend."""
     monkeypatch.delenv("HANYI_DATA_ROOT")  # nothing prepared in the default root: cii and unpie read the hub
     assert main(["tasks", "cii", "unpie"]) == 0
-    lines = capsys.readouterr().out.splitlines()
+    lines = _unwrapped(capsys.readouterr().out)
     cells = [re.match(r"\S+\s+task\s+(.+?)\s{2}", line).group(1) for line in lines if re.match(r"\S+\s+task\s", line)]
     assert len(cells) > 60 and set(cells) == {"? [1]", "? [2]"}
     notes = {line[:3]: line for line in lines if re.match(r"\[\d\] ", line)}
@@ -117,6 +124,35 @@ def test_tasks_explains_the_question_mark_of_hub_datasets_and_how_to_count(capsy
         assert f"hanyi prepare {bench}" in notes[mark] and "HANYI_DATA_ROOT=sample" in notes[mark]
     assert main(["tasks", "cii", "--no-count"]) == 0
     assert "docs - = not counted (--no-count)" in capsys.readouterr().out
+
+
+def _unwrapped(out: str) -> list[str]:
+    """The lines of ``hanyi tasks``' output with each wrapped note joined back (its continuations are indented)."""
+    lines: list[str] = []
+    for line in out.splitlines():
+        if line.startswith("    ") and lines:
+            lines[-1] += " " + line.strip()
+        else:
+            lines.append(line)
+    return lines
+
+
+def test_tasks_rows_fit_the_terminal_and_a_legend_says_what_the_brackets_mean(capsys, monkeypatch):
+    """Tag rows listed every member (about 420 characters), and nothing said what ``[images]`` or ``[vg]`` were."""
+    for columns in ("100", "80"):
+        monkeypatch.setenv("COLUMNS", columns)
+        assert main(["tasks", "--no-count"]) == 0
+        out = capsys.readouterr().out
+        # at 80 columns a long source path may run over (it is never cut); group and tag rows always fit
+        lines = [line for line in out.splitlines() if columns == "100" or re.match(r"\S+\s+(group|tag)\s", line)]
+        assert max(len(line) for line in lines) <= int(columns), out
+        assert re.search(r"^unpie_splits\s+tag\s+14 tasks\s+unpie_\S*(, … \(\+\d+\)|…)$", out, re.M), out
+        joined = " ".join(_unwrapped(out))
+        assert "tag = a name that runs its members" in joined and "[vg] for CVLUE grounding" in joined
+        assert "[default] = the dataset's only configuration" in joined
+    assert main(["tasks", "--no-count", "--json"]) == 0
+    rows = {r["name"]: r for r in json.loads(capsys.readouterr().out)}
+    assert len(rows["unpie_splits"]["source"].split(", ")) == 14  # --json keeps every member
 
 
 @pytest.mark.slow
