@@ -8,8 +8,10 @@ Every source is written in the hub's own layout (``data/test-*.parquet``, ``data
   (the JSON's multi-label objects become the hub's Python-repr strings);
 * :func:`build_sample` writes the synthetic sample (invented questions, real schema, ids ``dev-33..35`` present).
 
-Rows that cannot be scored (answer not in A-F, an empty option) are dropped and reported; other anomalies
-(``correct_option`` not equal to the answer's option, duplicate ids, missing images) are reported only.
+Rows that cannot be scored (a gold answer naming no letter A-F, an empty option) are dropped and reported; a gold
+answer spelling one letter otherwise (``" c "``, full-width ``Ｃ``) is that letter, reported; other anomalies
+(``correct_option`` not equal to the answer's option, duplicate ids, missing images) are reported only. The tasks'
+load stops at a gold answer naming no letter (``hanyi.tasks.cii.loading``).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import ast
 import functools
 import json
 import os
+import unicodedata
 
 from hanyi.data.safepath import inside
 
@@ -101,14 +104,36 @@ def _features():
 CHECKED_FIELDS = ("id", "answer", "correct_option", *OPTION_FIELDS, "image_type", "rhetoric")
 
 
+def gold_letter(answer) -> str | None:
+    """The option letter a gold ``answer`` names without doubt: NFKC-normalised (full-width letters), stripped and
+    upper-cased, one of A-F; ``None`` for anything else (``"C,E"``, ``"X"``, ``"3"``, empty, not a string).
+
+    >>> gold_letter("C"), gold_letter(" c "), gold_letter("Ｃ"), gold_letter("C,E"), gold_letter("3")
+    ('C', 'C', 'C', None, None)
+    """
+    if not isinstance(answer, str):
+        return None
+    letter = unicodedata.normalize("NFKC", answer).strip().upper()
+    return letter if len(letter) == 1 and letter in "ABCDEF" else None
+
+
 def check_rows(rows: list[dict]) -> tuple[list[dict], dict]:
     """Split ``rows`` into scorable rows and an anomaly report ``{kind: [ids]}`` (nothing is dropped silently).
-    Reads :data:`CHECKED_FIELDS` and ``image``."""
+    Reads :data:`CHECKED_FIELDS` and ``image``. A gold answer that names one letter in another spelling (``" c "``)
+    is that letter (``normalised_answer``); one that names none (``bad_answer``) or an empty option
+    (``dropped_unscorable``) leaves the row out."""
     kept, report, seen = [], {}, set()
     for row in rows:
         rid = str(row.get("id"))
         options = [row.get(f) for f in OPTION_FIELDS]
-        if row.get("answer") not in tuple("ABCDEF") or any(not isinstance(o, str) or not o.strip() for o in options):
+        letter = gold_letter(row.get("answer"))
+        if letter is None:
+            report.setdefault("bad_answer", []).append(rid)
+            continue
+        if letter != row.get("answer"):
+            report.setdefault("normalised_answer", []).append(rid)
+            row = {**row, "answer": letter}
+        if any(not isinstance(o, str) or not o.strip() for o in options):
             report.setdefault("dropped_unscorable", []).append(rid)
             continue
         if (

@@ -51,7 +51,9 @@ def extract_option_labels(text, options: Sequence[str] | None = None) -> str | N
     the letter whose first occurrence is latest; ``\\b`` never separates CJK from Latin, so ``是E选项`` finds
     nothing); then option-text containment (last hit wins); otherwise ``None``.
 
-    Quirk kept: a whitespace-only text matches every option and yields ``"F"`` (callers treat blank answers first).
+    Quirks kept: a whitespace-only text matches every option and yields ``"F"``; zero-width and bidirectional
+    characters are neither stripped (Python's ``str.strip`` keeps them) nor word characters, so ``"\u200bB\u200b"``,
+    ``"\ufeffC"`` and ``"\u202eB"`` give B, C and B.
 
     Args:
         text: the model's answer (a dict means an API error object).
@@ -68,6 +70,8 @@ def extract_option_labels(text, options: Sequence[str] | None = None) -> str | N
     True
     >>> extract_option_labels("   ", ["甲", "乙", "丙", "丁", "戊", "己"])
     'F'
+    >>> extract_option_labels("\u200bB\u200b"), extract_option_labels("\ufeffC"), extract_option_labels("\u202eB")
+    ('B', 'C', 'B')
     """
     if isinstance(text, dict):
         return "error"
@@ -104,8 +108,14 @@ _STANDALONE = re.compile(r"(?<![A-Za-z])([A-F])(?![A-Za-z])")
 _MARKDOWN = re.compile(r"[*_`#]")
 
 
+# Invisible characters that change nothing a reader sees: removed before the robust parser reads an answer.
+_ZERO_WIDTH = re.compile("[\u200b\u200c\u200d\u2060\ufeff]")
+# Bidirectional controls reorder what a reader sees ("\u202eAB" shows as "BA"): the robust parser refuses the answer.
+_BIDI = re.compile("[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
 def _normalise(text: str) -> str:
-    return _MARKDOWN.sub("", unicodedata.normalize("NFKC", text)).strip()
+    return _MARKDOWN.sub("", unicodedata.normalize("NFKC", _ZERO_WIDTH.sub("", text))).strip()
 
 
 def extract_answer_robust(text, options: Sequence[str] | None = None) -> str | None:
@@ -115,7 +125,9 @@ def extract_answer_robust(text, options: Sequence[str] | None = None) -> str | N
     the **last** ``答案(是|为)?[:：] X`` (so a CoT answer's final line wins over options discussed earlier), the last
     ``answer/option is X``, ``\\boxed{X}``, a leading letter (``(C)``, ``C.``, ``C`` alone on its line; never the
     English article of "A man holds..."), the only distinct standalone letter (a sentence-initial article "A" does not count), and the only option whose full text appears.
-    Blank or ambiguous answers give ``None``.
+    Blank or ambiguous answers give ``None``. Zero-width characters (ZWSP, ZWNJ, ZWJ, word joiner, BOM) are removed
+    first; an answer with a bidirectional control (LRM, RLM, ALM, U+202A-U+202E, U+2066-U+2069) gives ``None``: what it
+    shows a reader is not the order of its characters, so no letter read from it can be checked by eye.
 
     >>> extract_answer_robust("分析(A)...(B)...\\n答案：(C)\\n因为A不符合")
     'C'
@@ -127,8 +139,10 @@ def extract_answer_robust(text, options: Sequence[str] | None = None) -> str | N
     True
     >>> extract_answer_robust("A man holds a fish over the pond. (E)")
     'E'
+    >>> extract_answer_robust("\u200bB\u200b"), extract_answer_robust("\ufeffC"), extract_answer_robust("\u202eB")
+    ('B', 'C', None)
     """
-    if not isinstance(text, str) or not text.strip():
+    if not isinstance(text, str) or not text.strip() or _BIDI.search(text):
         return None
     t = _normalise(text)
     for pattern in (_ANSWER_ZH, _ANSWER_EN, _BOXED):
@@ -150,18 +164,27 @@ def extract_answer_robust(text, options: Sequence[str] | None = None) -> str | N
 
 
 def score_response(response, options: Sequence[str], gold: str) -> dict:
-    """Score one answer with both extractors; blank answers are a miss for both (not the official ``"F"``).
+    """Score one answer with both extractors, the paper's as the official caller runs it.
+
+    The official ``eval_cii.py`` skips an empty answer (wrong, no prediction) and runs the extractor on any other, so a
+    whitespace-only answer extracts ``"F"`` (right where the gold is F): the paper-faithful ``pred`` / ``correct`` do
+    the same. The robust parser scores any blank answer (empty or whitespace-only) wrong; ``blank`` marks both kinds
+    (``hanyi report``'s ``blank_rate``). Note that lmms-eval strips every generated answer before ``process_results``,
+    so under it a whitespace-only answer arrives empty.
 
     Returns ``{"pred", "correct", "miss", "blank", "pred_robust", "correct_robust"}``. A paper-faithful ``pred`` of
     ``G``/``H`` is wrong but not a miss, as in the official script.
 
     >>> score_response("答案：B", ["a", "b", "c", "d", "e", "f"], "B")["correct"]
     True
-    >>> score_response("  ", ["a", "b", "c", "d", "e", "f"], "F")["miss"]
-    True
+    >>> [score_response("  ", ["a", "b", "c", "d", "e", "f"], "F")[k] for k in ("pred", "correct", "correct_robust")]
+    ['F', True, False]
+    >>> score_response("", ["a", "b", "c", "d", "e", "f"], "F")["correct"]
+    False
     """
     blank = not isinstance(response, str) or not response.strip()
-    pred = None if blank else extract_option_labels(response, list(options))
+    skipped = not isinstance(response, str) or response == ""  # the official caller runs no extractor on ""
+    pred = None if skipped else extract_option_labels(response, list(options))
     robust = None if blank else extract_answer_robust(response, list(options))
     return {
         "pred": pred,

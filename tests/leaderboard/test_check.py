@@ -81,7 +81,7 @@ CASES = {
     "missing doc": (_drop_doc, "cii_none: missing 1 of the installed task's 12 docs (first: 5)"),
     "doc twice": (_twice, "cii_none: 1 doc id(s) predicted twice (first: doc 3)"),
     "doc hash": (_other_doc, "cii_none: 1 doc(s) hold other content than the installed data"),
-    "task version": (_version, "cii_none: task version 1.1, the installed task is version 2.2"),
+    "task version": (_version, "cii_none: task version 1.1, the installed task is version 2.3"),
     "data fingerprint": (_fingerprint, "cii_ctc: unknown data fingerprint sha256:abab"),
     "claimed metric": (_claim, "cii_none/acc: claimed 0.26, re-scored 0.25"),
     "judge verdict": (_verdict, "cii_ctc/ctc_score: claimed"),

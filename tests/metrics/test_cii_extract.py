@@ -66,8 +66,8 @@ def test_robust_extractor(response, expected):
     assert extract_answer_robust(response, OWN) == expected
 
 
-@pytest.mark.parametrize("blank", ["", "   ", "\n\t", None])
-def test_blank_answer_is_a_miss_not_f(blank):
+@pytest.mark.parametrize("blank", ["", None])
+def test_empty_answer_is_skipped_as_the_official_caller_does(blank):
     scored = score_response(blank, OWN, "F")
     assert scored == {
         "pred": None,
@@ -77,6 +77,39 @@ def test_blank_answer_is_a_miss_not_f(blank):
         "pred_robust": None,
         "correct_robust": False,
     }
+
+
+@pytest.mark.parametrize("blank", ["   ", "\n\t", "\u3000"])
+def test_whitespace_only_answer_extracts_f_under_acc_and_is_wrong_under_acc_robust(blank):
+    """The official extractor strips a whitespace-only answer to "", a substring of every option: all six hit, the
+    last (F) wins. ``acc`` keeps that quirk; ``acc_robust`` scores the blank answer wrong; ``blank`` counts it."""
+    scored = score_response(blank, OWN, "F")
+    assert scored == {
+        "pred": "F",
+        "correct": True,
+        "miss": False,
+        "blank": True,
+        "pred_robust": None,
+        "correct_robust": False,
+    }
+    assert score_response(blank, OWN, "B")["correct"] is False
+
+
+@pytest.mark.parametrize(
+    "response, paper, robust",
+    [
+        ("\u200bB\u200b", "B", "B"),  # zero-width space: not whitespace for str.strip, not a word character
+        ("\ufeffC", "C", "C"),  # a byte-order mark
+        ("\u2060D", "D", "D"),  # word joiner
+        ("\u202eB", "B", None),  # right-to-left override: the robust parser refuses bidi controls
+        ("\u200fE", "E", None),  # right-to-left mark
+        ("答案：\u2066A\u2069", "A", None),  # an isolate around the letter
+    ],
+)
+def test_zero_width_and_bidi_characters(response, paper, robust):
+    scored = score_response(response, OWN, paper)
+    assert (scored["pred"], scored["correct"], scored["pred_robust"]) == (paper, True, robust)
+    assert scored["correct_robust"] is (robust is not None)
 
 
 def test_letter_outside_options_is_wrong_not_miss():

@@ -31,8 +31,9 @@ def test_every_task_is_generate_until_and_versioned(cii_tasks, task_manager):
         task = cii_tasks[name]
         assert task.OUTPUT_TYPE == "generate_until", name
         # 1.1 review fixes (CTC prompt, article trap); 1.2 accuracies and rates are fractions; 2.0 (multiple choice)
-        # per-category keys computed by hanyi report from the sample log; 2.1 miss_rate too; 2.2 items carry their score
-        assert task.config.metadata["version"] == (1.3 if name == "cii_ctc" else 2.2), name
+        # per-category keys computed by hanyi report from the sample log; 2.1 miss_rate too; 2.2 items carry their
+        # score; 2.3 the whitespace-only, bidi and gold-letter rules
+        assert task.config.metadata["version"] == (1.3 if name == "cii_ctc" else 2.3), name
 
 
 def test_group_runs_the_paper_setting_on_800_question_split(cii_tasks):
@@ -256,7 +257,7 @@ def test_prepare_from_github_writes_hub_layout_and_reports(tmp_path, task_manage
     args.out_dir = str(tmp_path / "out")
     counts = cii.run_prepare(args)
     cannot_run = counts.pop("cannot_run")  # the CLI exits 1 on it (issue 27): dev-1's image is missing
-    assert counts == {"counts": {"test": 2, "dev": 1}, "anomalies": {"dropped_unscorable": 1, "missing_image": 1}}
+    assert counts == {"counts": {"test": 2, "dev": 1}, "anomalies": {"bad_answer": 1, "missing_image": 1}}
     assert cannot_run.startswith("1 of 3 questions have no image (first: dev-1 (images/dev/dev-1.jpg))")
     ds = datasets.load_dataset(args.out_dir, split="test")
     assert ds["id"] == ["test-1", "test-2"]
@@ -310,13 +311,20 @@ def test_load_time_checks_read_only_the_checked_fields():
     rows = [
         base | {"id": "test-1"},
         base | {"id": "test-1"},  # duplicate
-        base | {"id": "test-2", "answer": "G"},  # unscorable
+        base | {"id": "test-2", "answer": "G"},  # no option letter
+        base | {"id": "test-5", "option3": " "},  # unscorable
         base | {"id": "test-3", "correct_option": "y"},  # mismatch
         base | {"id": "test-4", "image_type": "{'choices': ["},  # malformed
     ]
     whole = check_rows(rows)[1]
     assert whole == check_rows([{k: r[k] for k in (*CHECKED_FIELDS, "image")} for r in rows])[1]
-    assert set(whole) == {"duplicate_id", "dropped_unscorable", "correct_option_mismatch", "malformed_image_type"}
+    assert set(whole) == {
+        "duplicate_id",
+        "bad_answer",
+        "dropped_unscorable",
+        "correct_option_mismatch",
+        "malformed_image_type",
+    }
 
 
 def test_ctc_with_a_judge_scores_through_the_evaluator(replay, monkeypatch, tmp_path, fake_judge):

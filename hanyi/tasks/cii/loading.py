@@ -6,7 +6,7 @@ source, ``<local_path>`` fetched from the hub dataset repository. What none of t
 
 import os
 
-from hanyi.data.cii import CHECKED_FIELDS, check_rows
+from hanyi.data.cii import CHECKED_FIELDS, check_rows, gold_letter
 from hanyi.logs import get_logger
 from hanyi.tasks._common import missing_image_ids, require_images
 
@@ -14,11 +14,22 @@ log = get_logger("hanyi.cii")
 
 
 def checked(dataset):
-    """Drop rows that cannot be scored and log every anomaly (images are not decoded here)."""
+    """Stop at a gold answer that names no option letter, naming every such id: left out, it would shrink the
+    denominator unseen; kept, it would be wrong for every model. A gold letter in another spelling (``" c "``) is
+    scored as that letter; rows with an empty option are dropped; every anomaly is logged (images are not decoded
+    here)."""
     rows = dataset.select_columns([c for c in CHECKED_FIELDS if c in dataset.column_names]).to_list()
     _, report = check_rows([{**row, "image": True} for row in rows])
+    bad = report.pop("bad_answer", [])
+    if bad:
+        raise ValueError(
+            f"hanyi cii: {len(bad)} gold answer(s) name no option letter A-F (doc ids: {', '.join(bad)}); fix the "
+            "data's `answer` field or rebuild it with `hanyi prepare cii` (docs/cii.md, deviation 10)"
+        )
     if report:
         log.warning("hanyi cii: data anomalies (first ids) %s", {k: v[:10] for k, v in report.items()})
+    if report.get("normalised_answer"):
+        dataset = dataset.map(lambda a: {"answer": gold_letter(a)}, input_columns="answer")
     dropped = set(report.get("dropped_unscorable", ()))
     return dataset.filter(lambda rid: rid not in dropped, input_columns="id") if dropped else dataset
 
