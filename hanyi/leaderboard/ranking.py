@@ -65,7 +65,6 @@ Otherwise :attr:`Board.overall` is None and :attr:`Board.overall_absent` says wh
 
 from __future__ import annotations
 
-import collections
 import dataclasses
 import functools
 import hashlib
@@ -425,19 +424,55 @@ def sign_flip_exact(a: list[float], b: list[float], clusters: list | None = None
     sums: dict = {}
     for x, y, c in zip(a, b, labels):
         sums[c] = sums.get(c, 0) + int(round(x)) - int(round(y))
-    diffs = [d for d in sums.values() if d]
-    if all(abs(d) == 1 for d in diffs):  # one discordant doc per cluster: the binomial test itself
-        return intervals.mcnemar_exact(sum(d > 0 for d in diffs), sum(d < 0 for d in diffs))
+    return sign_flip_p(np.fromiter(sums.values(), dtype=np.int64, count=len(sums)))
+
+
+def sign_flip_p(sums) -> float:
+    """:func:`sign_flip_exact`'s p from the clusters' integer differences ``d_k`` (a numpy array)."""
+    import numpy as np
+
+    diffs = sums[sums != 0]
+    if not len(diffs):
+        return 1.0
+    size, counts = np.unique(np.abs(diffs), return_counts=True)
+    if len(size) == 1 and size[0] == 1:  # one discordant doc per cluster: the binomial test itself
+        return intervals.mcnemar_exact(int((diffs > 0).sum()), int((diffs < 0).sum()))
     # the clusters of one |d_k| = v contribute v (2B - c), B ~ Binomial(c, 1/2): one such law per v, convolved
     dist, offset = np.ones(1), 0  # dist[i]: the probability that the signed sum is i - offset
-    for v, c in sorted(collections.Counter(abs(d) for d in diffs).items()):
+    for v, c in zip(size.tolist(), counts.tolist()):
         k = np.arange(c + 1)
         log_pmf = math.lgamma(c + 1) - np.array([math.lgamma(j + 1) + math.lgamma(c - j + 1) for j in k])
         law = np.zeros(2 * v * c + 1)
         law[2 * v * k] = np.exp(log_pmf - c * math.log(2))
         dist, offset = np.convolve(dist, law), offset + v * c
     t = np.arange(len(dist)) - offset
-    return float(min(1.0, dist[np.abs(t) >= abs(sum(diffs))].sum()))
+    return float(min(1.0, dist[np.abs(t) >= abs(int(diffs.sum()))].sum()))
+
+
+def _binary_tests(matrix, clusters: list | None):
+    """For a section whose scores are all 0 or 1 (``matrix``: rows x docs, NaN where a row scored no doc), the test of
+    row ``j`` against row ``i`` as :func:`pair_test` gives it, on arrays: per pair one bincount of the differences
+    over the docs both scored. None when a score is neither 0 nor 1."""
+    import numpy as np
+
+    m = np.asarray(matrix, dtype=float)
+    if not np.isin(m[~np.isnan(m)], (0.0, 1.0)).all():
+        return None
+    ids: dict = {}
+    index = np.array([ids.setdefault(("doc", k) if c is None else c, len(ids)) for k, c in enumerate(clusters or [])])
+    clustered = clusters is not None and len(ids) < m.shape[1]
+    name = "exact cluster sign-flip permutation test" if clustered else "McNemar exact (two-sided)"
+
+    def test(i: int, j: int) -> tuple[str, float]:
+        both = ~np.isnan(m[i]) & ~np.isnan(m[j])
+        if not both.any():
+            return "no doc in common", 1.0
+        diff = (m[i] - m[j])[both].astype(np.int64)
+        if not clustered:
+            return name, intervals.mcnemar_exact(int((diff > 0).sum()), int((diff < 0).sum()))
+        return name, sign_flip_p(np.bincount(index[both], weights=diff, minlength=len(ids)).round().astype(np.int64))
+
+    return test
 
 
 def pair_test(hi: dict, lo: dict, labels: dict, seed: int) -> tuple[str, float]:
@@ -512,7 +547,8 @@ def _rank_section(ranked: list[Row], col: str, seed: int = SEED) -> tuple:
     draws = intervals.rank_draws(matrix, clusters, iters=RANK_ITERS, seed=seed)
     for j, row in enumerate(ranked):
         row.rank_low, row.rank_high = (int(_quantile(draws[:, j], q)) for q in (0.025, 0.975))
-    tier_of, p_top, tests = tiers(per, lambda i, j: pair_test(per[i], per[j], labels, seed))
+    fast = _binary_tests(matrix, clusters)
+    tier_of, p_top, tests = tiers(per, fast or (lambda i, j: pair_test(per[i], per[j], labels, seed)))
     for j, row in enumerate(ranked):
         row.tier, row.p_above = tier_of[j], p_top[j]
         if j:

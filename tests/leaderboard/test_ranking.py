@@ -532,3 +532,16 @@ def test_a_judge_scale_interval_is_a_plain_bootstrap_loop_and_stays_inside_the_s
         means = [sum(scores[i] for i in loop.integers(0, 10, size=10)) / 10 for _ in range(ITERS)]
         assert (c.low, c.high) == pytest.approx((np.percentile(means, 2.5), np.percentile(means, 97.5)), abs=1e-12)
         assert 1.0 <= c.low <= c.value <= c.high <= 5.0
+
+
+def test_the_array_tests_of_a_0_1_section_are_the_per_pair_tests():
+    rng = np.random.default_rng(21)
+    for clustered in (False, True):
+        docs = 40
+        matrix = (rng.random((4, docs)) < [[0.8], [0.6], [0.5], [0.3]]).astype(float)
+        matrix[1, 3] = matrix[2, 7] = math.nan  # a doc a row did not score
+        labels = {d: f"img{d // 4}" for d in range(docs)} if clustered else {}
+        per = [{d: x for d, x in enumerate(row) if not math.isnan(x)} for row in matrix]
+        test = ranking._binary_tests(matrix.tolist(), [labels[d] for d in range(docs)] if clustered else None)
+        for i, j in itertools.combinations(range(4), 2):
+            assert test(i, j) == pytest.approx(ranking.pair_test(per[i], per[j], labels, 0), abs=1e-12)
