@@ -28,6 +28,7 @@ import threading
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from hanyi.docpath import doc
 from hanyi.logs import get_logger
 
 if TYPE_CHECKING:
@@ -355,7 +356,7 @@ BACKBONES: dict[str, Backbone] = {
             "LLM judge endpoint (OpenAI-compatible): judge-scored metrics",
             ("punrebus", "unpie", "cii", "vulca"),
             _JUDGE_KEYS,
-            lambda: "export HANYI_JUDGE_BASE_URL=<https://.../v1> HANYI_JUDGE_MODEL=<model> (docs/judge.md)",
+            lambda: f"export HANYI_JUDGE_BASE_URL=<https://.../v1> HANYI_JUDGE_MODEL=<model> ({doc('judge.md')})",
             _check_judge,
             lambda: _env_key("HANYI_JUDGE_BASE_URL", "HANYI_JUDGE_MODEL", "HANYI_JUDGE_CONCURRENCY"),
         ),

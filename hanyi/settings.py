@@ -237,7 +237,9 @@ def value(name: str, default=None, env=None):
 
 @functools.cache
 def _warn_unknown(names: tuple[str, ...]) -> None:
-    log.warning("hanyi: unknown setting(s) %s are ignored (typo?); known: docs/backbones.md", ", ".join(names))
+    from hanyi.docpath import doc
+
+    log.warning("hanyi: unknown setting(s) %s are ignored (typo?); known: %s", ", ".join(names), doc("backbones.md"))
 
 
 def validate(env=None) -> None:

@@ -57,6 +57,25 @@ def test_tested_releases_are_what_the_lock_pins_for_ci():
         assert f"torch=={versions.TESTED['torch']}" in f.read().split()
 
 
+@pytest.mark.parametrize("python", ["3.10", "3.11", "3.12"])
+def test_the_documented_install_pins_the_tested_host_releases(python):
+    """`pip install -c constraints.txt .` (the README's install) gave filelock and transformers releases newer than the
+    tested ones, so `hanyi doctor` said UNTESTED right after it; constraints.txt now pins what the lock pins."""
+    env = {"python_version": python, "python_full_version": f"{python}.0"}
+    with open(os.path.join(ROOT, "constraints.txt"), encoding="utf-8") as f:
+        lines = [line.split("#")[0].strip() for line in f]
+    pins = {}
+    for line in filter(None, lines):
+        spec, _, marker = line.partition(";")
+        if not marker or Marker(marker).evaluate(env):
+            name, version = spec.strip().split("==")
+            pins[name] = version
+    locked = _pins("requirements/lock.txt", python)
+    major, minor = map(int, python.split("."))
+    for package in ("filelock", "transformers", "datasets"):
+        assert pins[package] == locked[package] == versions.release_tested(package, (major, minor)), package
+
+
 def test_the_lock_covers_python_3_10_to_3_12_and_holds_no_cuda_wheel():
     for python in ("3.10", "3.11", "3.12"):
         pins = _pins("requirements/lock.txt", python)
