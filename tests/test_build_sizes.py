@@ -17,6 +17,7 @@ CASES = [
     ("unpie", 7, {("default", "homographic"): 7, ("default", "heterographic"): 7}),
     ("vulca", 3, {("whole", "test"): 3}),
     ("cvlue", 20, {("vqa", "test"): 60, ("vg", "test"): 15, ("vd", "test"): 6}),
+    ("vulca_bench", 20, {("default", "test"): 20}),
 ]
 
 
@@ -46,7 +47,7 @@ def test_same_size_builds_identical_files(tmp_path):
 
 
 def test_full_sizes_are_the_papers():
-    assert FULL_SIZES == {"punrebus": 1011, "cii": 800, "unpie": 500, "cvlue": 7169, "vulca": 12}
+    assert FULL_SIZES == {"punrebus": 1011, "cii": 800, "unpie": 500, "cvlue": 7169, "vulca": 12, "vulca_bench": 7408}
 
 
 def test_bad_size_is_a_clear_error(tmp_path):

@@ -23,8 +23,8 @@ from hanyi.data.sources import SAMPLE_DIR
 
 #: The paper's sizes, as ``build_sample``'s ``size`` (its primary doc unit): Pun Rebus images (1,011 of 375 stories),
 #: CII-Bench questions (800), UNPIE puns per split (500), CVLUE test VQA images (7,169; VG and VD scaled with it),
-#: VULCA paintings (12).
-FULL_SIZES = {"punrebus": 1011, "cii": 800, "unpie": 500, "cvlue": 7169, "vulca": 12}
+#: VULCA paintings (12), VULCA-Bench artworks (7,408, in the release's culture counts).
+FULL_SIZES = {"punrebus": 1011, "cii": 800, "unpie": 500, "cvlue": 7169, "vulca": 12, "vulca_bench": 7408}
 
 
 def full_root() -> str:

@@ -205,17 +205,20 @@ def sample_sizes(size: int | None) -> dict:
     """Rows per culture: :data:`SAMPLE_PER_CULTURE` each by default; ``size`` spread over the cultures in the
     release's proportions (largest remainders, ties by culture name), so :data:`FULL_SIZE` gives the release's counts.
 
-    >>> sample_sizes(FULL_SIZE) == RELEASE_SIZES, sum(sample_sizes(100).values())
-    (True, 100)
+    >>> sample_sizes(FULL_SIZE) == RELEASE_SIZES, sample_sizes(20)
+    (True, {'western': 9, 'chinese': 5, 'japanese': 1, 'islamic': 1, 'mural': 1, 'hermitage': 1, 'indian': 1, 'korean': 1})
     """
     if size is None:
         return {c: SAMPLE_PER_CULTURE for c in RELEASE_SIZES}
     if size < len(RELEASE_SIZES):
         raise ValueError(f"vulca_bench: size must be at least {len(RELEASE_SIZES)} (one row per culture), got {size}")
     exact = {c: size * n / FULL_SIZE for c, n in RELEASE_SIZES.items()}
-    out = {c: max(1, int(v)) for c, v in exact.items()}
+    out = {c: int(v) for c, v in exact.items()}
     for c in sorted(exact, key=lambda c: (-(exact[c] - int(exact[c])), c))[: size - sum(out.values())]:
         out[c] += 1
+    for c in [c for c, n in out.items() if n == 0]:  # every culture keeps a row, taken from the largest
+        out[max(out, key=lambda k: (out[k], k))] -= 1
+        out[c] = 1
     return out
 
 
