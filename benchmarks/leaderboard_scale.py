@@ -135,11 +135,76 @@ def entries(n_models: int, seed: int = 0) -> list:
     return out
 
 
+def synthetic_board(n_models: int, seed: int = 1, benchmarks: tuple[str, ...] | None = None):
+    """A ranked :class:`~hanyi.leaderboard.entries.Board` of ``n_models`` rows per benchmark, built directly (no
+    per-doc scores, no ranking): every column of :func:`_tasks` with a value and an interval, rank intervals, tiers,
+    flips, a model card per model, and the papers' rows. What :func:`hanyi.leaderboard.site.write_site` needs to show
+    a board of that many submissions."""
+    import numpy as np
+
+    from hanyi.leaderboard.entries import Board, Cell, Entry, Row, Section
+    from hanyi.leaderboard.ranking import reference_rows
+    from hanyi.report.anchors import ANCHORS_DIR
+
+    rng = np.random.default_rng(seed)
+    skills = np.sort(rng.uniform(0.2, 0.8, n_models))[::-1]
+    board = Board()
+    for bench, tasks in _tasks().items():
+        if benchmarks is not None and bench not in benchmarks:
+            continue
+        columns = [f"{t}/{m}" for t, _, _, metrics in tasks for m in metrics]
+        section = Section(bench, {"tasks": ", ".join(t for t, *_ in tasks)}, columns, columns[0])
+        for m, skill in enumerate(skills):
+            sha = hashlib.sha256(f"site/{bench}/{m}".encode()).hexdigest()
+            e = Entry(sha, bench, "llava_hf", f"pretrained=org/model-{m:04d}", "2026-11-28T10:00:00", "0.8", "0.7.3")
+            e.card = {"name": f"Model {m:04d} {int(skill * 100)}B", "organisation": f"Lab {m % 37}",
+                      "parameters": int(1e9 * (1 + m % 70)), "open_weights": bool(m % 3)}  # fmt: skip
+            cells = {}
+            for col in columns:
+                v = float(np.clip(skill + rng.normal(0, 0.05), 0, 1))
+                scale = 100.0 if col.rsplit("/", 1)[1] in ("bleu4", "meteor") else 1.0
+                cells[col] = Cell(v * scale, max(0, v - 0.03) * scale, min(1, v + 0.03) * scale, 800, stderr=0.015)
+            row = Row(e.model, cells, e, rank=m + 1, rank_low=max(1, m - 2), rank_high=min(n_models, m + 4),
+                      tier=1 + m // 7, flip=int(rng.integers(1, 30)) if m else None, p_above=0.2 if m else None)  # fmt: skip
+            section.rows.append(row)
+        section.rows += reference_rows(bench, section, [r.entry for r in section.rows[:3]], ANCHORS_DIR)
+        board.sections.append(section)
+    board.overall_absent = "a synthetic board"
+    return board
+
+
+def site_scale(n_models: int, out: str | None = None) -> bool:
+    """Time ``write_site`` on :func:`synthetic_board` and print its largest HTML page (target: none over 1 MB)."""
+    from hanyi.leaderboard.site import write_site
+
+    board = synthetic_board(n_models)
+    with tempfile.TemporaryDirectory() as tmp:
+        site = out or os.path.join(tmp, "site")
+        t, cpu = time.perf_counter(), time.process_time()
+        written = write_site(board, site)
+        wall, cpu = time.perf_counter() - t, time.process_time() - cpu
+        pages = [p for p in written if p.endswith(".html")]
+        sizes = sorted((os.path.getsize(p), os.path.basename(p)) for p in pages)
+        json_mb = os.path.getsize(os.path.join(site, "leaderboard.json")) / 1e6
+    largest, name = sizes[-1]
+    ok = largest <= 1_000_000
+    print(f"write_site() of a synthetic board, {n_models} submissions x {len(board.sections)} benchmarks: {wall:.1f} s "
+          f"({cpu:.1f} s CPU), {len(written)} files, {len(pages)} HTML pages; largest page {name} "
+          f"{largest / 1e6:.2f} MB; leaderboard.json {json_mb:.1f} MB")  # fmt: skip
+    print(f"{'PASS' if ok else 'FAIL'} no HTML page over 1 MB at {n_models} submissions")
+    return ok
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--models", type=int, default=100)
     parser.add_argument("--out", help="the site's folder (default: a temporary one)")
+    parser.add_argument("--site-models", type=int, default=1000,
+                        help="submissions per benchmark of the synthetic board whose site is timed (0: skip)")  # fmt: skip
+    parser.add_argument("--site-only", action="store_true", help="only the synthetic board's site")
     args = parser.parse_args(argv)
+    if args.site_only:
+        return 0 if site_scale(args.site_models) else 1
 
     from hanyi.leaderboard import ranking
 
@@ -184,6 +249,8 @@ def main(argv=None) -> int:
         ok &= total < 60 or case == "cold"
         print(f"{verdict} rank + site, {label}: {total:.1f} s ({cpu:.1f} s CPU) for {args.models} submissions x "
               f"{len(docs)} benchmarks (target < 60 s)")  # fmt: skip
+    if args.site_models:
+        ok &= site_scale(args.site_models)
     return 0 if ok else 1
 
 

@@ -72,6 +72,12 @@ def esc(text) -> str:
     return html.escape(scrub_paths(redact_text(str(text))), quote=True)
 
 
+def esc_board_path(path) -> str:
+    """A file path of the board's own machine (the files it was given): credentials masked, escaped, kept whole so
+    that a maintainer finds the file."""
+    return html.escape(redact_text(str(path)), quote=True)
+
+
 # ---- columns: the paper's names and units ------------------------------------------------------------------------
 @dataclass(frozen=True)
 class ColumnInfo:
@@ -121,7 +127,24 @@ def column_info(bench: str, col: str, lower: bool = False, values: tuple = ()) -
     return ColumnInfo(col, metric.replace("_", " "), col, 1.0, "", decimals, "low" if lower else "high", None)
 
 
+#: Each section's column infos while one site is written (:func:`forget_columns` clears it): a model page reads its
+#: section's again, and a section of 1,000 rows is not re-read 1,000 times.
+_COLUMNS: dict[int, tuple[Section, dict]] = {}
+
+
+def forget_columns() -> None:
+    _COLUMNS.clear()
+
+
 def section_columns(section: Section) -> dict[str, ColumnInfo]:
+    hit = _COLUMNS.get(id(section))
+    if hit is not None and hit[0] is section:
+        return hit[1]
+    _COLUMNS[id(section)] = (section, _section_columns(section))
+    return _COLUMNS[id(section)][1]
+
+
+def _section_columns(section: Section) -> dict[str, ColumnInfo]:
     out = {}
     for col in section.columns:
         values = tuple(c.value for r in section.rows if (c := r.cells.get(col)) is not None and c.value is not None)
@@ -500,8 +523,9 @@ def _file_date(path: str) -> str:
         return "-"
 
 
-def status_body(board: Board) -> str:
-    """Every file: its name, sha256, date, state and reasons; ranked and apart rows link their section."""
+def status_pages(board: Board, base: str = "status.html") -> dict[str, str]:
+    """Every file: its name, sha256, date, state and reasons; ranked and apart rows link their model; paged,
+    :data:`FILE_ROWS` files a page."""
     lines = []
     for s in board.sections:
         for r in s.rows:
@@ -520,35 +544,49 @@ def status_body(board: Board) -> str:
             reasons = f"<p>the same predictions as {esc(os.path.basename(rej.duplicate_of))}</p>" + reasons
         lines.append((rej.path, rej.submission_hash or "-", _file_date(rej.path), state, f"<ul>{reasons}</ul>"))
     if not lines:
-        return "<p>No submission file was read.</p>"
+        return {base: "<p>No submission file was read.</p>"}
     head = [_th("file", "text"), _th("sha256", "text"), _th("date", "text"), _th("state", "text"), _th("where / reasons", "text")]  # fmt: skip
     body = [
-        f'<tr><th scope="row" class="name">{esc(path)}</th><td class="txt hash">{esc(digest)}</td>'
+        f'<tr><th scope="row" class="name">{esc_board_path(path)}</th><td class="txt hash">{esc(digest)}</td>'
         f'<td class="txt">{esc(date or "-")}</td><td class="txt state">{esc(state)}</td><td class="txt">{where}</td></tr>'
         for path, digest, date, state, where in lines
     ]
-    return (
+    intro = (
         "<p>Every submission file the board read, with the sha256 of its bytes (<code>sha256sum FILE</code> finds "
         "yours), its date and its state: ranked, ranked apart (another protocol), duplicate (the same predictions as "
         "an earlier file), pending (with the reason), or rejected (with every reason).</p>"
-        + _table("Every submission file and its state", head, body)
     )
+    return _paged(base, intro, "Every submission file and its state", head, body)
 
 
-def rejected_body(board: Board) -> str:
+#: Files per page of the status and rejected pages.
+FILE_ROWS = 500
+
+
+def _paged(base: str, intro: str, caption: str, head: list[str], body: list[str]) -> dict[str, str]:
+    pages = max(1, math.ceil(len(body) / FILE_ROWS))
+    out = {}
+    for k in range(1, pages + 1):
+        pager = pager_html(base, k, pages)
+        where = f", page {k} of {pages}" if pages > 1 else ""
+        chunk = body[(k - 1) * FILE_ROWS : k * FILE_ROWS]
+        out[paged_name(base, k)] = intro + pager + _table(caption + where, head, chunk) + pager
+    return out
+
+
+def rejected_pages(board: Board, base: str = "rejected.html") -> dict[str, str]:
     if not board.rejected:
-        return "<p>No submission was rejected.</p>"
+        return {base: "<p>No submission was rejected.</p>"}
     head = [_th("file", "text"), _th("model", "text"), _th("submission sha256", "text"), _th("reasons", "text")]
     body = []
     for rej in board.rejected:
         reasons = "".join(f"<li>{esc(r)}</li>" for r in rej.reasons)
         body.append(
-            f'<tr><th scope="row" class="name">{esc(rej.path)}</th><td class="txt">{esc(rej.model or "-")}</td>'
+            f'<tr><th scope="row" class="name">{esc_board_path(rej.path)}</th><td class="txt">{esc(rej.model or "-")}</td>'
             f'<td class="txt hash">{esc(rej.submission_hash or "-")}</td><td class="txt"><ul>{reasons}</ul></td></tr>'
         )
-    return "<p>Files refused on arrival, with every reason. Nothing of them enters a table.</p>" + _table(
-        "Rejected submission files", head, body
-    )
+    intro = "<p>Files refused on arrival, with every reason. Nothing of them enters a table.</p>"
+    return _paged(base, intro, "Rejected submission files", head, body)
 
 
 # ---- model pages -------------------------------------------------------------------------------------------------
@@ -615,7 +653,7 @@ def card_html(entry: Entry) -> str:
 
 def _neighbours(section: Section, row: Row) -> str:
     ranked = [r for r in section.rows if not r.reference]
-    j = ranked.index(row)
+    j = next(i for i, r in enumerate(ranked) if r is row)
     lines = []
     if j > 0:
         above = ranked[j - 1]
@@ -718,7 +756,8 @@ def _verdict(score, verdicts) -> str:
         for field, item in sorted(verdicts.items()):
             if isinstance(item, dict):
                 got = item.get("score", item.get("correct", item.get("verdict")))
-                parts.append(f"{field}: {_short(got, 40)}")
+                if got is not None:
+                    parts.append(f"{field}: {_short(got, 40)}")
         if parts:
             return "; ".join(parts)
     if score is None:
@@ -744,7 +783,10 @@ def prediction_pages(entry: Entry, section: Section, base: str, back: str) -> di
     for task in sorted(tasks):
         preds = tasks[task].get("predictions") if isinstance(tasks[task], dict) else None
         per_doc = entry.per_doc.get(task) or {}
-        metric = key_metric if task == key_task and key_metric in per_doc else next(iter(sorted(per_doc)), None)
+        own = [c.partition("/")[2] for c in section.columns if c.partition("/")[0] == task]  # the headline order
+        metric = (
+            key_metric if task == key_task and key_metric in per_doc else next((m for m in own if m in per_doc), None)
+        )
         scores = per_doc.get(metric) or {} if metric else {}
         for pred in preds if isinstance(preds, list) else ():
             if not isinstance(pred, dict):

@@ -71,7 +71,7 @@ BOARD_CSS = (
     "th.name{position:sticky;left:0;z-index:1;background:#fff;text-align:left;min-width:9em;max-width:16em;"
     "overflow-wrap:anywhere}thead th:first-child{left:0;z-index:3}"
     "caption{text-align:left;font-weight:600;padding:.3em 0;caption-side:top}.caption{font-size:.875rem;color:#4a4a4a}"
-    "td.hash{font-family:monospace;overflow-wrap:anywhere;min-width:12em}td.resp{max-width:30em;white-space:pre-wrap}"
+    "td[data-v]{white-space:nowrap}td.hash{font-family:monospace;overflow-wrap:anywhere;min-width:12em}td.resp{max-width:30em;white-space:pre-wrap}"
     "figure.chart{margin:1em 0}figure.chart .svg{overflow-x:auto}figure.chart figcaption{font-size:.875rem;color:#4a4a4a}"
     "details.papers{margin:1em 0}.pager a{margin:0 .3em}.pager a[aria-current]{font-weight:700}"
     "@media (max-width:600px){body{margin:.5em auto;padding:0 .5em}h1{font-size:1.3em}}"
@@ -115,6 +115,7 @@ def page(title: str, body: str, benchmarks: list[str]) -> str:
 def html_pages(board: Board, benchmarks: list[str], built: str) -> dict[str, str]:
     """``{file: HTML}`` of every page: index, benchmark pages (paged), model pages, predictions viewers, status and
     rejected."""
+    pages.forget_columns()
     files = {"index.html": page("hanyi leaderboard", pages.index_body(board, benchmarks, built, page_name), benchmarks)}
     for bench in benchmarks:
         for name, body in pages.benchmark_pages(board, bench, page_name(bench)).items():
@@ -133,8 +134,10 @@ def html_pages(board: Board, benchmarks: list[str], built: str) -> dict[str, str
             if found:
                 viewers[e.submission_hash] = base
         files[model_file] = page(f"Model: {name}", pages.model_body(name, places, viewers), benchmarks)
-    files["status.html"] = page("hanyi leaderboard: submission status", pages.status_body(board), benchmarks)
-    files["rejected.html"] = page("hanyi leaderboard: rejected submissions", pages.rejected_body(board), benchmarks)
+    for name, body in pages.status_pages(board).items():
+        files[name] = page("hanyi leaderboard: submission status", body, benchmarks)
+    for name, body in pages.rejected_pages(board).items():
+        files[name] = page("hanyi leaderboard: rejected submissions", body, benchmarks)
     return files
 
 
