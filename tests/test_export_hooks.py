@@ -58,7 +58,7 @@ def hooked(tmp_path_factory):
 
     def lmms(dst):
         out = tmp / "lmms-export"
-        lt.export(str(out), BENCHMARKS)
+        lt.export(str(out), [b for b in ("punrebus", "cvlue", "cii", "unpie", "vulca") if b in BENCHMARKS])
         shutil.copytree(out, dst, dirs_exist_ok=True, ignore=shutil.ignore_patterns("PULL_REQUEST.md"))
         shutil.copyfile(out / "PULL_REQUEST.md", dst.parent.parent / "PULL_REQUEST.md")
 
@@ -73,13 +73,19 @@ def hooked(tmp_path_factory):
 
 @pytest.mark.parametrize("upstream", ["lmms-eval", "lm-evaluation-harness"])
 def test_upstream_pre_commit_changes_no_exported_file(hooked, upstream):
-    repo, rc, output, problems = hooked[upstream]
+    repo, _, output, problems = hooked[upstream]
     assert not [p for p in problems if "not installed" in p or "no PyPI" in p], problems
     changed = subprocess.run(["git", "status", "--porcelain"], cwd=repo, capture_output=True, text=True).stdout
-    assert rc == 0 and not changed, (
-        f"{upstream}'s pre-commit failed or rewrote the export:\n{changed}\n{output[-3000:]}"
-    )
-    assert "Passed" in output
+    assert not changed, f"{upstream}'s pre-commit rewrote exported files:\n{changed}\n{output[-3000:]}"
+
+
+@pytest.mark.parametrize("upstream", ["lmms-eval", "lm-evaluation-harness"])
+def test_upstream_pre_commit_passes(hooked, upstream):
+    """Every hook passes (lm-eval's ruff-check with its rules too; the ruff version may differ from the pin here,
+    ``benchmarks/upstream_dry_run.py`` runs the pinned one)."""
+    _, rc, output, _ = hooked[upstream]
+    failed = [line for line in output.splitlines() if line.endswith("Failed")]
+    assert rc == 0, f"{upstream}'s pre-commit: {failed}\n{output[-3000:]}"
 
 
 def _environment(folder: pathlib.Path):

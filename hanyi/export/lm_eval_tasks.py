@@ -61,6 +61,50 @@ def _defined_in(module: str, name: str) -> str:
     return _defined_in(binding[1], name) if binding and binding[0] == "from" and binding[2] == name else module
 
 
+def collections_as_tags(folder: str) -> dict:
+    """The folder's groups that only collect tasks (no ``aggregate_metric_list``), to be written as tags:
+    ``{"files": {group YAML file}, "members": {task: [group, ...]}}``.
+
+    lm-eval's CI loads every task and group of the changed YAML files together, and its ``TaskManager`` refuses a group
+    beside one of its own tasks (``Duplicate task 'x': found in both 'x' and 'group'``). A group without an aggregate
+    is a tag in lm-eval's terms (``--tasks NAME`` runs the same tasks), so the export tags its members instead."""
+    files, members = set(), {}
+    for name in sorted(os.listdir(folder)):
+        if not name.endswith(".yaml"):
+            continue
+        with open(os.path.join(folder, name), encoding="utf-8") as fh:
+            cfg = yaml.load(fh, _PlainLoader)  # noqa: S506 - a SafeLoader that reads !function as a string
+        if isinstance(cfg, dict) and cfg.get("group") and isinstance(cfg.get("task"), list):
+            if cfg.get("aggregate_metric_list") or not all(isinstance(t, str) for t in cfg["task"]):
+                continue
+            files.add(name)
+            for task in cfg["task"]:
+                members.setdefault(task, []).append(cfg["group"])
+    return {"files": files, "members": members}
+
+
+class _PlainLoader(yaml.SafeLoader):
+    pass
+
+
+_PlainLoader.add_constructor("!function", lambda loader, node: str(loader.construct_scalar(node)))
+_TASK_LINE = re.compile(r"^task:\s*(\w+)\s*$", re.M)
+_TAG_LINE = re.compile(r"^tag:\s*\[([^\]]*)\]\s*$", re.M)
+
+
+def _add_tags(text: str, members: dict) -> str:
+    """``text`` (a task YAML) with the tags of :func:`collections_as_tags` its task belongs to."""
+    m = _TASK_LINE.search(text)
+    tags = members.get(m.group(1)) if m else None
+    if not tags:
+        return text
+    old = _TAG_LINE.search(text)
+    if old:
+        have = [t.strip() for t in old.group(1).split(",") if t.strip()]
+        return text[: old.start()] + f"tag: [{', '.join(have + tags)}]" + text[old.end() :]
+    return text[: m.end()] + f"\ntag: [{', '.join(tags)}]" + text[m.end() :]
+
+
 def _metric_yaml(bench: str, task: str, imports: dict) -> str:
     """The lmms-eval task's ``metric_list`` as plain YAML, aggregations as ``!function utils.f`` (``imports`` noted)."""
     lines = ["metric_list:"]
@@ -80,6 +124,8 @@ def _metric_yaml(bench: str, task: str, imports: dict) -> str:
 def export(out: str, data_root: str = "hub", repos=None) -> dict:
     """Write ``<out>/<bench>/`` for each lm-eval benchmark and ``<out>/hanyi_common/``; returns what was written."""
     lt.formatters()
+    for bench in benchmarks():  # a README without its paper is refused before anything is written
+        _readme(bench, "")
     for bench in [*benchmarks(), LM_EVAL.lib_dir]:
         dst = os.path.join(out, bench)
         if os.path.lexists(dst) and not (os.path.isdir(dst) and lt._is_export(dst) or bench == LM_EVAL.lib_dir and
@@ -100,12 +146,14 @@ def export(out: str, data_root: str = "hub", repos=None) -> dict:
                 "lmms_eval_specific_kwargs"
             ]["default"]
         lists, imports = _glue_calls(tree, "metric_list"), {}
+        as_tags = collections_as_tags(src)
         for name in sorted(os.listdir(src)):
-            if not (name.endswith(".yaml") or name.endswith("_yaml")):
+            if not (name.endswith(".yaml") or name.endswith("_yaml")) or name in as_tags["files"]:
                 continue
             with open(os.path.join(src, name), encoding="utf-8") as fh:
+                text = _add_tags(fh.read(), as_tags["members"])
                 text = _METRIC_LIST_RE.sub(
-                    lambda m, lists=lists, imports=imports: _metric_yaml(*lists[m.group(1)][1], imports), fh.read()
+                    lambda m, lists=lists, imports=imports: _metric_yaml(*lists[m.group(1)][1], imports), text
                 )
 
             def local(m, imports=imports):
@@ -135,8 +183,8 @@ def export(out: str, data_root: str = "hub", repos=None) -> dict:
         if data_root == "sample" and not (repos or {}).get(bench):
             shutil.copytree(os.path.join(lt.PACKAGE_DIR, "data", "sample", bench), os.path.join(dst, "sample"))
         written[bench] = {"folder": dst, "dataset_path": path_value}
-    baked = {GLUE: {"lmms_task_kwargs": f"# {lt.GENERATED.replace('lmms-eval', 'lm-eval')}: the lmms-eval tasks' "
-                    f"prompt settings, read at export time\nLMMS_TASK_KWARGS = {kwargs!r}"
+    baked = {GLUE: {"lmms_task_kwargs": "# the prompt settings of the lmms-eval tasks of the same names\n"
+                    f"LMMS_TASK_KWARGS = {kwargs!r}"
                     "\n\n\ndef lmms_task_kwargs(benchmark, task):\n    return dict(LMMS_TASK_KWARGS[benchmark + '/' + task])"}}  # fmt: skip
     paths = {b: w["dataset_path"] for b, w in written.items()}
     shared = lt.export_shared(out, list(written), paths, LM_EVAL, modules=modules, extra=baked)
@@ -150,6 +198,7 @@ def export(out: str, data_root: str = "hub", repos=None) -> dict:
                 with open(os.path.join(dst, name), "w", encoding="utf-8") as fh:
                     yaml.safe_dump({"metadata": dict(read(os.path.join(src, name)).get("metadata") or {})}, fh)
     upstream_format([os.path.join(out, d) for d in [*written, LM_EVAL.lib_dir]])
+    lt.record(out, [*written, LM_EVAL.lib_dir])
     return {**written, "shared": {"folder": os.path.join(out, LM_EVAL.lib_dir), "modules": shared}}
 
 
@@ -169,12 +218,37 @@ def upstream_format(paths: list[str]) -> None:
             raise lt.ExportError(f"ruff {cmd[0]} failed on the lm-eval export: {proc.stderr.strip()[:300]}")
 
 
+_DOC_LINK = re.compile(r"\[([^\]]+)\]\((?:\.\./)+docs/[^)]*\)")
+
+
 def _readme(bench: str, path_value: str) -> str:
-    """The folder's README as the source tree has it, up to its first section, with where the data is."""
+    """The folder's README: the source tree's title, paper and citation, where the data comes from (the official
+    release and its terms), then its tasks, metrics and checklist. Lines that point into hanyi (its docs, its data
+    commands, its changelog) stay behind; a README without paper or BibTeX is refused."""
+    from hanyi.export import readme
+
     with open(os.path.join(LM_EVAL_TASKS_DIR, bench, "README.md"), encoding="utf-8") as fh:
         text = fh.read()
     title, _, rest = text.partition("\n")
-    body = rest.split("\n## Groups and tasks", 1)[-1]
-    return (f"{lt.MARKER}\n{title}\n\nlm-evaluation-harness tasks; prompts and scoring as the lmms-eval tasks of the same "
-            f"name. The shared code is in `lm_eval/tasks/hanyi_common/`.\n\nData: `dataset_path` is `{path_value}`.\n\n"
-            f"## Groups and tasks{body}")  # fmt: skip
+    parts = dict(readme.sections(rest))
+    paper = parts.get("Paper", "")
+    paper = "\n".join(line for line in paper.splitlines() if not line.startswith("Data: "))
+    if not readme.bibtex(paper) or not paper.strip():
+        raise lt.ExportError(f"{bench}: the lm-eval README's Paper section has no paper or no BibTeX; nothing to "
+                             "export a citation from")  # fmt: skip
+    body = [f"## {head}\n\n{content.strip()}\n" for head, content in readme.sections(rest)[1:]
+            if head not in ("Paper", "Changelog")]  # fmt: skip
+    out = "\n".join([
+        title, "",
+        "lm-evaluation-harness tasks; prompts and scoring as the lmms-eval tasks of the same name. The code the "
+        "folders share is in `lm_eval/tasks/hanyi_common/`.", "",
+        f"## Paper\n\n{paper.strip()}\n",
+        "\n".join(readme.data_access(bench, path_value)) + "\n",
+        *body,
+    ])  # fmt: skip
+    if collections_as_tags(os.path.join(LM_EVAL_TASKS_DIR, bench))["files"]:
+        out = out.replace(
+            "### Groups\n", "### Tags\n\nA tag runs its tasks with `--tasks NAME` (no aggregate score):\n"
+        )
+    out = _DOC_LINK.sub(lambda m: m.group(1), out)
+    return re.sub(r"\n{3,}", "\n\n", out).rstrip("\n") + "\n"

@@ -151,15 +151,15 @@ def overrides(dataset_paths: dict, target: Target = LMMS) -> dict:
     """Generated definitions that replace a name's statements in the shared code (paths inside the export; for
     lmms-eval, its tasks' logger: ``hanyi.logs.get_logger`` is lmms-eval's ``eval_logger``, lm-eval's tasks use
     :mod:`logging` as hanyi does)."""
-    logger = f"# {GENERATED}: lmms-eval's eval_logger (loguru), as lmms-eval's tasks log\nget_logger = EvalLogger"
+    logger = "# lmms-eval's eval_logger (loguru), as lmms-eval's tasks log\nget_logger = EvalLogger"
     return {
         **({f"{ROOT}.logs": {"get_logger": logger}} if target is LMMS else {}),
-        ROOT: {"TASKS_DIR": f"# {GENERATED}: {target.tasks_note}\nTASKS_DIR = {target.tasks_dir}"},
+        ROOT: {"TASKS_DIR": f"# {target.tasks_note}\nTASKS_DIR = {target.tasks_dir}"},
         f"{ROOT}.data.sources": {
-            "resolve": f"# {GENERATED}: each folder's dataset_path, fixed at export time\n"
+            "resolve": "# each folder's dataset_path\n"
             f"EXPORTED_DATASET_PATHS = {json.dumps(dataset_paths, ensure_ascii=False)}\n\n\n"
             "def resolve(benchmark: str) -> str:\n"
-            '    """The ``dataset_path`` this folder was exported with (``hanyi export --data-root``)."""\n'
+            '    """The ``dataset_path`` of this benchmark\'s task YAMLs."""\n'
             "    if benchmark not in EXPORTED_DATASET_PATHS:\n"
             "        raise DataNotFoundError(f'{benchmark} is not part of this export')\n"
             "    return EXPORTED_DATASET_PATHS[benchmark]"
@@ -355,27 +355,51 @@ def rewrite_yaml(text: str, bench: str, path_value: str, filename: str) -> str:
 # Export
 
 
+#: What an export wrote, kept in ``--out`` beside the folders and never copied upstream: an exported file names no
+#: exporter (no marker line), so a re-export knows its own folders from this list.
+MANIFEST = ".hanyi-export.json"
+#: First lines of the files of older exports, which marked them in place; still recognised as ours.
 MARKER = f"<!-- {GENERATED}; re-export instead of editing -->"
-
-
-def _is_export(folder: str) -> bool:
-    """True for a folder an earlier export wrote (its README starts with :data:`MARKER`)."""
-    try:
-        with open(os.path.join(folder, "README.md"), encoding="utf-8") as f:
-            return f.readline().strip() == MARKER
-    except OSError:
-        return False
-
-
 PR_MARKER = f"<!-- {GENERATED}: PULL_REQUEST.md; re-export instead of editing -->"
 
 
-def _is_generated_pr(path: str) -> bool:
+def _manifest(out: str) -> set[str]:
     try:
-        with open(path, encoding="utf-8") as f:
-            return f.readline().strip() == PR_MARKER
-    except OSError:
+        with open(os.path.join(out, MANIFEST), encoding="utf-8") as f:
+            return set(json.load(f).get("written") or [])
+    except (OSError, ValueError, AttributeError):
+        return set()
+
+
+def record(out: str, paths) -> None:
+    """Add ``paths`` (relative to ``out``) to ``out``'s :data:`MANIFEST`."""
+    written = sorted(_manifest(out) | {p.replace(os.sep, "/") for p in paths})
+    with open(os.path.join(out, MANIFEST), "w", encoding="utf-8") as f:
+        json.dump({"written": written}, f, indent=1)
+        f.write("\n")
+
+
+def _owned(path: str, legacy_file: str = "", legacy_marker: str = "") -> bool:
+    """True for a path an earlier export wrote: listed in the manifest of its parent or grandparent (the shared
+    ``_task_utils/hanyi_common``), or, from an older export, starting with its marker line."""
+    path = os.path.abspath(path)
+    for out in (os.path.dirname(path), os.path.dirname(os.path.dirname(path))):
+        if os.path.relpath(path, out).replace(os.sep, "/") in _manifest(out):
+            return True
+    try:
+        with open(os.path.join(path, legacy_file) if legacy_file else path, encoding="utf-8") as f:
+            return f.readline().strip() == legacy_marker
+    except (OSError, UnicodeDecodeError):
         return False
+
+
+def _is_export(folder: str) -> bool:
+    """True for a folder an earlier export wrote."""
+    return os.path.isdir(folder) and _owned(folder, "README.md", MARKER)
+
+
+def _is_generated_pr(path: str) -> bool:
+    return _owned(path, "", PR_MARKER)
 
 
 def preflight(out: str, benchmarks, force: bool = False) -> None:
@@ -415,11 +439,7 @@ def preflight(out: str, benchmarks, force: bool = False) -> None:
 
 
 def _is_generated_lib(folder: str) -> bool:
-    try:
-        with open(os.path.join(folder, "__init__.py"), encoding="utf-8") as f:
-            return f.readline().strip() == LIB_MARKER
-    except OSError:
-        return False
+    return os.path.isdir(folder) and _owned(folder, "__init__.py", LIB_MARKER)
 
 
 def export_benchmark(out: str, bench: str, data_root: str, repos: dict | None = None) -> dict:
@@ -468,11 +488,7 @@ def export_shared(out: str, benchmarks, dataset_paths: dict, target: Target = LM
         d = os.path.join(dst, lib_file(mod, target))
         os.makedirs(os.path.dirname(d), exist_ok=True)
         text = exported_text(found.source_of(mod), s, target)
-        if mod == ROOT:
-            text = LIB_MARKER + "\n" + text
-        elif (
-            not text.strip()
-        ):  # an empty package file: end-of-file-fixer (upstream's pre-commit) empties a lone newline
+        if not text.strip():  # an empty package file: upstream's end-of-file-fixer empties a lone newline
             text = ""
         with open(d, "w", encoding="utf-8") as fh:
             fh.write(text)
@@ -491,6 +507,11 @@ def export(out: str, benchmarks=BENCHMARKS, data_root: str = "hub", force: bool 
     from hanyi.export import readme
 
     preflight(out, benchmarks, force)
+    for bench in benchmarks:  # a README without its paper is refused before anything is written
+        try:
+            readme._doc(bench)
+        except readme.IncompleteReadme as exc:
+            raise ExportError(str(exc)) from exc
     formatters()
     os.makedirs(out, exist_ok=True)
     written = {bench: export_benchmark(out, bench, data_root, repos) for bench in benchmarks}
@@ -498,11 +519,12 @@ def export(out: str, benchmarks=BENCHMARKS, data_root: str = "hub", force: bool 
     for bench, entry in written.items():
         with open(os.path.join(entry["folder"], "README.md"), "w", encoding="utf-8") as fh:
             text = readme.folder_readme(bench, entry["folder"], entry["dataset_path"])
-            fh.write(MARKER + "\n" + settings_map.rename(text, f"{bench}/README.md"))
+            fh.write(settings_map.rename(text, f"{bench}/README.md"))
         with open(os.path.join(entry["folder"], readme.DETAILS), "w", encoding="utf-8") as fh:
             fh.write(settings_map.rename(readme.folder_details(bench, entry["folder"]), f"{bench}/{readme.DETAILS}"))
     with open(os.path.join(out, "PULL_REQUEST.md"), "w", encoding="utf-8") as fh:
-        fh.write(PR_MARKER + "\n" + readme.pull_request(out, list(benchmarks), data_root, shared))
+        fh.write(readme.pull_request(out, list(benchmarks), data_root, shared))
+    record(out, [*benchmarks, LIB_DIR, "PULL_REQUEST.md"])
     return {**written, "shared": {"folder": os.path.join(out, LIB_DIR), "modules": shared}}
 
 

@@ -15,18 +15,47 @@ from hanyi import TASKS_DIR
 from hanyi.export import settings_map
 
 REPO_ROOT = os.path.dirname(os.path.dirname(TASKS_DIR))
-DOCS_DIR = os.path.join(REPO_ROOT, "docs")
+PACKAGE_DIR = os.path.dirname(TASKS_DIR)
+
+
+def _docs_dir() -> str:
+    """``hanyi/docs`` of an installed wheel (``pyproject.toml`` force-includes ``docs/`` there), else the clone's
+    ``docs/``. The package's own copy comes first: an installed hanyi's parent is ``site-packages``, where a ``docs/``
+    would be some other distribution's."""
+    for path in (os.path.join(PACKAGE_DIR, "docs"), os.path.join(REPO_ROOT, "docs")):
+        if os.path.isfile(os.path.join(path, "upstream.md")):
+            return path
+    return os.path.join(PACKAGE_DIR, "docs")
+
+
+DOCS_DIR = _docs_dir()
 #: Headings of docs/<bench>.md whose sections go into the README, by README section.
 METRIC_HEADINGS = ("metric",)
 DEVIATION_HEADINGS = ("deviation", "inconsistenc", "silent", "open point")
 
 
+class IncompleteReadme(ValueError):
+    """The page a README is rendered from is missing or lacks its paper or BibTeX: no README is written."""
+
+
 def _doc(bench: str) -> str:
+    """``docs/<bench>.md``; refuses (:class:`IncompleteReadme`) when it is missing or has no title or BibTeX, since a
+    README without its paper is not one a maintainer merges."""
     path = os.path.join(DOCS_DIR, f"{bench}.md")
     if not os.path.isfile(path):
-        return ""
+        raise IncompleteReadme(f"{path} is missing: the {bench} README is rendered from it (a hanyi installed without "
+                               "its docs? reinstall the wheel, or export from the source tree); nothing was written")  # fmt: skip
     with open(path, encoding="utf-8") as f:
-        return f.read()
+        text = f.read()
+    from hanyi.data.hub_card import RELEASES
+
+    if bench not in RELEASES:
+        raise IncompleteReadme(f"{bench} has no official release in hanyi/data/hub_card.py (RELEASES): its README "
+                               "would have no data source or licence; nothing was written")  # fmt: skip
+    if not bibtex(text) or not _intro(text)[0]:
+        raise IncompleteReadme(f"{path} has no title or no ```bibtex block: the {bench} README would have no paper "
+                               "or citation; nothing was written")  # fmt: skip
+    return text
 
 
 def sections(markdown: str) -> list[tuple[str, str]]:
@@ -143,6 +172,15 @@ DETAILS = "DETAILS.md"
 README_LIMIT = 8192
 
 
+_LOCAL_LINK = re.compile(r"\[([^\]\n]+)\]\((?!https?://|#|README\.md|DETAILS\.md)[^)\s]*\)")
+
+
+def unlink(markdown: str) -> str:
+    """Relative links of the source pages (``[judge.md](judge.md)``, ``../hanyi/...``) as their text: they point into
+    hanyi's repository, which the upstream tree does not have."""
+    return _LOCAL_LINK.sub(lambda m: m.group(1), markdown)
+
+
 def folder_details(bench: str, folder: str) -> str:
     """``DETAILS.md``: one line per task variant, the metric definitions and the deviations from the paper."""
     doc = _doc(bench)
@@ -153,7 +191,7 @@ def folder_details(bench: str, folder: str) -> str:
     lines += ["", "## Metric keys", ""] + _metrics_once(tasks)
     lines += ["", "## Metrics: definitions", "", _pick(doc, METRIC_HEADINGS), ""]
     lines += ["## Deviations from the paper", "", _pick(doc, DEVIATION_HEADINGS)]
-    return "\n".join(lines).rstrip("\n") + "\n"  # one final newline, as end-of-file-fixer leaves it
+    return unlink("\n".join(lines)).rstrip("\n") + "\n"  # one final newline, as end-of-file-fixer leaves it
 
 
 def folder_readme(bench: str, folder: str, dataset_path: str) -> str:
@@ -180,9 +218,8 @@ def folder_readme(bench: str, folder: str, dataset_path: str) -> str:
         "",
         "## Code in this folder",
         "",
-        "The YAMLs, `templates/` and the task modules are this benchmark's; the code it shares with the other folders "
-        f"of this contribution is `lmms_eval/tasks/_task_utils/hanyi_common/` (`{LIB_PACKAGE}`), generated from one "
-        "source (hanyi, `hanyi export lmms-eval`): change it there and re-export.",
+        "The YAMLs, `templates/` and the task modules are this benchmark's; the metric and data code it shares with "
+        f"the other benchmarks of this family is `lmms_eval/tasks/_task_utils/hanyi_common/` (`{LIB_PACKAGE}`).",
         "",
         "## Checklist",
         "",
@@ -201,7 +238,7 @@ def folder_readme(bench: str, folder: str, dataset_path: str) -> str:
         "- [x] Have you noted which, if any, published evaluation setups are matched by this variant?",
         "",
     ]
-    return "\n".join(lines)
+    return unlink("\n".join(lines))
 
 
 def tags(folder: str) -> dict:
