@@ -437,11 +437,11 @@ def sign_flip_p(sums) -> float:
     size, counts = np.unique(np.abs(diffs), return_counts=True)
     if len(size) == 1 and size[0] == 1:  # one discordant doc per cluster: the binomial test itself
         return intervals.mcnemar_exact(int((diffs > 0).sum()), int((diffs < 0).sum()))
-    # Σ ± d_k has the characteristic function Π_v cos(v θ)^(c_v) (c_v clusters of |d_k| = v); at the N = 2 T + 1
-    # points θ = 2π m / N (T = Σ |d_k|, so the N values -T..T do not alias) its inverse DFT is the exact law, up to
-    # float rounding (~1e-15 per value)
+    # Σ ± d_k has the characteristic function Π_v cos(v θ)^(c_v) (c_v clusters of |d_k| = v); at N > 2 T points
+    # θ = 2π m / N (T = Σ |d_k|, so the values -T..T do not alias) its inverse DFT is the exact law, up to float
+    # rounding (~1e-15 per value)
     total = int((size * counts).sum())
-    n = 2 * total + 1
+    n = 1 << (2 * total).bit_length()  # any N > 2 T avoids aliasing; a power of two is the fastest FFT
     theta = 2 * np.pi * np.arange(n) / n
     phi = np.ones(n)
     for v, c in zip(size.tolist(), counts.tolist()):
