@@ -123,6 +123,7 @@ CHECKS: dict[str, Callable[[str], str | None]] = {
     "HANYI_CII_DATA": _any,
     "HANYI_UNPIE_DATA": _any,
     "HANYI_VULCA_DATA": _any,
+    "HANYI_VULCA_BENCH_DATA": _any,
     "HANYI_JUDGE_BASE_URL": _url,
     "HANYI_JUDGE_MODEL": _any,
     "HANYI_JUDGE_API_KEY_ENV": _identifier,
