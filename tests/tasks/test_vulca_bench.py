@@ -244,3 +244,29 @@ def test_the_report_breaks_the_group_down_by_culture_and_layer(group_run):
             ]  # fmt: skip
     r = intervals[("vulca_bench_korean", "dcr")]
     assert r["ci_low"] is None or r["ci_low"] <= r["value"] <= r["ci_high"]
+
+
+def test_with_a_judge_the_uncalibrated_score_has_its_own_key_and_a_failed_verdict_is_not_a_score(
+    monkeypatch, tmp_path, fake_judge
+):
+    from hanyi.tasks.vulca_bench.utils import vulca_bench_process_results
+
+    seen = []
+
+    def answer(messages):
+        seen.append(messages[-1]["content"])
+        return "Score: 4" if "brushwork" in messages[-1]["content"] else "I cannot rate this."
+
+    doc = {"pair_id": "P", "culture": "korean", "title": "Amitabha", "image_path": "a/b.jpg", "image_sha256": "ab"}
+    with fake_judge(answer=answer) as judge:
+        monkeypatch.setenv("HANYI_JUDGE_BASE_URL", judge.base_url)
+        monkeypatch.setenv("HANYI_JUDGE_MODEL", "fake-judge")
+        monkeypatch.setenv("HANYI_JUDGE_CACHE_DIR", str(tmp_path / "judge-cache"))
+        good = vulca_bench_process_results(doc, ["Fine brushwork in ink."])["judge_score_uncalibrated"]
+        bad = vulca_bench_process_results(doc, ["Nice."])["judge_score_uncalibrated"]
+    assert good["score"] == 4.0 and good["judge_model"] == "fake-judge" and good["artwork"] == "ab"
+    assert math.isnan(bad["score"]) and bad["error"] == "parse_failure"
+    assert "korean art" in seen[0] and '"Amitabha"' in seen[0] and "Fine brushwork in ink." in seen[0]
+    from hanyi.metrics.vulca_bench_aggregations import vulca_bench_judge_score
+
+    assert vulca_bench_judge_score([good, bad]) == 4.0  # the failed verdict is left out, not scored 0
