@@ -73,6 +73,17 @@ RELEASES = {
         "4.0; attribute the National Palace Museum. The repository's code is MIT.",
         True,
     ),
+    "vulca_bench": Release(
+        "VULCA-Bench",
+        "cc-by-4.0",
+        "github.com/yha9806/VULCA-Bench @ cfb0a8c (the JSONL files; images matched by file name from a local folder); "
+        "the hub dataset harryHURRY/vulca-bench",
+        "CC BY 4.0 since the release's commit 8552527 (README and LICENSE, Copyright (c) 2026 Haorui Yu and "
+        "contributors): credit the authors, link the licence and say what was changed. The release ships no images: "
+        "check the terms of the images you add before hosting them publicly. Already on the hub: "
+        "harryHURRY/vulca-bench.",
+        True,
+    ),
 }
 
 
