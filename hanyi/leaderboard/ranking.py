@@ -205,14 +205,6 @@ def scale_interval(values: list[float], clusters: list | None = None) -> dict:
     return {**out, "n": len(values)}
 
 
-def protocol_key(entry: Entry) -> tuple:
-    """What rows must share to be ranked together: the tasks and each task's protocol fields."""
-    return tuple(
-        (task, tuple(sorted((str(k), v) for k, v in (entry.protocol.get(task) or {}).items())))
-        for task in sorted(set(entry.values) | set(entry.protocol))
-    )
-
-
 #: Protocol fields that name a judge: they matter to a column only where the judge scored that column.
 JUDGE_FIELDS = ("judge", "judge_model", "judge_version")
 
@@ -281,23 +273,6 @@ def section_protocol(entries: list[Entry]) -> dict:
     return out
 
 
-def shared_protocol(key: tuple) -> dict:
-    """The protocol of a section, flat: ``field`` where every task has the same value, else ``task: field``."""
-    tasks = [task for task, _ in key]
-    fields: dict[str, dict[str, str | None]] = {}
-    for task, items in key:
-        for k, v in items:
-            fields.setdefault(k, {})[task] = v
-    out: dict[str, str | None] = {"tasks": ", ".join(tasks)}
-    for k, per_task in fields.items():
-        values = set(per_task.values())
-        if len(values) == 1 and len(per_task) == len(tasks):
-            out[k] = per_task[tasks[0]]
-        else:
-            out.update({f"{task}: {k}": v for task, v in per_task.items()})
-    return out
-
-
 def section_apart(key: tuple, main: tuple) -> list[str]:
     """How a section's key (:func:`section_key`) differs from the main section's, one line per difference."""
     (col, items), (main_col, main_items) = key, main
@@ -309,28 +284,6 @@ def section_apart(key: tuple, main: tuple) -> list[str]:
     for k in sorted(set(a) | set(b)):
         if a.get(k) != b.get(k):
             reasons.append(f"{k}: {a.get(k)} here, {b.get(k)} in the main section{where}")
-    return reasons
-
-
-def apart_reasons(key: tuple, main: tuple) -> list[str]:
-    """How a protocol differs from the main section's, one line per difference (tasks named where not all)."""
-    here, there = dict(key), dict(main)
-    reasons = []
-    if set(here) != set(there):
-        if set(here) - set(there):
-            reasons.append(f"tasks not in the main section: {', '.join(sorted(set(here) - set(there)))}")
-        if set(there) - set(here):
-            reasons.append(f"tasks of the main section missing: {', '.join(sorted(set(there) - set(here)))}")
-    diffs: dict[tuple, list[str]] = {}
-    for task in sorted(set(here) & set(there)):
-        a, b = dict(here[task]), dict(there[task])
-        for k in sorted(set(a) | set(b)):
-            if a.get(k) != b.get(k):
-                diffs.setdefault((k, a.get(k), b.get(k)), []).append(task)
-    shared = set(here) & set(there)
-    for (k, a, b), tasks in diffs.items():
-        where = "" if set(tasks) == shared else f" ({', '.join(tasks)})"
-        reasons.append(f"{k}: {a} here, {b} in the main section{where}")
     return reasons
 
 
