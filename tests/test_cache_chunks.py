@@ -146,6 +146,41 @@ def test_the_cache_keys_name_the_lmms_eval_release_not_the_project_commit(chunke
         assert lmms_eval.utils.get_lmms_eval_cache_version.__wrapped__() != importlib.metadata.version("lmms-eval")
 
 
+def test_an_api_clients_failure_text_is_scored_as_before_but_never_cached(tmp_path, chunked):
+    """lmms-eval's ``openai`` / ``async_openai`` answer a request whose retries all failed with a failure text, which
+    its cache stored as the model's answer: the same command never asked again. The task still receives that text;
+    the cache keeps it out, and the next run asks for those requests only."""
+    from lmms_eval.api.instance import GenerationResult
+
+    failed = "[LMMS_EVAL_REQUEST_FAILED after 5 retries] Error code: 503"
+
+    def flaky(r):
+        return GenerationResult(text=failed) if r.doc_id in (2, 5) else f"answer {r.doc_id}"
+
+    cache = _cache(tmp_path / "cache")
+    answers = cache.execute(Model(answer=flaky), "generate_until", _requests(8))
+    assert [a.text if isinstance(a, GenerationResult) else a for a in answers][2] == failed  # scored as before
+    assert [(t, d) for t, d, _ in chunked.unanswered()] == [("punrebus_textonly", 2), ("punrebus_textonly", 5)]
+    cache.close()  # killed here: the next run merges this one's shard (and replays its audit log)
+    model = Model()
+    assert _cache(tmp_path / "cache").execute(model, "generate_until", _requests(8)) == [
+        f"answer {i}" for i in range(8)
+    ]
+    assert model.asked == [2, 5]
+
+
+def test_failure_texts_cached_by_an_earlier_run_are_dropped(tmp_path, chunked):
+    from lmms_eval.caching.response_cache import ResponseCache
+
+    stock = ResponseCache.execute.__wrapped__
+    cache = _cache(tmp_path / "cache")
+    stock(cache, Model(answer=lambda r: "[LMMS_EVAL_REQUEST_FAILED after 5 retries] x"), "generate_until", _requests(2))
+    cache.finalize(success=True)  # lmms-eval 0.7.3 alone: the failure texts are in cache.db
+    model = Model()
+    assert _cache(tmp_path / "cache").execute(model, "generate_until", _requests(2)) == ["answer 0", "answer 1"]
+    assert model.asked == [0, 1]
+
+
 def test_without_hanyi_eval_lmms_eval_keeps_nothing_of_a_killed_run(tmp_path):
     """What the chunking is for: the stock execute asks the model for all 12 at once and writes after."""
     cache = _cache(tmp_path / "cache")

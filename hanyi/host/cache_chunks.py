@@ -81,9 +81,56 @@ def _kwargs_as_asked(requests):
             kwargs.update(asked)
 
 
+#: How lmms-eval's API clients (``openai``, ``async_openai``, ``gemini``) answer a request they could not get an answer
+#: for (every retry failed: 5xx, timeouts, a dropped connection) or did not send (the token budget): a text that the
+#: task then scores as the model's answer, and that lmms-eval's cache stored as one, so a resume never asked again.
+UNANSWERED_PREFIXES = ("[LMMS_EVAL_REQUEST_FAILED", "[LMMS_EVAL_BUDGET_EXCEEDED")
+#: ``(task, doc_id, first 200 characters)`` of each request of this process that got no answer (see :func:`unanswered`).
+_UNANSWERED: list[tuple[str, object, str]] = []
+
+
+class _Unanswered(str):
+    """The empty stand-in the cache sees for a request that got no answer: lmms-eval's cache stores no empty answer.
+    The task still receives the client's own failure text (``original``), as it would without the cache."""
+
+    original: object = None
+
+
+def _text_of(value):
+    return value if isinstance(value, str) else getattr(value, "text", None)
+
+
+def _hide_unanswered(request, value):
+    text = _text_of(value)
+    if not isinstance(text, str) or not text.startswith(UNANSWERED_PREFIXES):
+        return value
+    _UNANSWERED.append((getattr(request, "task_name", "?"), getattr(request, "doc_id", None), text[:200]))
+    stand_in = _Unanswered("")
+    stand_in.original = value
+    if isinstance(value, str):
+        return stand_in
+    hidden = copy.copy(value)  # lmms-eval's GenerationResult: same token counts, empty text
+    hidden.text = stand_in
+    return hidden
+
+
+def _shown(value):
+    """The client's own answer back in place of :class:`_Unanswered` once the cache is done with it."""
+    text = _text_of(value)
+    return text.original if isinstance(text, _Unanswered) else value
+
+
+def unanswered() -> list[tuple[str, object, str]]:
+    """The requests of this process's ``hanyi eval --use_cache`` run that got no answer from an API model (each
+    scored as the client's failure text, as lmms-eval does, and kept out of the cache so that the same command asks
+    for them again); ``hanyi eval`` exits 3 when there are any."""
+    return list(_UNANSWERED)
+
+
 class _ValidUtf8Model:
     """``lm`` whose request methods return text answers without lone surrogates and leave each request's generation
-    settings as they were asked (:func:`_kwargs_as_asked`); everything else passes through."""
+    settings as they were asked (:func:`_kwargs_as_asked`); an API client's "no answer" text reaches the cache as an
+    empty answer, which it does not store (:func:`_hide_unanswered`); everything else passes through."""
 
     def __init__(self, lm) -> None:
         self._lm = lm
@@ -95,7 +142,8 @@ class _ValidUtf8Model:
 
         def call(requests, *a, **k):
             with _kwargs_as_asked(requests):
-                return [_valid_text(r) for r in attr(requests, *a, **k)]
+                answers = attr(requests, *a, **k)
+            return [_hide_unanswered(q, _valid_text(r)) for q, r in zip(requests, answers)]
 
         return call
 
@@ -107,7 +155,7 @@ def chunked_execute(execute, size: int | None = None):
         n = size or chunk_size()
         model, out = _ValidUtf8Model(lm), []
         for start in range(0, len(requests), n):
-            out += execute(self, model, reqtype, requests[start : start + n])
+            out += [_shown(r) for r in execute(self, model, reqtype, requests[start : start + n])]
         return out
 
     setattr(wrapper, _MARKER, True)
@@ -133,6 +181,18 @@ def merge_unfinished_runs(cache_root: str) -> int:
         and not os.path.exists(os.path.join(d.path, rc._LAYERED_MERGED_MARKER))
     )
     merged = 0
+    root_db = os.path.join(root, "cache.db")
+    if os.path.exists(root_db):
+        import sqlite3
+
+        with rc._merge_lock(os.path.join(runs, rc._LAYERED_LOCK_DIRNAME), timeout_seconds=60):
+            db = sqlite3.connect(root_db, timeout=30)
+            try:
+                if dropped := _drop_unanswered(db):
+                    log.warning("hanyi: %d cached failure text(s) of an API model dropped from %s", dropped, root_db)
+                db.commit()
+            finally:
+                db.close()
     if pending:
         with rc._merge_lock(os.path.join(runs, rc._LAYERED_LOCK_DIRNAME), timeout_seconds=60):
             for run in pending:
@@ -162,9 +222,18 @@ def _replay_audit(rc, audit: str, db_path: str) -> None:
     try:
         db.executescript(rc._SCHEMA_SQL)
         rc.ResponseCache._replay_audit_log(SimpleNamespace(audit_path=audit, db=db))
+        _drop_unanswered(db)
         db.commit()
     finally:
         db.close()
+
+
+def _drop_unanswered(db) -> int:
+    """Delete the cached "answers" that are none: empty ones (lmms-eval's replay of an audit log inserts what its
+    store refuses) and an API client's failure text (cached as an answer before :func:`_hide_unanswered`)."""
+    like = " OR ".join("response LIKE ?" for _ in UNANSWERED_PREFIXES)
+    args = [f'"{p}%' for p in UNANSWERED_PREFIXES]
+    return db.execute(f"DELETE FROM responses WHERE response IN ('', '\"\"') OR {like}", args).rowcount
 
 
 def _resuming_create(create):
@@ -207,6 +276,7 @@ def _release_cache_version(version):
 def install() -> bool:
     """Wrap lmms-eval's ``ResponseCache.execute`` and ``create`` (once); never raises (a failure is logged, the run
     goes on)."""
+    _UNANSWERED.clear()  # counted per run
     try:
         from lmms_eval.caching.response_cache import ResponseCache
 
