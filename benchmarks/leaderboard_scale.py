@@ -161,7 +161,7 @@ def synthetic_board(n_models: int, seed: int = 1, benchmarks: tuple[str, ...] | 
                       "parameters": int(1e9 * (1 + m % 70)), "open_weights": bool(m % 3)}  # fmt: skip
             cells = {}
             for col in columns:
-                v = float(np.clip(skill + rng.normal(0, 0.05), 0, 1))
+                v = float(skill if col == columns[0] else np.clip(skill + rng.normal(0, 0.05), 0, 1))
                 scale = 100.0 if col.rsplit("/", 1)[1] in ("bleu4", "meteor") else 1.0
                 cells[col] = Cell(v * scale, max(0, v - 0.03) * scale, min(1, v + 0.03) * scale, 800, stderr=0.015)
             row = Row(e.model, cells, e, rank=m + 1, rank_low=max(1, m - 2), rank_high=min(n_models, m + 4),

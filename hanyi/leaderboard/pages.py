@@ -22,6 +22,7 @@ buttons (``aria-sort`` says the order); the first click sorts best first. Every 
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import html
 import json
@@ -90,6 +91,11 @@ class ColumnInfo:
     better: str  # "high" | "low"
     table: str | None  # the paper's table id (the headline columns share the ranking column's)
 
+    @property
+    def label(self) -> str:
+        """The header with its unit, once: ``Overall (%)``; a paper name that says its unit keeps it."""
+        return self.header + (f" ({self.unit})" if self.unit and self.unit not in self.header else "")
+
 
 _SIBLING = re.compile(r"_(robust|strict|chrf|bertscore)$")
 
@@ -149,23 +155,33 @@ def _section_columns(section: Section) -> dict[str, ColumnInfo]:
     for col in section.columns:
         values = tuple(c.value for r in section.rows if (c := r.cells.get(col)) is not None and c.value is not None)
         out[col] = column_info(section.benchmark, col, col in section.lower_is_better, values)
+    seen: dict[str, list[str]] = {}
+    for col, info in out.items():
+        seen.setdefault(info.header, []).append(col)
+    for header, cols in seen.items():  # one paper column filled by several tasks: the task tells them apart
+        if len(cols) > 1:
+            for col in cols:
+                out[col] = dataclasses.replace(out[col], header=f"{header} · {col.partition('/')[0]}")
     return out
 
 
 def headline_columns(section: Section, info: dict[str, ColumnInfo]) -> list[str]:
-    """The ranking column and up to :data:`HEADLINE` more: the paper's columns of the ranking column's table, in the
-    paper's order, then other tasks' first columns."""
+    """The ranking column and up to :data:`HEADLINE` more: the paper's other columns of the ranking column's table
+    (in the paper's order, e.g. Overall then the domains), then the first paper column of each other task, then our
+    robust siblings."""
     key = section.ranking_column
     table = info[key].table if key in info else None
-    same = [c for c in section.columns if c != key and table is not None and info[c].table == table]
-    # the paper's first columns of its main table (e.g. Overall, then the domains): keep their order, headline first
-    picked = [key, *same[:HEADLINE]]
-    if len(picked) < 1 + HEADLINE:
-        firsts = {}
-        for c in section.columns:
-            firsts.setdefault(c.partition("/")[0], c)
-        picked += [c for c in firsts.values() if c not in picked][: 1 + HEADLINE - len(picked)]
-    return [c for c in picked if c in info]
+    paper = [c for c in section.columns if c in info and not _SIBLING.search(c)]
+    same = [c for c in paper if c != key and table is not None and info[c].table == table]
+    firsts: dict[str, str] = {}
+    for c in paper:
+        firsts.setdefault(c.partition("/")[0], c)
+    siblings = [c for c in section.columns if c in info and _SIBLING.search(c)]
+    picked = [key] if key in info else []
+    for c in [*same, *firsts.values(), *siblings]:
+        if c not in picked and len(picked) < 1 + HEADLINE:
+            picked.append(c)
+    return picked
 
 
 def shown(value: float | None, info: ColumnInfo) -> str:
@@ -282,7 +298,7 @@ def main_table(section: Section, rows: list[Row], info: dict[str, ColumnInfo], c
         _th("model", "text"),
         *[
             _th(
-                info[c].header + (f" ({info[c].unit})" if info[c].unit else ""),
+                info[c].label,
                 info[c].better,
                 "[95 % interval]" if i == 0 else "",
                 info[c].title,
@@ -316,7 +332,7 @@ def other_table(section: Section, rows: list[Row], info: dict[str, ColumnInfo], 
     if not cols:
         return ""
     head = [_th("rank", "low", sort="ascending"), _th("model", "text")]
-    head += [_th(info[c].header + (f" ({info[c].unit})" if info[c].unit else ""), info[c].better, title=info[c].title) for c in cols]  # fmt: skip
+    head += [_th(info[c].label, info[c].better, title=info[c].title) for c in cols]  # fmt: skip
     body = []
     for row in rows:
         judged, claims = _marks(row)
@@ -349,7 +365,7 @@ def paper_table(section: Section, info: dict[str, ColumnInfo], caption: str) -> 
         return ""
     cols = [c for c in section.columns if any(c in r.cells for r in refs)]
     head = [_th("paper model", "text"), _th("comparable", "text")]
-    head += [_th(info[c].header + (f" ({info[c].unit})" if info[c].unit else ""), info[c].better, title=info[c].title) for c in cols]  # fmt: skip
+    head += [_th(info[c].label, info[c].better, title=info[c].title) for c in cols]  # fmt: skip
     body = []
     for row in refs:
         mark = "yes" if row.comparable else "no: " + "; ".join(row.reasons)
@@ -481,12 +497,11 @@ def index_body(board: Board, benchmarks: list[str], built: str, page_of) -> str:
         info = section_columns(main)
         key = info[main.ranking_column]
         rows = [r for r in main.rows if not r.reference][:INDEX_ROWS]
-        unit = f" ({key.unit})" if key.unit else ""
         head = [
             _th("rank", "low", "[95 % interval]", sort="ascending"),
             _th("tier", "low"),
             _th("model", "text"),
-            _th(key.header + unit, key.better, "[95 % interval]", key.title),
+            _th(key.label, key.better, "[95 % interval]", key.title),
         ]
         body = [
             "<tr>"
@@ -680,10 +695,9 @@ def _categories(section: Section, row: Row, info: dict[str, ColumnInfo], ident: 
     head = [_th("column", "text"), _th("value", "high", "[95 % interval]"), _th("n", "high")]
     body = []
     for c in cols:
-        unit = f" ({info[c].unit})" if info[c].unit else ""
         cell = row.cells[c]
         body.append(
-            f'<tr><th scope="row" class="name" title="{esc(info[c].title)}">{esc(info[c].header + unit)}</th>'
+            f'<tr><th scope="row" class="name" title="{esc(info[c].title)}">{esc(info[c].label)}</th>'
             f"{cell_html(cell, info[c])}{_int_td(cell.n)}</tr>"
         )
     percent = [c for c in cols if info[c].unit == "%" and c != section.ranking_column]

@@ -71,7 +71,7 @@ BOARD_CSS = (
     "th.name{position:sticky;left:0;z-index:1;background:#fff;text-align:left;min-width:9em;max-width:16em;"
     "overflow-wrap:anywhere}thead th:first-child{left:0;z-index:3}"
     "caption{text-align:left;font-weight:600;padding:.3em 0;caption-side:top}.caption{font-size:.875rem;color:#4a4a4a}"
-    "td[data-v]{white-space:nowrap}td.hash{font-family:monospace;overflow-wrap:anywhere;min-width:12em}td.resp{max-width:30em;white-space:pre-wrap}"
+    "td[data-v]{white-space:nowrap}code{overflow-wrap:anywhere}td.hash{font-family:monospace;overflow-wrap:anywhere;min-width:12em}td.resp{max-width:30em;white-space:pre-wrap}"
     "figure.chart{margin:1em 0}figure.chart .svg{overflow-x:auto}figure.chart figcaption{font-size:.875rem;color:#4a4a4a}"
     "details.papers{margin:1em 0}.pager a{margin:0 .3em}.pager a[aria-current]{font-weight:700}"
     "@media (max-width:600px){body{margin:.5em auto;padding:0 .5em}h1{font-size:1.3em}}"
