@@ -270,3 +270,26 @@ def test_with_a_judge_the_uncalibrated_score_has_its_own_key_and_a_failed_verdic
     from hanyi.metrics.vulca_bench_aggregations import vulca_bench_judge_score
 
     assert vulca_bench_judge_score([good, bad]) == 4.0  # the failed verdict is left out, not scored 0
+
+
+@pytest.mark.slow
+def test_two_runs_are_compared_doc_by_doc_per_culture_clustered_on_the_artwork(group_run, replay, tmp_path):
+    from hanyi.report import main as report_main
+    from hanyi.report.lmms_output import save_like_cli
+
+    results, _, rows, _ = group_run
+    records = [
+        {"task": f"vulca_bench_{r['culture']}", "key": {"pair_id": p}, "response": r["critique_en"]}
+        for p, r in rows.items()
+    ]
+    other = replay(records, ["vulca_bench"])
+    other["config"]["model_args"] = "second"
+    save_like_cli(results, str(tmp_path / "a"))
+    save_like_cli(other, str(tmp_path / "b"))
+    assert report_main([str(tmp_path / "a"), str(tmp_path / "b"), "--out", str(tmp_path / "rep")]) == 0
+    report = json.loads((tmp_path / "rep" / "report.json").read_text(encoding="utf-8"))
+    (section,) = [s for s in report["sections"] if s["benchmark"] == "vulca_bench"]
+    paired = {(p["task"], p["metric"]): p for p in section["paired"]}
+    for task in ("vulca_bench", *TASKS):
+        assert (task, "dcr") in paired and (task, "layer_score") in paired, task
+    assert paired[("vulca_bench", "dcr")]["n_pairs"] == 24 and paired[("vulca_bench", "dcr")]["clusters"] == 16
