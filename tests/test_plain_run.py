@@ -178,7 +178,8 @@ def _report_stands_on_its_own(tmp_path):
     intervals = [i for s in report["sections"] for i in s["intervals"]]
     with_ci = [i for i in intervals if i.get("ci_low") is not None]
     assert len(with_ci) >= 20, intervals[:5]
-    assert {i["task"].split("_")[0] for i in with_ci} == set(hanyi.BENCHMARKS)
+    # the recorded answers (fixtures/plain_run) cover the five groups they were recorded for, not VULCA-Bench
+    assert {i["task"].split("_")[0] for i in with_ci} == set(hanyi.BENCHMARKS) - {"vulca_bench"}
 
 
 SNAPSHOT = r"""
