@@ -551,7 +551,7 @@ def status_pages(board: Board, base: str = "status.html") -> dict[str, str]:
             where = f'<a href="{model_page(e.display_name)}">{esc(e.display_name)}</a>, {esc(s.benchmark)}'
             if r.rank is not None:
                 where += f", rank {r.rank}"
-            lines.append((os.path.basename(e.source_path or "") or "-", e.submission_hash, e.date, state, where))
+            lines.append((e.source_path or "-", e.submission_hash, e.date, state, where))
     for rej in board.rejected:
         state = str(getattr(rej, "state", "") or "rejected")
         reasons = "".join(f"<li>{esc(x)}</li>" for x in rej.reasons)
