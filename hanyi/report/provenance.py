@@ -252,6 +252,66 @@ def prompt_variant(config: dict, model: str = "") -> str | None:
     return None
 
 
+#: lmms-eval model names by the engine that generates, for :func:`model_backend` (the rest: ``transformers`` when the
+#: wrapper loads Hugging Face weights in-process, else the model name itself).
+_SERVED = ("openai", "async_openai", "openai_compatible", "openai_compatible_chat", "async_openai_compatible",
+           "async_openai_compatible_chat", "litellm", "litellm_chat", "litellm_compatible")  # fmt: skip
+_ENGINES = {"vllm": "vllm", "vllm_generate": "vllm", "sglang": "sglang", "srt_api": "sglang"}
+_TRANSFORMERS = ("llava_hf", "qwen2_5_vl", "qwen2_vl", "qwen3_vl", "qwen3_5", "internvl_hf", "huggingface",
+                 "async_hf_model", "async_hf", "llava_onevision1_5", "phi4_multimodal", "idefics2", "llama_vision",
+                 "gemma3", "tiny_llava", "hf_vlm")  # fmt: skip
+
+
+def _model_arg(model_args: str, *names: str) -> str | None:
+    for part in str(model_args or "").split(","):
+        key, sep, value = part.partition("=")
+        if sep and key.strip() in names and value.strip():
+            return value.strip()
+    return None
+
+
+def model_backend(model: str, model_args: str = "") -> dict:
+    """Which engine generated a run's answers, from lmms-eval's ``--model`` and ``--model_args`` (as
+    ``*_results.json`` records them): ``engine`` (``transformers``, ``vllm``, ``sglang``, ``openai-compatible server``,
+    ``replay``, or the model name), and what else is known: the served model id and the endpoint's host for a served
+    model (never its path, query or credentials), the tensor-parallel size for an in-process engine. Answers can move
+    between engines for the same weights (docs/run-at-scale.md), so the report and the board name it. The engine
+    behind an OpenAI-compatible endpoint (vLLM, SGLang, an API) is not visible to the client: ``served_by`` says so.
+
+    >>> model_backend("openai", "model=Qwen/Qwen2.5-VL-7B-Instruct,base_url=http://user:pw@gpu7:8000/v1")
+    {'engine': 'openai-compatible server', 'served_model': 'Qwen/Qwen2.5-VL-7B-Instruct', 'endpoint_host': 'gpu7:8000', 'served_by': 'not recorded by the client'}
+    >>> model_backend("vllm", "model=Qwen/Qwen2.5-VL-72B-Instruct,tensor_parallel_size=8")
+    {'engine': 'vllm', 'tensor_parallel_size': '8'}
+    >>> model_backend("llava_hf", "pretrained=llava-hf/llava-1.5-7b-hf")
+    {'engine': 'transformers'}
+    """
+    from urllib.parse import urlsplit
+
+    name = str(model or "")
+    if name in _SERVED:
+        out = {"engine": "openai-compatible server"}
+        if served := _model_arg(model_args, "model", "model_version"):
+            out["served_model"] = served
+        try:
+            url = urlsplit(_model_arg(model_args, "base_url") or "")
+            host = f"{url.hostname}:{url.port}" if url.port else url.hostname
+        except ValueError:
+            host = None
+        out["endpoint_host"] = host or "from $OPENAI_API_BASE (not recorded)"
+        out["served_by"] = "not recorded by the client"
+        return out
+    if name in _ENGINES:
+        out = {"engine": _ENGINES[name]}
+        if tp := _model_arg(model_args, "tensor_parallel_size", "tp_size", "tp"):
+            out["tensor_parallel_size"] = tp
+        return out
+    if name in _TRANSFORMERS:
+        return {"engine": "transformers"}
+    if name.lower().startswith("replay") or name == "ReplayModel":
+        return {"engine": "replay"}
+    return {"engine": name or "unknown"}
+
+
 def task_provenance(results: dict, task: str, samples: list[dict] | None) -> dict:
     """The provenance record of ``task`` in one parsed ``*_results.json`` (``samples`` = its sample log or ``None``)."""
     config = (results.get("configs") or {}).get(task) or {}
@@ -263,6 +323,7 @@ def task_provenance(results: dict, task: str, samples: list[dict] | None) -> dic
         "data_source": source,
         "shortlist": shortlist_record(config, source),
         "prompt_variant": prompt_variant(config, str(run_config.get("model", ""))),
+        "model_backend": model_backend(str(run_config.get("model", "")), str(run_config.get("model_args", ""))),
         "scorer_backends": scorer_backends(samples),
         "judge_model": _judge_model(config, samples),
         "limit": run_config.get("limit"),
