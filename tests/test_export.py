@@ -722,3 +722,25 @@ def test_dataset_repo_refuses_what_is_not_bench_org_name(tmp_path, capsys, value
     err = capsys.readouterr().err
     assert err.startswith("hanyi export: --dataset-repo ") and "expected BENCH=ORG/NAME" in err and err.count("\n") == 1
     assert not (tmp_path / "o").exists()
+
+
+@pytest.mark.parametrize("missing", ["black", "ruff"])
+def test_missing_formatters_name_the_export_extra_with_the_constraints(tmp_path, capsys, monkeypatch, missing):
+    """The export formats with black and isort at lmms-eval's pins and ruff for lm-eval; without them the one-line
+    error names the install that brings exactly these (no torch): ``pip install -c constraints.txt 'hanyi[export]'``.
+    """
+    import importlib.util
+
+    from hanyi.export import main as export_main
+
+    if missing == "black":
+        monkeypatch.setitem(sys.modules, "black", None)  # import black raises ImportError
+    else:
+        find_spec = importlib.util.find_spec
+        monkeypatch.setattr(
+            importlib.util, "find_spec", lambda name, *a: None if name == "ruff" else find_spec(name, *a)
+        )
+    assert export_main(["lmms-eval", "--out", str(tmp_path / "out"), "--benchmarks", "cii"]) == 2
+    err = capsys.readouterr().err
+    assert "pip install -c constraints.txt 'hanyi[export]'" in err and missing in err and err.count("\n") == 1
+    assert not (tmp_path / "out").exists()

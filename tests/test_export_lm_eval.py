@@ -155,3 +155,33 @@ def test_lm_evals_ci_task_test_loads_every_changed_yaml_together(exported, tmp_p
         assert not os.path.exists(os.path.join(exported, bench, f"{tag}.yaml"))
         with open(os.path.join(exported, bench, member), encoding="utf-8") as f:
             assert f"tag: [{tag}]" in f.read()
+
+
+TEXT_ONLY = r"""
+import sys
+import lm_eval.tasks
+lm_eval.tasks.__path__.append(sys.argv[1])
+from lm_eval.tasks import TaskManager
+manager = TaskManager(include_path=sys.argv[1])
+for name in sys.argv[2:]:
+    for task in manager.load([name])["tasks"].values():
+        docs = list(task.eval_docs)
+        assert docs and all(task.doc_to_text(doc) for doc in docs), name
+assert "PIL" not in sys.modules or sys.modules["PIL"] is None
+print("ok")
+"""
+
+
+@pytest.mark.slow
+def test_text_only_tasks_need_no_image_library(exported, tmp_path):
+    """A text-only task sends no image, so a text-only run needs no Pillow: the CII docs are read with their image
+    column left undecoded (``datasets`` decodes an ``Image`` column with Pillow when a row is read). Pillow is made
+    unimportable here, as in a venv with lm-eval's own extras only."""
+    env = _shadow_env(str(tmp_path))
+    pil = tmp_path / "shadow" / "PIL"
+    pil.mkdir()
+    (pil / "__init__.py").write_text("raise ImportError(\"No module named 'PIL' (blocked)\")\n")
+    proc = subprocess.run([sys.executable, "-c", TEXT_ONLY, exported, "cii_textonly", "cii_textonly_mc",
+                           "punrebus_textonly", "punrebus_textonly_mc"], cwd=str(tmp_path), env=env,
+                          capture_output=True, text=True, timeout=600)  # fmt: skip
+    assert proc.returncode == 0 and proc.stdout.strip().endswith("ok"), proc.stderr[-3000:]

@@ -2,7 +2,7 @@
 
 * ``hanyi export lmms-eval --out DIR [--benchmarks ...] [--data-root sample|<dir>|hub]`` writes one folder per
   benchmark and the code they share (``_task_utils/hanyi_common/``), ready to copy into ``lmms_eval/tasks/``
-  (:mod:`hanyi.export.lmms_eval_tasks`); it needs black and isort (hanyi's ``test`` extra) to format as upstream.
+  (:mod:`hanyi.export.lmms_eval_tasks`); it needs black, isort and ruff at upstream's pins (``pip install -c constraints.txt 'hanyi[export]'``).
 * ``--dataset-repo BENCH=ORG/NAME`` writes that hub dataset as BENCH's ``dataset_path`` (one per benchmark).
 * ``hanyi export lm-eval --out DIR [--data-root ...]`` writes the lm-eval tasks (``hanyi/lm_eval_tasks``) as folders
   for ``lm_eval/tasks/`` that need no hanyi (:mod:`hanyi.export.lm_eval_tasks`).

@@ -284,14 +284,29 @@ def without_doc_comments(source: str) -> str:
     return "".join(line for i, line in enumerate(source.splitlines(keepends=True)) if i not in drop)
 
 
+#: The formatters of the upstream pre-commit configs (lmms-eval: black and isort at these versions; lm-eval: ruff)
+#: and how to get them without torch: the ``export`` extra, with hanyi's constraints.
+FORMATTER_PINS = {"black": "25.1.0", "isort": "6.0.1"}
+INSTALL_HINT = "pip install -c constraints.txt 'hanyi[export]'"
+
+
 def formatters():
-    """``(black, isort)``, or :class:`ExportError` saying how to install them."""
+    """``(black, isort)`` at upstream's pins (ruff beside them), or :class:`ExportError` saying how to install them."""
+    import importlib.util
+
     try:
         import black
         import isort
     except ImportError:
-        raise ExportError("formatting the export needs black and isort: pip install 'hanyi[test]' (nothing was "
-                          "written)") from None  # fmt: skip
+        black = isort = None
+    have = {"black": getattr(black, "__version__", None), "isort": getattr(isort, "__version__", None)}
+    wrong = [f"{n} {have[n] or 'missing'} (upstream's pre-commit pins {v})" for n, v in FORMATTER_PINS.items()
+             if have[n] != v]  # fmt: skip
+    if importlib.util.find_spec("ruff") is None:
+        wrong.append("ruff missing (lm-eval's pre-commit formats with it)")
+    if wrong:
+        raise ExportError(f"formatting the export as upstream does needs the formatters at its pins: "
+                          f"{'; '.join(wrong)}. Install them: {INSTALL_HINT} (nothing was written)")  # fmt: skip
     return black, isort
 
 

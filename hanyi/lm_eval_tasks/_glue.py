@@ -76,3 +76,19 @@ def stripped(process_results):
         return process_results(doc, strip_responses(results))
 
     return call
+
+
+def without_image_decoding(process_docs):
+    """``process_docs`` run on the dataset with its image columns left undecoded: a text-only task sends no image,
+    and iterating a column of type ``datasets.Image`` decodes it with Pillow, which a text-only run need not have."""
+
+    @functools.wraps(process_docs)
+    def wrapped(dataset):
+        import datasets
+
+        for name, feature in dataset.features.items():
+            if isinstance(feature, datasets.Image) and feature.decode:
+                dataset = dataset.cast_column(name, datasets.Image(decode=False))
+        return process_docs(dataset)
+
+    return wrapped

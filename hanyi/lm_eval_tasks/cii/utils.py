@@ -6,6 +6,7 @@ from hanyi.tasks.cii import utils as lmms
 from hanyi.tasks.cii.constants import LETTERS
 
 cii_textonly_doc_to_text = _glue.doc_to_text("cii", "cii_textonly", lmms.cii_doc_to_text)
+cii_textonly_process_docs = _glue.without_image_decoding(lmms.cii_textonly_process_docs)
 cii_textonly_process_results = _glue.stripped(lmms.cii_table1_process_results)
 #: The lmms-eval task's metric_list, its aggregations imported: the same functions in both harnesses.
 cii_textonly_metric_list = _glue.metric_list("cii", "cii_textonly")
