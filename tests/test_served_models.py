@@ -275,7 +275,7 @@ def _hanyi_eval(server: ChatServer, cache, out, tmp_path, label: str) -> subproc
     cmd = [hanyi, "eval", "--model", "async_openai", "--model_args", args + ",num_cpus=4,timeout=1"]
     cmd += ["--tasks", FAIL_TASKS, "--limit", str(FAIL_LIMIT), "--use_cache", str(cache)]
     cmd += ["--output_path", str(out / label), "--log_samples"]
-    env = {k: v for k, v in os.environ.items() if not k.startswith("HANYI_JUDGE")} | {"OPENAI_MAX_RETRIES": "0"}
+    env = {k: v for k, v in os.environ.items() if not k.startswith("HANYI_JUDGE")}
     return subprocess.run(cmd, env=env, cwd=tmp_path, capture_output=True, text=True, timeout=500)
 
 
