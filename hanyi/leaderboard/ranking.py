@@ -662,7 +662,7 @@ def build_section(
     columns = _columns(bench, entries, anchors_dir)
     if col is None:
         col = ranking_column(bench, entries, columns)
-    rows = [Row(label=e.model, cells=cells(e, columns, cache_dir), entry=e) for e in entries]
+    rows = [Row(label=e.display_name, cells=cells(e, columns, cache_dir), entry=e) for e in entries]  # card name
     _mark_differences(rows, entries)
 
     def value(r: Row):
@@ -689,7 +689,7 @@ def overall(mains: dict[str, tuple[Section, object]], entries: list[Entry]) -> t
 
     if len(mains) < 2:
         return None, "the board has fewer than two benchmarks"
-    models = sorted({e.model for e in entries})
+    models = sorted({e.display_name for e in entries})  # a model is its display name across benchmarks
     missing = []
     index: dict[str, dict[str, int]] = {}
     for bench, (section, draws) in mains.items():
