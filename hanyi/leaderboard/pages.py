@@ -238,6 +238,8 @@ def card_badges(entry: Entry | None) -> str:
 def name_cell(row: Row) -> str:
     """The row header: the display name, linked to the model's page, with its card's badges."""
     name = row_name(row)
+    if row.entry is None and not row.reference:  # the overall mean rank's row: the model's display name
+        return f'<th scope="row" class="name" data-v=""><a href="{model_page(name)}">{esc(name)}</a></th>'
     if row.entry is None:
         return f'<th scope="row" class="name">{esc(name)}</th>'
     link = f'<a href="{model_page(name)}">{esc(name)}</a>'

@@ -127,3 +127,18 @@ def test_a_column_the_board_did_not_verify_is_marked_as_the_submitter_s_claim(tm
     assert "the submitter&#x27;s claim, not verified: judged by the submitter&#x27;s judge" in text
     assert '<span class="flag">flag: a name another ranked submission also uses</span>' in text
     assert XSS not in text
+
+
+def test_the_overall_mean_rank_names_and_links_each_model_and_sorts_lowest_first(tmp_path):
+    from hanyi.leaderboard.entries import Section
+
+    board = hand_board()
+    cols = ["cii/rank", "punrebus/rank", "mean_rank"]
+    rows = [Row("model-b", {"cii/rank": Cell(2.0, 1, 3), "punrebus/rank": Cell(1.0, 1, 2), "mean_rank": Cell(1.5, 1.0, 2.5)},
+                rank=1, rank_low=1, rank_high=2)]  # fmt: skip
+    board.overall = Section("overall", {}, cols, "mean_rank", rows, lower_is_better=list(cols))
+    build(tmp_path, board)
+    index = (tmp_path / "index.html").read_text(encoding="utf-8")
+    overall = index[index.index('id="overall"') :]
+    assert f'<a href="{pages.model_page("model-b")}">model-b</a>' in overall
+    assert '<button type="button" data-better="low">mean rank</button>' in overall
