@@ -178,8 +178,6 @@ def export(out: str, data_root: str = "hub", repos=None) -> dict:
         modules.append(closure.parse_module(lt.PACKAGE_DIR, mod_name, os.path.join(src, "utils.py"), source))
         with open(os.path.join(dst, "utils.py"), "w", encoding="utf-8") as fh:
             fh.write(lt.exported_text(source, os.path.join(src, "utils.py"), LM_EVAL))
-        with open(os.path.join(dst, "README.md"), "w", encoding="utf-8") as fh:
-            fh.write(_readme(bench, path_value))
         if data_root == "sample" and not (repos or {}).get(bench):
             shutil.copytree(os.path.join(lt.PACKAGE_DIR, "data", "sample", bench), os.path.join(dst, "sample"))
         written[bench] = {"folder": dst, "dataset_path": path_value}
@@ -198,8 +196,34 @@ def export(out: str, data_root: str = "hub", repos=None) -> dict:
                 with open(os.path.join(dst, name), "w", encoding="utf-8") as fh:
                     yaml.safe_dump({"metadata": dict(read(os.path.join(src, name)).get("metadata") or {})}, fh)
     upstream_format([os.path.join(out, d) for d in [*written, LM_EVAL.lib_dir]])
-    lt.record(out, [*written, LM_EVAL.lib_dir])
+    for bench, entry in written.items():  # after the shared code: its requirements are the README's
+        with open(os.path.join(entry["folder"], "README.md"), "w", encoding="utf-8") as fh:
+            fh.write(_readme(bench, entry["dataset_path"], entry["folder"]))
+    with open(os.path.join(out, "PULL_REQUEST.md"), "w", encoding="utf-8") as fh:
+        fh.write(pull_request(out, list(written)))
+    lt.record(out, [*written, LM_EVAL.lib_dir, "PULL_REQUEST.md"])
     return {**written, "shared": {"folder": os.path.join(out, LM_EVAL.lib_dir), "modules": shared}}
+
+
+def pull_request(out: str, benchmarks: list[str]) -> str:
+    """The description of the lm-eval pull request (kept beside the folders, not copied into ``lm_eval/tasks/``)."""
+    from hanyi.export import pr, readme, requirements
+
+    pkgs = requirements.extra_packages([os.path.join(out, d) for d in [*benchmarks, LM_EVAL.lib_dir]], "lm_eval")
+    lines = ["# Add text-only tasks of Chinese/visual-pun benchmarks: " + ", ".join(benchmarks), "",
+             "One folder per benchmark under `lm_eval/tasks/` (YAMLs and a `utils.py`), and `lm_eval/tasks/hanyi_common/`, "
+             "the metric, prompt and data code they share (lm-eval has no shared-helper folder; the name is not "
+             "`data/`, which lm-eval's `.gitignore` ignores). Each folder's README gives the paper, BibTeX, tasks, "
+             "metrics, data access and requirements.", "", "## Folders", ""]  # fmt: skip
+    for bench in benchmarks:
+        folder = os.path.join(out, bench)
+        lines.append(f"- `{bench}/`: tags {', '.join(f'`{t}`' for t in readme.tags(folder)) or 'none'}")
+    lines += ["", "## Requirements (`pyproject.toml`)", "", "Added to `[project.optional-dependencies]` (the "
+              "packages the folders import beyond lm-eval's dependencies and its `hf` extra):", "", "```toml",
+              requirements.extras_snippet({b: pkgs for b in benchmarks}) if pkgs else "# none", "```"]  # fmt: skip
+    rows = [pr.task_list_entry(b, "lm_eval", pr.run_names(os.path.join(out, b))) for b in benchmarks]
+    lines += ["", f"## Task list ({pr.TASK_LIST['lm_eval']})", "", *rows, ""]
+    return "\n".join(lines)
 
 
 #: lm-eval's pre-commit formats with ruff (``ruff-format``; ``ruff-check --fix``, whose isort settings these are).
@@ -221,7 +245,7 @@ def upstream_format(paths: list[str]) -> None:
 _DOC_LINK = re.compile(r"\[([^\]]+)\]\((?:\.\./)+docs/[^)]*\)")
 
 
-def _readme(bench: str, path_value: str) -> str:
+def _readme(bench: str, path_value: str, folder: str | None = None) -> str:
     """The folder's README: the source tree's title, paper and citation, where the data comes from (the official
     release and its terms), then its tasks, metrics and checklist. Lines that point into hanyi (its docs, its data
     commands, its changelog) stay behind; a README without paper or BibTeX is refused."""
@@ -244,6 +268,7 @@ def _readme(bench: str, path_value: str) -> str:
         "folders share is in `lm_eval/tasks/hanyi_common/`.", "",
         f"## Paper\n\n{paper.strip()}\n",
         "\n".join(readme.data_access(bench, path_value)) + "\n",
+        "\n".join(readme.requirements_section(folder, "lm_eval", extra=bench)) + "\n" if folder else "",
         *body,
     ])  # fmt: skip
     if collections_as_tags(os.path.join(LM_EVAL_TASKS_DIR, bench))["files"]:

@@ -213,7 +213,8 @@ def folder_readme(bench: str, folder: str, dataset_path: str) -> str:
     lines += ["", "### Metric keys", "", ", ".join(f"`{k}`" for k in keys) + ".", ""]
     lines += [f"{len(tasks)} tasks in all. Each variant in one line, each key's aggregation and tasks, the metric "
               f"definitions and the deviations from the paper: [{DETAILS}]({DETAILS}).", ""]  # fmt: skip
-    lines += data_access(bench, dataset_path) + [""] + settings_map.readme_section(bench)
+    lines += data_access(bench, dataset_path) + [""] + requirements_section(folder, "lmms_eval") + [""]
+    lines += settings_map.readme_section(bench)
     lines += [
         "",
         "## Code in this folder",
@@ -239,6 +240,23 @@ def folder_readme(bench: str, folder: str, dataset_path: str) -> str:
         "",
     ]
     return unlink("\n".join(lines))
+
+
+def requirements_section(folder: str, host: str, extra: str = "") -> list[str]:
+    """The README's "Requirements": the packages the folder and the shared code it imports need beyond the host's
+    own dependencies (lmms-eval: named in the README, as its tasks do; lm-eval: the pull request's extra)."""
+    from hanyi.export import requirements
+
+    out = os.path.dirname(os.path.abspath(folder))
+    shared = [os.path.join(out, "_task_utils", "hanyi_common"), os.path.join(out, "hanyi_common")]
+    pkgs = requirements.extra_packages([folder, *[p for p in shared if os.path.isdir(p)]], host)
+    lines = ["## Requirements", ""]
+    if not pkgs:
+        return lines + [f"Nothing beyond {host.replace('_', '-')}'s own dependencies."]
+    listed = " ".join(f"`{p}`" for p in pkgs)
+    if extra:
+        return lines + [f"`pip install -e '.[{extra}]'`: this folder's extra in `pyproject.toml` ({listed})."]
+    return lines + [f"Beyond lmms-eval's own dependencies: `pip install {' '.join(pkgs)}`."]
 
 
 def tags(folder: str) -> dict:
@@ -294,6 +312,9 @@ def patches(package: str = "lmms_eval") -> list[tuple[str, str]]:
     return out
 
 
+LIB = os.path.join("_task_utils", "hanyi_common")
+
+
 def pull_request(out: str, benchmarks: list[str], data_root: str, shared: list[str] = ()) -> str:
     lines = [
         "# Add cultural and implied-meaning benchmarks: " + ", ".join(benchmarks),
@@ -315,6 +336,21 @@ def pull_request(out: str, benchmarks: list[str], data_root: str, shared: list[s
         runs = [f"groups {', '.join(f'`{g}`' for g in groups)}"] if groups else []
         runs += [f"tags {', '.join(f'`{t}`' for t in tags(folder))}"] if tags(folder) else []
         lines.append(f"- `{bench}/`: " + "; ".join(runs))
+    from hanyi.export import pr, requirements
+
+    pkgs = requirements.extra_packages(
+        [os.path.join(out, b) for b in benchmarks] + [os.path.join(out, LIB)], "lmms_eval"
+    )
+    lines += ["", "## Requirements", "", "Beyond lmms-eval's own dependencies: " + (
+        f"`{' '.join(pkgs)}`, named in each folder's README (lmms-eval declares a task's extra packages there)."
+        if pkgs else "none.")]  # fmt: skip
+    entries = {}
+    for bench in benchmarks:
+        folder = os.path.join(out, bench)
+        names = [n for n, e in _index(folder).items() if e["type"] == "group"] or sorted(tags(folder))
+        entries[bench] = pr.task_list_entry(bench, "lmms_eval", names)
+    lines += ["", f"## Task list ({pr.TASK_LIST['lmms_eval']})", "", "Added under "
+              f"\"{pr.LMMS_SECTION.lstrip('# ')}\":", "", "```markdown", *entries.values(), "```"]  # fmt: skip
     lines += ["", "## Changes to lmms-eval this contribution needs", ""]
     needed = [f"- `{name}`: {subject}" for name, subject in patches() if name.split("-")[0] in NEEDED_PATCHES]
     lines += needed or ["None: every group runs on unpatched lmms-eval (the equivalence run below); fixes found along "

