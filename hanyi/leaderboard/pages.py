@@ -762,6 +762,8 @@ def _category(pred: dict) -> str:
 
 
 def _short(value, limit: int = 400) -> str:
+    if value is None:
+        return "-"
     text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
     return text if len(text) <= limit else text[:limit] + "\u2026"
 
@@ -809,7 +811,11 @@ def prediction_pages(entry: Entry, section: Section, base: str, back: str) -> di
                 continue
             d = pred.get("doc_id")
             score = scores.get(d) if isinstance(d, int) else None
-            rows.append((task, d, _category(pred), pred.get("response"), pred.get("target"), metric, score,
+            response = pred.get("response")
+            if response is None and isinstance(pred.get("loglikelihoods"), list):  # a multiple-choice doc
+                lls = [c[0] for c in pred["loglikelihoods"] if isinstance(c, list) and c]
+                response = f"choice {lls.index(max(lls))} of {len(lls)} (log-likelihoods)" if lls else None
+            rows.append((task, d, _category(pred), response, pred.get("target"), metric, score,
                          _verdict(score, pred.get("verdicts"))))  # fmt: skip
     if not rows:
         return {}
