@@ -440,6 +440,7 @@ def test_a_board_built_by_hanyi_leaderboard_build_from_hanyi_submit_files_passes
     viewer = browser.js("Array.from(document.links).map(a => a.getAttribute('href')).find(h => h.startsWith('pred-'))")
     browser.open((site / viewer).as_uri())
     assert browser.js("document.querySelectorAll('table')[0].tBodies[0].rows.length") == 14  # 12 + 2 docs
+    assert [v for v in axe_violations(browser, axe_source) if v[1] in ("serious", "critical")] == []
     browser.open((site / "status.html").as_uri())
     text = browser.js("document.body.innerText")
     for path in (leaderboard_submissions["tampered"], leaderboard_submissions["limit"]):
