@@ -177,7 +177,9 @@ def require_images(dataset, column: str, id_field: str, fix: str, fallback=None)
         )
         raise ImageUnavailableError(f"{len(bad)} doc(s) have an image that does not decode ({id_field} {shown}). {fix}")
     kept = dataset.remove_columns(f"{column}_sha256") if f"{column}_sha256" in dataset.column_names else dataset
-    return kept.add_column(f"{column}_sha256", [digests.get(rid) for rid in dataset[id_field]])  # a 2nd load: replaced
+    # the ids through Arrow: iterating datasets' own column object formats each row alone (6 us a doc, 0.3 here)
+    ids = dataset.select_columns([id_field]).with_format("arrow")[id_field].to_pylist()
+    return kept.add_column(f"{column}_sha256", [digests.get(rid) for rid in ids])  # a 2nd load: replaced
 
 
 def require_string_lists(dataset, fields: tuple[str, ...], fix: str):
