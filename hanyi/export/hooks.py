@@ -56,20 +56,27 @@ CI_SKIP = "no-commit-to-branch,mypy"
 _KEYS = ("args", "files", "exclude", "types", "types_or", "exclude_types", "always_run", "pass_filenames")
 
 
-def local_config(config: dict, bin_dir: str | None = None) -> tuple[dict, list[str]]:
-    """The ``repo: local`` form of ``config`` and one line per hook that cannot run at the pinned version."""
-    from importlib import metadata
+def versions(python: str = sys.executable) -> dict:
+    """``{distribution: version}`` of the hook packages installed for ``python`` (absent ones left out)."""
+    import json
 
-    bin_dir = bin_dir or os.path.dirname(sys.executable)
+    code = (f"import json, importlib.metadata as m\nout = {{}}\nfor d in {sorted(PACKAGES.values())!r}:\n"
+            "    try: out[d] = m.version(d)\n    except m.PackageNotFoundError: pass\nprint(json.dumps(out))")  # fmt: skip
+    proc = subprocess.run([python, "-c", code], capture_output=True, text=True, check=True)
+    return json.loads(proc.stdout)
+
+
+def local_config(config: dict, python: str = sys.executable) -> tuple[dict, list[str]]:
+    """The ``repo: local`` form of ``config`` (hooks run from ``python``'s ``bin`` directory) and one line per hook
+    that cannot run at the pinned version."""
+    bin_dir = os.path.dirname(python)
+    installed = versions(python)
     hooks, problems = [], []
     for repo in config.get("repos") or []:
         url = str(repo.get("repo", ""))
         name = url.removeprefix("https://github.com/").removesuffix(".git")
         dist, rev = PACKAGES.get(name), str(repo.get("rev", "")).removeprefix("v")
-        try:
-            have = metadata.version(dist) if dist else None
-        except metadata.PackageNotFoundError:
-            have = None
+        have = installed.get(dist) if dist else None
         for hook in repo.get("hooks") or []:
             hid = hook["id"]
             spec = MANIFEST.get(hid)
@@ -92,7 +99,9 @@ def local_config(config: dict, bin_dir: str | None = None) -> tuple[dict, list[s
     return out, problems
 
 
-def run(config_path: str, repo_dir: str, from_ref: str = "HEAD~1", to_ref: str = "HEAD") -> tuple[int, str, list]:
+def run(
+    config_path: str, repo_dir: str, from_ref: str = "HEAD~1", to_ref: str = "HEAD", python: str = sys.executable
+) -> tuple[int, str, list]:
     """Run the hooks of ``config_path`` in the git work tree ``repo_dir`` on the files changed between the refs, as
     the upstream CI does; ``(exit status, output, problems)``. The work tree is left as the hooks leave it."""
     import tempfile
@@ -101,15 +110,29 @@ def run(config_path: str, repo_dir: str, from_ref: str = "HEAD~1", to_ref: str =
 
     with open(config_path, encoding="utf-8") as f:
         config = yaml.safe_load(f)
-    local, problems = local_config(config)
+    local, problems = local_config(config, python)
     with tempfile.TemporaryDirectory(prefix="hanyi-hooks-") as tmp:
         path = os.path.join(tmp, "pre-commit-config.yaml")
         with open(path, "w", encoding="utf-8") as f:
             yaml.safe_dump(local, f, sort_keys=False)
         env = {**os.environ, "SKIP": CI_SKIP, "PRE_COMMIT_HOME": os.path.join(tmp, "home"), "NO_COLOR": "1"}
         proc = subprocess.run(
-            [sys.executable, "-m", "pre_commit", "run", "--config", path, "--from-ref", from_ref, "--to-ref", to_ref,
+            [python, "-m", "pre_commit", "run", "--config", path, "--from-ref", from_ref, "--to-ref", to_ref,
              "--show-diff-on-failure", "--color", "never"],
             cwd=repo_dir, capture_output=True, text=True, env=env,
         )  # fmt: skip
     return proc.returncode, proc.stdout + proc.stderr, problems
+
+
+def pins(config_path: str) -> list[str]:
+    """``dist==version`` of every hook repository of ``config_path`` (what a hooks venv installs from PyPI)."""
+    import yaml
+
+    with open(config_path, encoding="utf-8") as f:
+        config = yaml.safe_load(f)
+    out = []
+    for repo in config.get("repos") or []:
+        dist = PACKAGES.get(str(repo.get("repo", "")).removeprefix("https://github.com/").removesuffix(".git"))
+        if dist:
+            out.append(f"{dist}=={str(repo.get('rev', '')).removeprefix('v')}")
+    return out
