@@ -67,6 +67,20 @@ def test_a_page_replaced_by_a_symlink_is_never_written_through(tmp_path):
     assert victim.read_text() == "keep me"
 
 
+def test_a_symlinked_lock_or_records_folder_is_never_written_through(tmp_path, no_submissions, capsys):
+    outside, site = tmp_path / "outside", tmp_path / "site"
+    outside.mkdir()
+    (site / ".cache").mkdir(parents=True)
+    os.symlink(outside / "lock", site / ".cache" / "build.lock")
+    code, err = build([no_submissions, "--out", str(site)], capsys)
+    assert code == 1 and len(err.strip().splitlines()) == 1 and not (outside / "lock").exists()
+    os.remove(site / ".cache" / "build.lock")
+    os.symlink(outside, site / "eee")
+    with pytest.raises(UnsafeOutputError):
+        write_site(hand_board(), str(site))
+    assert list(outside.iterdir()) == []
+
+
 # ---- one build at a time ------------------------------------------------------------------------------------------
 
 
