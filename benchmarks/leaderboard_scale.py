@@ -195,6 +195,37 @@ def site_scale(n_models: int, out: str | None = None) -> bool:
     return ok
 
 
+def hostile_files() -> bool:
+    """Times the intake on two hostile files (target: each rejected in under 10 s on 2 cores): 100 MB of nothing
+    (over the size cap: refused before reading) and 450,000 predictions of 12 docs (about 40 MB, under the cap:
+    refused by the validation pass, in linear time, before any re-score)."""
+    import json
+
+    from hanyi.leaderboard.intake import check_file
+
+    ok = True
+    with tempfile.TemporaryDirectory() as tmp:
+        huge = os.path.join(tmp, "huge_submission.json")
+        with open(huge, "wb") as f:
+            f.truncate(100 * 1024 * 1024)
+        dupes = os.path.join(tmp, "dupes_submission.json")
+        preds = [{"doc_id": i % 12, "doc_hash": "h" * 64, "response": "A" * 20} for i in range(450_000)]
+        doc = {"format": "hanyi-submission", "version": 2, "benchmark": "cii", "model": "m", "hanyi_version": "0.7",
+               "lmms_eval_version": "0.7.3", "tasks": {"cii_none": {"version": 2.2, "metrics": {"acc": 1.0},
+               "data_fingerprint": "sha256:00", "predictions": preds}}}  # fmt: skip
+        with open(dupes, "w", encoding="utf-8") as f:
+            json.dump(doc, f)
+        check_file(dupes, max_bytes=1024)  # the installed tasks' index loaded once, not timed
+        for label, path in (("100 MB file", huge), (f"{os.path.getsize(dupes) / 1e6:.0f} MB of duplicates", dupes)):
+            t = time.perf_counter()
+            found = check_file(path)
+            took = time.perf_counter() - t
+            ok &= took < 10 and getattr(found, "state", "") == "rejected"
+            print(f"{'PASS' if took < 10 else 'FAIL'} hostile {label}: rejected in {took:.1f} s (target < 10 s): "
+                  f"{found.reasons[0] if getattr(found, 'reasons', None) else 'ACCEPTED'}")  # fmt: skip
+    return ok
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--models", type=int, default=100)
@@ -242,7 +273,7 @@ def main(argv=None) -> int:
             t_site, cpu_site = time.perf_counter() - t, time.process_time() - cpu
             size = sum(os.path.getsize(p if os.path.isabs(p) else os.path.join(out, p)) for p in written)
             print(f"write_site(): {t_site:.1f} s ({cpu_site:.1f} s CPU), {len(written)} files, {size / 1e6:.1f} MB")
-    ok = True
+    ok = hostile_files()
     for case, label in (("warm", "cells cached with the re-scores"), ("cold", "every cell computed")):
         total, cpu = timed[case][0] + t_site, timed[case][1] + cpu_site
         verdict = "PASS" if total < 60 else "FAIL"

@@ -7,7 +7,8 @@ Usage::
 
 ``check`` runs the board's whole intake on one file (:mod:`hanyi.leaderboard.intake`: the file, the full split, the
 protocol, every claimed metric against the board's re-score through the replay model) and prints one line per
-problem on stderr, ``FILE: problem``; exit 1 on any, 0 otherwise. ``build`` runs the same intake over every file
+problem on stderr, ``FILE: problem``; exit 1 on any, 3 when the file is pending (the board's own data, scorer or
+judge failed: nothing is decided about the file), 0 otherwise. ``build`` runs the same intake over every file
 (re-scoring only files whose sha256 is not yet in ``SITE/.cache/``), ranks the accepted ones
 (:mod:`hanyi.leaderboard.ranking`) and writes the site (:mod:`hanyi.leaderboard.site`); a rejected file goes to the
 site's "Rejected" page with its reasons, and one line per rejected file goes to stderr.
@@ -23,6 +24,8 @@ from hanyi import plain_doc
 
 #: The cache folder under the site: one ``<sha256>.json`` per submission read.
 CACHE_DIR = ".cache"
+#: ``check``'s exit code for a pending file (the board failed, not the file).
+PENDING_EXIT = 3
 
 
 def build_parser(prog: str) -> argparse.ArgumentParser:
@@ -41,14 +44,14 @@ def build_parser(prog: str) -> argparse.ArgumentParser:
 
 
 def check(path: str, prog: str = "hanyi leaderboard check", max_bytes: int | None = None) -> int:
-    from hanyi.leaderboard.entries import Rejected
+    from hanyi.leaderboard.entries import PENDING, Rejected
     from hanyi.leaderboard.intake import MAX_BYTES, check_file
 
     found = check_file(path, MAX_BYTES if max_bytes is None else max_bytes)
     if isinstance(found, Rejected):
         for reason in found.reasons:
             print(f"{path}: {_one_line(reason)}", file=sys.stderr)
-        return 1
+        return PENDING_EXIT if found.state == PENDING else 1
     print(f"{path}: accepted ({found.benchmark}, {len(found.values)} task(s) re-scored)")
     return 0
 
@@ -74,7 +77,7 @@ def _build(paths: list[str], out_dir: str, prog: str, max_bytes: int | None):
     for rej in found.rejected:
         first = _one_line(rej.reasons[0]) if rej.reasons else "rejected"
         more = f" (+{len(rej.reasons) - 1} more reasons)" if len(rej.reasons) > 1 else ""
-        print(f"{prog}: rejected {rej.path}: {first}{more}", file=sys.stderr)
+        print(f"{prog}: {rej.state} {rej.path}: {first}{more}", file=sys.stderr)
     board = rank(found.entries, found.rejected, cache_dir=os.path.join(out_dir, CACHE_DIR))
     write_site(board, out_dir)
     return board, found
@@ -101,7 +104,8 @@ def main(argv: list[str] | None = None, prog: str = "hanyi leaderboard") -> int:
         print(failure_line(f"{prog} build", exc) if exc.errno else f"{prog} build: {exc}", file=sys.stderr)
         return 1
     print(
-        f"{args.out}: {len(found.entries)} accepted, {len(found.rejected)} rejected, "
+        f"{args.out}: {len(found.entries)} accepted, {found.count('rejected')} rejected, "
+        f"{found.count('duplicate')} duplicate, {found.count('pending')} pending, "
         f"{len(found.rescored)} re-scored (the others from {os.path.join(args.out, CACHE_DIR)})"
     )
     return 0

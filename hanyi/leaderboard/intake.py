@@ -1,29 +1,38 @@
 """The board's intake: read ``hanyi-submission`` files, take nothing on trust, re-score them with the installed
 scorers, and hand one :class:`~hanyi.leaderboard.entries.Entry` per accepted file, one
-:class:`~hanyi.leaderboard.entries.Rejected` per refused file (issue 38).
+:class:`~hanyi.leaderboard.entries.Rejected` per refused file, whose ``state`` is ``rejected`` (the file fails a
+check), ``duplicate`` (the same predictions as an earlier arrival) or ``pending`` (the board failed, not the file).
 
-Per file, every problem is one line (a reason), never a traceback:
+Per file, every problem is one line (a reason), never a traceback, cheap checks first:
 
-* the file: larger than the size cap (:data:`MAX_BYTES`, ``--max-bytes``), not UTF-8 JSON, not a ``hanyi-submission``
-  object, the same bytes as a file already read (a duplicate: same sha256); a format-1 file lacks the doc hashes and
-  data fingerprint the checks below need (re-submit it with ``hanyi submit`` of this release). A model name is kept
-  as text, whatever it holds (the site escapes it);
-* the split: a ``--limit`` run, a doc missing, a doc twice, a doc id the installed task does not have, a doc whose
-  content hash differs from the installed data's, a data fingerprint other than the installed data's, another data
-  source kind;
-* the protocol: a task the installed hanyi does not have or of another benchmark, a task version other than the
-  installed one, another lmms-eval minor version, no hanyi version, scorer backends other than the board's, a judge in
-  the provenance other than the one the logged verdicts name;
+* the file (:func:`read_submission`): a regular file only, never read through a symbolic link (a link out of the
+  folder, a device, a FIFO is refused and nothing of it shown); the size cap (:data:`MAX_BYTES`, ``--max-bytes``)
+  checked before reading;
+* one validation pass over the whole document (:mod:`hanyi.leaderboard.submission_schema`: a declared pydantic schema
+  of format versions 1 and 2, then the installed tasks, the split's doc ids each once in linear time, a verdict only
+  under a key the task declares as judged, the model name (:mod:`hanyi.leaderboard.names`)); every problem found,
+  not the first; a version-1 file is refused (no doc hashes or data fingerprint);
+* the split, against the installed task: a ``--limit`` run, a doc missing, a doc id the task does not have, a doc
+  whose content hash differs from the installed data's, another data fingerprint or data source kind;
+* the protocol: a task version other than the installed one, another lmms-eval minor version, scorer backends other
+  than the board's, a judge in the provenance other than the one the logged verdicts name;
 * the numbers: every claimed metric is compared with the board's re-score by the float rule
   (:func:`hanyi.floats.same_value`: exactly, or within 1e-6 for a backbone value); a difference names the task,
   metric, claimed and re-scored values.
 
 Re-scoring goes through the same code as ``--model replay``: the predictions are written as a replay file and the
 installed task runs through lmms-eval's own evaluator (its ``process_results`` and aggregations); the re-scored run
-is read back by :mod:`hanyi.report.perdoc`, the per-doc layer the report reads too. A judged metric (its logged item
-holds the judge's verdict) is re-aggregated from the logged verdicts with the task's own aggregation function; with a
-judge configured on the board (``HANYI_JUDGE_BASE_URL`` + ``HANYI_JUDGE_MODEL``) the re-score judges again and its
-values are the ones kept (``Entry.judged`` says which).
+is read back by :mod:`hanyi.report.perdoc`, the per-doc layer the report reads too. A judged metric is re-aggregated
+from the logged verdicts with the task's own aggregation function; without a judge on the board that is only the
+submitter's claim, and the entry says so (``Entry.unverified``: shown, marked, never ranked). With a judge configured
+on the board (``HANYI_JUDGE_BASE_URL`` + ``HANYI_JUDGE_MODEL``) the re-score judges again and its values are the ones
+kept (``Entry.judged`` says which). A re-score that fails after every check passed is the board's failure: the file
+is pending, not cached, and the next build retries it; so is any error the checks did not foresee.
+
+Across files (:func:`intake`), in the order they arrived (recorded in the cache, never the folder's alphabetical
+order): an accepted file whose predictions of a task are those of an earlier accepted file (:func:`content_hashes`:
+identity by content, whatever the bytes, key order or model name) is a duplicate of it; a model name that looks like
+another's (TR39 skeleton) is refused; one name borne by two entries of a benchmark is flagged (``Entry.flags``).
 
 ``intake(paths, cache_dir=...)`` keeps one JSON file per submission under ``cache_dir`` keyed by its sha256 (and the
 board's versions and judge): a file seen before is not re-scored.
@@ -31,6 +40,7 @@ board's versions and judge): a file seen before is not re-scored.
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import dataclasses
 import functools
@@ -43,25 +53,35 @@ import os
 import tempfile
 from dataclasses import dataclass, field
 
-from hanyi.leaderboard.entries import Entry, Rejected
+from hanyi.leaderboard.entries import DUPLICATE, PENDING, REJECTED, Entry, Rejected
+from hanyi.leaderboard.submission_schema import show
 
 #: The largest submission file read (bytes): a full-size run of the largest benchmark is a few MB.
 MAX_BYTES = 64 * 1024 * 1024
 #: Format of the cache files (bump when Entry or the checks change).
-CACHE_VERSION = 1
+CACHE_VERSION = 2
+#: The file in the cache folder that records the order submissions arrived in (``{"<sha256> <path>": number}``).
+ARRIVALS = "arrivals.json"
+#: What ``check`` says (and the exit code it uses) when the board, not the file, failed.
+PENDING_NOTE = "pending: the board's own data, scorer or judge failed; nothing is decided and the next build retries"
 
 
 @dataclass
 class Intake:
-    """What :func:`intake` read: accepted entries, rejected files, and the files it re-scored (not from the cache)."""
+    """What :func:`intake` read: accepted entries, refused files (``Rejected``, whose ``state`` says rejected,
+    duplicate or pending), and the files it re-scored (not from the cache)."""
 
     entries: list[Entry] = field(default_factory=list)
     rejected: list[Rejected] = field(default_factory=list)
     rescored: list[str] = field(default_factory=list)
 
+    def count(self, state: str) -> int:
+        return sum(r.state == state for r in self.rejected)
+
 
 def submission_files(paths: list[str]) -> list[str]:
-    """The files to read: a file as given; a folder, every ``*_submission.json`` below it (sorted)."""
+    """The files to read: a file as given; a folder, every ``*_submission.json`` below it (sorted; links to folders
+    are not followed, links to files are listed and refused by :func:`read_submission`)."""
     out = []
     for path in paths:
         if os.path.isdir(path):
@@ -74,146 +94,244 @@ def submission_files(paths: list[str]) -> list[str]:
 
 
 def intake(paths: list[str], cache_dir: str | None = None, max_bytes: int = MAX_BYTES) -> Intake:
-    """Read, check and re-score every submission under ``paths`` (see the module docstring)."""
+    """Read, check and re-score every submission under ``paths`` (see the module docstring). Never raises for what
+    a file holds: a failure the checks did not foresee leaves that file pending."""
     result = Intake()
-    seen: dict[str, str] = {}
     stamp = board_stamp()
-    for path in submission_files(paths):
-        digest, doc, reasons = read_submission(path, max_bytes)
+    read = [(path, *read_submission(path, max_bytes)) for path in submission_files(paths)]
+    order = _arrivals(cache_dir, read)
+    seen: dict[str, str] = {}
+    done: list[tuple[int, Entry | Rejected]] = []
+    for arrival, (path, digest, doc, reasons) in sorted(enumerate(read), key=lambda it: order[it[0]]):
         if digest is not None and digest in seen:
-            model = doc.get("model") if isinstance(doc, dict) and isinstance(doc.get("model"), str) else None
             why = f"a duplicate submission: the same bytes (sha256 {digest[:12]}) as {seen[digest]}"
-            result.rejected.append(Rejected(path, digest, model, [why]))
+            done.append((arrival, _refused(path, digest, doc, [why], DUPLICATE, seen[digest])))
             continue
         if digest is not None:
             seen[digest] = path
         cached = _cache_read(cache_dir, digest, stamp) if digest and not reasons else None
         if cached is None:
-            cached = check_document(path, digest, doc, reasons)
+            cached = _safe_check(path, digest, doc, reasons)
             if digest is not None and not reasons:
                 result.rescored.append(path)
-                _cache_write(cache_dir, digest, stamp, cached)
+                if not (isinstance(cached, Rejected) and cached.state == PENDING):  # a board failure: retried
+                    _cache_write(cache_dir, digest, stamp, cached)
         if isinstance(cached, Rejected):
-            result.rejected.append(dataclasses.replace(cached, path=path))
+            done.append((arrival, dataclasses.replace(cached, path=path)))
         else:
-            result.entries.append(dataclasses.replace(cached, source_path=path))
+            done.append((arrival, dataclasses.replace(cached, source_path=path)))
+    _record_arrivals(cache_dir, read, order)
+    for value in _by_content_and_name([v for _, v in done]):
+        (result.rejected if isinstance(value, Rejected) else result.entries).append(value)
     return result
 
 
 def check_file(path: str, max_bytes: int = MAX_BYTES) -> Entry | Rejected:
-    """One file through the whole check (``hanyi leaderboard check``)."""
+    """One file through the whole check (``hanyi leaderboard check``): what :func:`intake` decides for it alone."""
     digest, doc, reasons = read_submission(path, max_bytes)
-    return check_document(path, digest, doc, reasons)
+    return _safe_check(path, digest, doc, reasons)
+
+
+def _safe_check(path, digest, doc, reasons) -> Entry | Rejected:
+    """:func:`check_document`, with anything it did not foresee a pending state (one line), never a traceback."""
+    try:
+        return check_document(path, digest, doc, reasons)
+    except Exception as exc:  # the last resort: the board's own code failed on this file
+        from hanyi.report.results import one_line
+
+        why = one_line(f"{PENDING_NOTE} (internal error: {type(exc).__name__}: {exc})")[:500]
+        return _refused(path, digest, None, [why], PENDING)
+
+
+def _refused(path, digest, doc, reasons, state=REJECTED, duplicate_of=None) -> Rejected:
+    return Rejected(path, digest, _shown_model(doc), list(reasons), state=state, duplicate_of=duplicate_of)
+
+
+def _shown_model(doc) -> str | None:
+    """The model name a refused file may show: only a name that reads as what it is (else nothing of it)."""
+    from hanyi.leaderboard.names import name_problems, normal
+
+    model = doc.get("model") if isinstance(doc, dict) else None
+    if not isinstance(model, str) or len(model) > 200 or name_problems(model):
+        return None
+    return normal(model)
+
+
+# ---- arrival order, identity by content, names -----------------------------------------------------------------------
+def _arrivals(cache_dir: str | None, read: list) -> list[tuple]:
+    """A sort key per file read: files the cache saw before in the order they arrived, then new files by
+    modification time (then path), so a copy never wins over the file it copies by its name's place in the folder."""
+    known = _load_arrivals(cache_dir)
+    keys = []
+    for path, digest, _doc, _reasons in read:
+        try:
+            mtime = os.lstat(path).st_mtime_ns
+        except OSError:
+            mtime = 0
+        first = known.get(f"{digest} {path}") if digest else None
+        keys.append((0, first, 0, path) if isinstance(first, int) else (1, 0, mtime, path))
+    return keys
+
+
+def _load_arrivals(cache_dir: str | None) -> dict:
+    if not cache_dir:
+        return {}
+    try:
+        with open(os.path.join(cache_dir, ARRIVALS), encoding="utf-8") as f:
+            data = json.load(f)
+        return data if isinstance(data, dict) else {}
+    except (OSError, ValueError):
+        return {}
+
+
+def _record_arrivals(cache_dir: str | None, read: list, order: list) -> None:
+    if not cache_dir:
+        return
+    known = _load_arrivals(cache_dir)
+    nxt = max([v for v in known.values() if isinstance(v, int)], default=-1) + 1
+    for i in sorted(range(len(read)), key=lambda i: order[i]):
+        key = f"{read[i][1]} {read[i][0]}"
+        if read[i][1] and key not in known:
+            known[key], nxt = nxt, nxt + 1
+    _atomic_json(cache_dir, os.path.join(cache_dir, ARRIVALS), known)
+
+
+def content_hashes(doc: dict) -> dict[str, str]:
+    """``{task: sha256 of its sorted (doc content hash, answer) pairs}``: the identity of a submission's predictions,
+    whatever its bytes, key order, whitespace, model name or claims."""
+    out = {}
+    for name, task in sorted(doc["tasks"].items()):
+        pairs = sorted(
+            (p["doc_hash"], json.dumps(p.get("loglikelihoods") or p["response"], ensure_ascii=True))
+            for p in task["predictions"]
+        )
+        out[name] = hashlib.sha256(json.dumps(pairs, ensure_ascii=True).encode()).hexdigest()
+    return out
+
+
+def _by_content_and_name(values: list) -> list:
+    """Accepted entries in arrival order: one whose predictions of a task are those of an earlier accepted entry is a
+    duplicate of it; one whose name looks like an earlier entry's other name (TR39 skeleton) is refused; entries of
+    one benchmark that bear the same name are flagged."""
+    from hanyi.leaderboard.names import same_name, skeleton
+
+    owners: dict[tuple[str, str], Entry] = {}
+    names: dict[str, tuple[str, Entry]] = {}  # skeleton -> (the name as shown, its first entry)
+    out = []
+    for value in values:
+        if isinstance(value, Rejected):
+            out.append(value)
+            continue
+        copied = [(t, owners[(t, h)]) for t, h in sorted(value.content.items()) if (t, h) in owners]
+        if copied:
+            task, first = copied[0]
+            why = (f"a duplicate submission: the same predictions of {task} as {first.source_path} (identity by "
+                   "content: the doc hashes and answers, whatever the file's bytes or model name)")  # fmt: skip
+            out.append(Rejected(value.source_path, value.submission_hash, value.model, [why], DUPLICATE,
+                                first.source_path))  # fmt: skip
+            continue
+        confused = []
+        for shown in dict.fromkeys([value.model, value.display_name]):
+            found = names.get(skeleton(shown))
+            if found and same_name(found[0]) != same_name(shown):
+                confused.append(f"model name {show(shown)!r} looks like {show(found[0])!r} of {found[1].source_path}"
+                                " (Unicode TR39 confusable skeleton): refused, a name must not pass for another")  # fmt: skip
+        if confused:
+            out.append(Rejected(value.source_path, value.submission_hash, None, confused))
+            continue
+        for shown in dict.fromkeys([value.model, value.display_name]):
+            names.setdefault(skeleton(shown), (shown, value))
+        for t, h in value.content.items():
+            owners.setdefault((t, h), value)
+        out.append(value)
+    by_name: dict[tuple[str, str], list[Entry]] = {}
+    for value in out:
+        if isinstance(value, Entry):
+            by_name.setdefault((value.benchmark, same_name(value.display_name)), []).append(value)
+    for group in by_name.values():
+        if len(group) > 1:
+            for value in group:
+                others = ", ".join(e.source_path for e in group if e is not value)
+                value.flags = [*value.flags, f"the name {show(value.display_name)!r} is also borne by {others}"]
+    return out
 
 
 # ---- reading ---------------------------------------------------------------------------------------------------------
 def read_submission(path: str, max_bytes: int = MAX_BYTES) -> tuple[str | None, dict | None, list[str]]:
-    """``(sha256 of the bytes, document, reasons)``; a reason here means the file cannot be re-scored at all."""
+    """``(sha256 of the bytes, document, reasons)``; a reason here means the file cannot be re-scored at all.
+
+    Only a regular file is read, never through a symbolic link (a link out of the submissions folder, a device, a
+    FIFO or ``/dev/stdin`` is one line, and nothing of it is shown); its size is checked before reading, and at most
+    ``max_bytes + 1`` bytes are read. The bytes then go through the one validation pass
+    (:func:`hanyi.leaderboard.submission_schema.validate`).
+    """
+    import stat
+
+    from hanyi.leaderboard.submission_schema import validate
+
     try:
-        size = os.path.getsize(path)
-        if size > max_bytes:
-            return None, None, [f"file too large: {size:,} bytes (the board reads at most {max_bytes:,})"]
-        with open(path, "rb") as f:
+        st = os.lstat(path)
+        if stat.S_ISLNK(st.st_mode):
+            return None, None, ["a symbolic link: the board reads regular files inside the submissions folder only"]
+        if not stat.S_ISREG(st.st_mode):
+            return None, None, ["not a regular file (a device, FIFO or folder): the board reads regular files only"]
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+        with os.fdopen(fd, "rb") as f:
+            st = os.fstat(f.fileno())
+            if not stat.S_ISREG(st.st_mode):  # replaced between the two looks
+                return None, None, ["not a regular file: the board reads regular files only"]
+            if st.st_size > max_bytes:
+                return None, None, [f"file too large: {st.st_size:,} bytes (the board reads at most {max_bytes:,})"]
             raw = f.read(max_bytes + 1)
     except OSError as exc:
-        return None, None, [f"cannot be read ({exc.strerror or exc})"]
+        return None, None, [f"cannot be read ({exc.strerror or type(exc).__name__})"]
+    if len(raw) > max_bytes:
+        return None, None, [f"file too large: over {max_bytes:,} bytes (the board reads at most {max_bytes:,})"]
     digest = hashlib.sha256(raw).hexdigest()
-    try:
-        doc = json.loads(raw.decode("utf-8"))
-    except UnicodeDecodeError as exc:
-        return digest, None, [f"not UTF-8 (byte {exc.start})"]
-    except json.JSONDecodeError as exc:
-        return digest, None, [f"malformed JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"]
-    except (RecursionError, ValueError) as exc:
-        return digest, None, [f"malformed JSON: {str(exc)[:100] or 'nested too deeply'}"]
-    return digest, doc, _format_reasons(doc)
+    doc, reasons = validate(raw)
+    if not reasons:
+        reasons = _answer_reasons(doc)
+    return digest, doc, reasons
 
 
-def _format_reasons(doc) -> list[str]:
-    from hanyi.submit.hanyi_format import FORMAT_VERSION, validate_hanyi_submission
-    from hanyi.submit.samples import SubmissionError
-
-    if not isinstance(doc, dict):
-        return ["not a hanyi-submission: the JSON is not an object"]
-    try:
-        validate_hanyi_submission(doc)
-    except SubmissionError as exc:
-        if "twice" not in str(exc):  # a doc twice is reported with the split's other problems
-            return [str(exc)]
-    if doc["version"] != FORMAT_VERSION:
-        return [
-            f"hanyi-submission version {doc['version']} has no per-doc content hashes, data fingerprint or judge "
-            f"verdicts, which the board checks: re-write it with `hanyi submit` of hanyi >= 0.6 (version "
-            f"{FORMAT_VERSION})"
-        ]
-    reasons = []
-    for key in ("hanyi_version", "lmms_eval_version"):
-        if not isinstance(doc.get(key), str) or not doc[key]:
-            reasons.append(f"no {key} recorded")
-    for name, task in doc["tasks"].items():
-        preds = task.get("predictions") or []
-        if not preds:
-            reasons.append(f"{name}: no per-doc predictions")
-        if not isinstance(task.get("data_fingerprint"), str):
-            reasons.append(f"{name}: no data_fingerprint")
-        bad = [p["doc_id"] for p in preds if not isinstance(p.get("doc_hash"), str)]
-        if bad:
-            reasons.append(f"{name}: {len(bad)} prediction(s) without a doc_hash (first: doc {bad[0]})")
-        text = [p["doc_id"] for p in preds if not _answer(p)]
-        if text:
-            reasons.append(
-                f"{name}: {len(text)} answer(s) neither text nor choice log-likelihoods (first: doc {text[0]}); not "
-                "re-scorable"
-            )
-    return reasons
-
-
-def _answer(pred: dict) -> bool:
-    """Whether a prediction holds what the replay model can answer with: text (or null), or choice scores."""
+def _answer_reasons(doc: dict) -> list[str]:
+    """Choice log-likelihoods the replay model would refuse (the schema said their shape already)."""
     from hanyi.models.replay import ReplayFileError, _check_record
 
-    if "loglikelihoods" in pred:
-        try:
-            _check_record({"loglikelihoods": pred["loglikelihoods"]}, "")
-        except ReplayFileError:
-            return False
-        return True
-    return pred["response"] is None or isinstance(pred["response"], str)
+    out = []
+    for name, task in doc["tasks"].items():
+        bad = []
+        for p in task["predictions"]:
+            if p.get("loglikelihoods") is not None:
+                try:
+                    _check_record({"loglikelihoods": p["loglikelihoods"]}, "")
+                except ReplayFileError:
+                    bad.append(p["doc_id"])
+        if bad:
+            out.append(f"{name}: {len(bad)} answer(s) with unusable choice log-likelihoods (first: doc {bad[0]})")
+    return out
 
 
 # ---- checking --------------------------------------------------------------------------------------------------------
 def check_document(path: str, digest: str | None, doc, reasons: list[str]) -> Entry | Rejected:
-    """The Entry of a read submission, or its Rejected with every reason found."""
-    model = doc.get("model") if isinstance(doc, dict) and isinstance(doc.get("model"), str) else None
+    """The Entry of a read submission, or its Rejected with every reason found (state pending when the board's own
+    re-score failed)."""
     if reasons:
-        return Rejected(path, digest, model, list(reasons))
+        return _refused(path, digest, doc, reasons)
     tasks = sorted(doc["tasks"])
-    reasons = _task_reasons(doc, tasks)
-    if reasons:
-        return Rejected(path, digest, model, reasons)
     with tempfile.TemporaryDirectory(prefix="hanyi-board-") as work:
         try:
             run = rescore(doc, tasks, work)
-        except Exception as exc:  # the task or the evaluator refused the predictions: one line, never a traceback
+        except Exception as exc:  # the input passed every check: the board's data, scorer or judge failed
             from hanyi.report.results import one_line
 
-            return Rejected(path, digest, model, [one_line(f"the re-score failed: {type(exc).__name__}: {exc}")[:500]])
+            why = one_line(f"{PENDING_NOTE} (the re-score failed: {type(exc).__name__}: {exc})")[:500]
+            return _refused(path, digest, doc, [why], PENDING)
         entry, reasons = _compare(path, digest, doc, tasks, run)
-    return Rejected(path, digest, model, reasons) if reasons else entry
-
-
-def _task_reasons(doc: dict, tasks: list[str]) -> list[str]:
-    """Tasks unknown to the installed hanyi or of another benchmark (nothing can be re-scored then)."""
-    from hanyi.report.results import benchmark_of
-
-    known = task_manager().all_tasks
-    out = []
-    for name in tasks:
-        if name not in known:
-            out.append(f"{name}: no such task in the installed hanyi")
-        elif benchmark_of(name) != doc["benchmark"]:
-            out.append(f"{name}: not a task of {doc['benchmark']}")
-    return out
+    if reasons:
+        return _refused(path, digest, doc, reasons)
+    entry.content = content_hashes(doc)
+    return entry
 
 
 def _compare(path, digest, doc, tasks, run) -> tuple[Entry | None, list[str]]:
@@ -223,6 +341,7 @@ def _compare(path, digest, doc, tasks, run) -> tuple[Entry | None, list[str]]:
     from hanyi.report import perdoc
 
     reasons = []
+    from hanyi.leaderboard.names import normal
     from hanyi.report.render import installed_lmms_eval
     from hanyi.submit.model_card import clean_card
 
@@ -232,7 +351,7 @@ def _compare(path, digest, doc, tasks, run) -> tuple[Entry | None, list[str]]:
     entry = Entry(
         submission_hash=digest,
         benchmark=doc["benchmark"],
-        model=doc["model"],
+        model=normal(doc["model"]),
         model_args=redact_text(str(doc.get("model_args") or "")),
         date=str(doc.get("date") or ""),
         hanyi_version=doc["hanyi_version"],
@@ -268,6 +387,11 @@ def _compare(path, digest, doc, tasks, run) -> tuple[Entry | None, list[str]]:
         for metric, rec in judged.items():
             rejudged = board_judge is not None and metric in layer["metrics"]
             entry.judged[f"{name}/{metric}"] = "re-judged" if rejudged else "re-aggregated"
+            if not rejudged:  # the submitter's judge, the submitter's verdicts: shown, marked, never ranked
+                entry.unverified[f"{name}/{metric}"] = (
+                    f"the submitter's claim: re-aggregated from the verdicts their judge ({judge or 'unnamed'}) "
+                    "logged; the board has no judge to verify them"
+                )
             if not rejudged and rec["value"] is not None and math.isfinite(rec["value"]):
                 values[metric] = rec["value"]
                 if rec["per_doc"]:
@@ -314,7 +438,7 @@ def _split_reasons(sub: dict, prov: dict, layer: dict, t) -> list[str]:
     elif missing:
         first = ", ".join(map(str, missing[:5]))
         out.append(f"missing {len(missing)} of the installed task's {expected} docs (first: {first})")
-    dupes = sorted({i for i in ids if ids.count(i) > 1}) if len(set(ids)) != len(ids) else []
+    dupes = sorted(i for i, n in collections.Counter(ids).items() if n > 1)  # linear: hostile files are large
     if dupes:
         out.append(f"{len(dupes)} doc id(s) predicted twice (first: doc {dupes[0]})")
     extra = sorted(set(ids) - set(range(expected)))
@@ -340,13 +464,15 @@ def _split_reasons(sub: dict, prov: dict, layer: dict, t) -> list[str]:
 def _judged(name: str, sub: dict, prov: dict) -> tuple[dict, str | None, list[str]]:
     """``({metric: {value, per_doc, scale}}, judge model, reasons)``: each judged metric re-aggregated from the logged
     verdicts with the installed task's own aggregation function."""
+    from hanyi.leaderboard.submission_schema import judged_metrics
     from hanyi.report.perdoc import per_doc_scores
 
     lines = {}
     for p in sorted(sub["predictions"], key=lambda p: p["doc_id"]):
         if isinstance(p.get("verdicts"), dict):
             lines.setdefault(p["doc_id"], {"doc_id": p["doc_id"]}).update(p["verdicts"])
-    metrics = sorted({m for line in lines.values() for m in line if m != "doc_id"})
+    declared = judged_metrics(name)  # the validation refused any other key; never read one here either
+    metrics = sorted({m for line in lines.values() for m in line if m in declared})
     if not metrics:
         return {}, prov.get("judge_model"), []
     reasons, out = [], {}
@@ -539,14 +665,22 @@ def _cache_read(cache_dir: str | None, digest: str, stamp: dict) -> Entry | Reje
 
 
 def _cache_write(cache_dir: str | None, digest: str, stamp: dict, value: Entry | Rejected) -> None:
-    if not cache_dir:
-        return
-    os.makedirs(cache_dir, exist_ok=True)
-    record = {"stamp": stamp, **to_json(value)}
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".json", dir=cache_dir)
-    with os.fdopen(fd, "w", encoding="utf-8") as f:
-        json.dump(record, f, ensure_ascii=False)
-    os.replace(tmp, _cache_path(cache_dir, digest))
+    if cache_dir:
+        _atomic_json(cache_dir, _cache_path(cache_dir, digest), {"stamp": stamp, **to_json(value)})
+
+
+def _atomic_json(folder: str, path: str, data) -> None:
+    """``data`` as ASCII JSON (any text, a lone surrogate included, can be written), through a temporary file that
+    never stays behind."""
+    os.makedirs(folder, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".json", dir=folder)
+    try:
+        with os.fdopen(fd, "w", encoding="ascii") as f:
+            json.dump(data, f, ensure_ascii=True)
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
 
 
 def to_json(value: Entry | Rejected) -> dict:
