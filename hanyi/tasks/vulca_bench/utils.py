@@ -3,6 +3,7 @@ scored here (:mod:`hanyi.metrics.vulca_bench`) into plain numbers the sample log
 
 from hanyi.data.vulca_bench import image_name
 from hanyi.metrics import vulca_bench as vb
+from hanyi.metrics.vulca_bench_bilingual import dcr_bilingual
 from hanyi.tasks import _common
 from hanyi.tasks._common import render, require_images, visuals
 
@@ -95,7 +96,7 @@ def vulca_bench_process_results(doc, results):
             "inverted": float(layers["pyramid_inverted"]),
             **tag,
         },
-        "dcr_bilingual_robust": {"score": vb.dcr_bilingual(text, culture), **tag},
+        "dcr_bilingual_robust": {"score": dcr_bilingual(text, culture), **tag},
         "vulca_bench_evidence": {
             "pair_id": doc.get("pair_id"),
             "chars": len(text),
