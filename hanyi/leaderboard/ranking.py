@@ -644,10 +644,13 @@ def _mark_differences(rows: list[Row], entries: list[Entry]) -> None:
         for col, c in list(row.cells.items()):
             task = _split(col)[0]
             fields = (row.entry.protocol or {}).get(task) or {}
+            judged = col in (row.entry.judged or {})  # a judge touches only the columns it judged
             diffs = [
                 f"{k}={v} (most rows: {majorities[(task, str(k))][0]})"
                 for k, v in sorted(fields.items())
-                if (task, str(k)) in majorities and v != majorities[(task, str(k))][0]
+                if (task, str(k)) in majorities
+                and v != majorities[(task, str(k))][0]
+                and (judged or k not in JUDGE_FIELDS)
             ]
             if diffs:
                 note = "another protocol than the section's: " + ", ".join(diffs)

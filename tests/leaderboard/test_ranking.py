@@ -545,3 +545,18 @@ def test_the_array_tests_of_a_0_1_section_are_the_per_pair_tests():
         test = ranking._binary_tests(matrix.tolist(), [labels[d] for d in range(docs)] if clustered else None)
         for i, j in itertools.combinations(range(4), 2):
             assert test(i, j) == pytest.approx(ranking.pair_test(per[i], per[j], labels, 0), abs=1e-12)
+
+
+def test_a_judge_of_another_metric_of_the_ranking_task_neither_splits_nor_marks_the_ranking_column(no_anchors):
+    rows = []
+    for model, judge, n in (("a", "judge-a", 9), ("b", "judge-a", 6), ("c", "judge-b", 3)):
+        e = entry(model, ones(*range(n)), protocol={"judge_model": judge})
+        e.values["cii_none"]["judge_score"] = 3.0
+        e.per_doc["cii_none"]["judge_score"] = dict.fromkeys(range(12), 3.0)
+        e.judged = {"cii_none/judge_score": "re-judged"}
+        rows.append(e)
+    (section,) = ranking.rank(rows, [], no_anchors).sections
+    c = next(r for r in ranked_rows(section) if r.label == "c")
+    assert section.ranking_column == "cii_none/acc" and c.rank == 3
+    assert "judge_model" not in c.cells["cii_none/acc"].note
+    assert "judge_model=judge-b" in c.cells["cii_none/judge_score"].note
