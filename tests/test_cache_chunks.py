@@ -305,3 +305,57 @@ def test_hanyi_eval_killed_mid_generation_resumes_from_its_answers(tmp_path, tin
     again = subprocess.run(cmd, env=env | {"HANYI_TEST_GENERATE_LOG": str(calls[2])}, capture_output=True, text=True)
     assert again.returncode == 0, again.stderr[-3000:]
     assert _lines(calls[2]) == 0, again.stderr[-3000:]  # a finished run asked again generates nothing
+
+
+def _patched_copy(tmp_path, patch_name: str, relpath: str, name: str):
+    """``relpath`` of the installed lmms-eval copied under ``tmp_path`` with docs/upstream/``patch_name`` applied,
+    loaded as module ``name`` (its own imports still read the installed lmms-eval)."""
+    import importlib.util
+    import os
+    import shutil
+    import subprocess
+
+    import lmms_eval
+
+    target = tmp_path / "lmms_eval" / relpath
+    target.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copy(os.path.join(os.path.dirname(lmms_eval.__file__), relpath), target)
+    patch = os.path.join(os.path.dirname(__file__), "..", "docs", "upstream", patch_name)
+    subprocess.run(["patch", "-p1", "-s", "-i", os.path.abspath(patch)], cwd=tmp_path, check=True)
+    spec = importlib.util.spec_from_file_location(name, target)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_upstream_patch_0009_applies_and_a_finished_run_asked_again_generates_nothing(tmp_path):
+    """The upstream fix alone (no hanyi wrapper): lmms-eval's cache stores each answer under its lookup key."""
+    rc = _patched_copy(tmp_path / "src", "0009-response-cache-store-under-the-lookup-key.patch",
+                       "caching/response_cache.py", "patched_response_cache")  # fmt: skip
+    first = rc.ResponseCache.create(str(tmp_path / "cache"), model="scripted", model_args="x=1")
+    model = LlavaLikeModel()
+    assert first.execute(model, "generate_until", _requests(4)) == [f"answer {i}" for i in range(4)]
+    first.finalize(success=True)
+    model = LlavaLikeModel()
+    again = rc.ResponseCache.create(str(tmp_path / "cache"), model="scripted", model_args="x=1")
+    assert again.execute(model, "generate_until", _requests(4)) == [f"answer {i}" for i in range(4)]
+    assert model.asked == []
+
+
+def test_upstream_patch_0010_keys_on_the_release_inside_a_projects_repository(tmp_path):
+    """An lmms-eval installed inside another project's git repository: the stock version is that project's commit,
+    the patched one the release's."""
+    import importlib.metadata
+    import subprocess
+
+    project = tmp_path / "project"
+    site = project / ".venv" / "site"
+    patched = _patched_copy(site, "0010-cache-version-only-from-a-checkout-of-lmms-eval.patch", "utils.py", "p_utils")
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@t", "-C", str(project)]
+    subprocess.run([*git, "init", "-q"], check=True)
+    (project / "README").write_text("x\n")
+    subprocess.run([*git, "add", "README"], check=True)
+    subprocess.run([*git, "commit", "-q", "-m", "x"], check=True)
+    commit = subprocess.run([*git, "describe", "--always"], capture_output=True, text=True).stdout.strip()
+    assert patched.get_git_commit_hash() == commit  # what the stock version would key every answer on
+    assert patched.get_lmms_eval_cache_version() == importlib.metadata.version("lmms-eval")
