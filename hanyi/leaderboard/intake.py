@@ -98,11 +98,14 @@ def intake(paths: list[str], cache_dir: str | None = None, max_bytes: int = MAX_
     a file holds: a failure the checks did not foresee leaves that file pending."""
     result = Intake()
     stamp = board_stamp()
-    read = [(path, *read_submission(path, max_bytes)) for path in submission_files(paths)]
+    read = [(path, *_safe_read(path, max_bytes)) for path in submission_files(paths)]
     order = _arrivals(cache_dir, read)
     seen: dict[str, str] = {}
     done: list[tuple[int, Entry | Rejected]] = []
     for arrival, (path, digest, doc, reasons) in sorted(enumerate(read), key=lambda it: order[it[0]]):
+        if isinstance(reasons, _Pending):
+            done.append((arrival, _refused(path, digest, None, reasons, PENDING)))
+            continue
         if digest is not None and digest in seen:
             why = f"a duplicate submission: the same bytes (sha256 {digest[:12]}) as {seen[digest]}"
             done.append((arrival, _refused(path, digest, doc, [why], DUPLICATE, seen[digest])))
@@ -128,8 +131,24 @@ def intake(paths: list[str], cache_dir: str | None = None, max_bytes: int = MAX_
 
 def check_file(path: str, max_bytes: int = MAX_BYTES) -> Entry | Rejected:
     """One file through the whole check (``hanyi leaderboard check``): what :func:`intake` decides for it alone."""
-    digest, doc, reasons = read_submission(path, max_bytes)
+    digest, doc, reasons = _safe_read(path, max_bytes)
+    if isinstance(reasons, _Pending):
+        return _refused(path, digest, None, reasons, PENDING)
     return _safe_check(path, digest, doc, reasons)
+
+
+class _Pending(list):
+    """Reasons that are the board's failure, not the file's."""
+
+
+def _safe_read(path: str, max_bytes: int):
+    """:func:`read_submission`, with an error it did not foresee the board's (pending), never a traceback."""
+    try:
+        return read_submission(path, max_bytes)
+    except Exception as exc:  # the last resort: the board's own reading or validation code failed on this file
+        from hanyi.report.results import one_line
+
+        return None, None, _Pending([one_line(f"{PENDING_NOTE} (internal error: {type(exc).__name__}: {exc})")[:500]])
 
 
 def _safe_check(path, digest, doc, reasons) -> Entry | Rejected:

@@ -314,3 +314,18 @@ def test_an_unforeseen_error_is_pending_not_a_traceback(tmp_path, monkeypatch, c
     path = _write(tmp_path / "x_submission.json", _small())
     code, lines, _ = _check(capsys, path)
     assert code == 3 and "internal error: ZeroDivisionError: a bug of the board" in lines[0]
+
+
+def test_an_unforeseen_error_while_reading_is_pending_in_check_and_build(tmp_path, monkeypatch, capsys):
+    from hanyi.leaderboard import submission_schema
+    from hanyi.leaderboard.intake import intake
+
+    def broken(raw, **kwargs):
+        raise RecursionError("a bug of the validation")
+
+    monkeypatch.setattr(submission_schema, "validate", broken)
+    path = _write(tmp_path / "subs" / "x_submission.json", _small())
+    code, lines, _ = _check(capsys, path)
+    assert code == 3 and "internal error: RecursionError: a bug of the validation" in lines[0]
+    (rej,) = intake([str(tmp_path / "subs")], str(tmp_path / "cache")).rejected
+    assert rej.state == "pending" and [f"{path}: {r}" for r in rej.reasons] == lines
