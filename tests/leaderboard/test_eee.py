@@ -106,3 +106,27 @@ def test_no_path_of_the_submitter_s_machine_anywhere_on_the_site(tmp_path):
     for path in files:
         assert "/home/alice" not in path.read_text(encoding="utf-8"), path.name
     assert "qwen7b" in (tmp_path / "leaderboard.csv").read_text(encoding="utf-8")
+
+
+def test_the_predictions_copy_and_viewer_carry_no_path_of_the_submitter_s_machine(tmp_path):
+    import hashlib
+
+    sub = tmp_path / "q_submission.json"
+    doc = {"format": "hanyi-submission", "model_args": f"pretrained={HOME}/ckpt",
+           "tasks": {"cii_none": {"provenance": {"data_source": {"kind": "prepared", "path": f"{HOME}/data"}},
+                                  "predictions": [{"doc_id": 0, "response": f"see {HOME}/notes.txt", "target": "A"}]}}}  # fmt: skip
+    sub.write_text(json.dumps(doc), encoding="utf-8")
+    entry = carded_entry()
+    entry.source_path, entry.submission_hash = str(sub), hashlib.sha256(sub.read_bytes()).hexdigest()
+    section = Section("cii", {}, list(COLUMNS), "cii_none/acc")
+    section.rows = [Row("llava_hf", dict(COLUMNS), entry, rank=1)]
+    site = tmp_path / "site"
+    write_site(Board(sections=[section]), str(site))
+    copy = json.loads((site / "predictions" / f"{entry.submission_hash}.json").read_text(encoding="utf-8"))
+    assert copy["tasks"]["cii_none"]["provenance"]["data_source"]["path"] == "\u2026/data"
+    assert copy["model_args"] == "pretrained=\u2026/ckpt"
+    viewers = list(site.glob("pred-*.html"))
+    assert len(viewers) == 1 and "\u2026/notes.txt" in viewers[0].read_text(encoding="utf-8")
+    for path in site.rglob("*"):
+        if path.is_file():
+            assert "/home/alice" not in path.read_text(encoding="utf-8"), path.name
