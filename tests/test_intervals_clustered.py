@@ -314,10 +314,25 @@ PLAIN_MEANS = {
     "unpie_disambiguation_de": {},  # disamb_acc_<scorer> and its _robust: the scorer this machine has
     "punrebus_matching": {"accuracy": True, "accuracy_robust": True},  # over the parsed docs / every doc
     "punrebus_elements": {"element_sim": True},  # + element_abs or its _rule_lemma fallback: found below
-    "unpie_reconstruction_de": {"meteor": False, "pun_word_recovered": False},  # found below (meteor x100)
+    "unpie_reconstruction_de": {"meteor": True, "pun_word_recovered": True},  # found below (meteor x100)
 }
-#: the item field lmms-eval reads (the task's ``score_key``; ``score`` where the task sets none)
-SCORE_KEYS = {"cvlue_vqa": "v", "cvlue_vg": "v", "unpie_grounding": "correct", "unpie_disambiguation_de": "correct"}
+#: the item field lmms-eval reads (the task's ``score_key``; ``score`` where the task sets none); UNPIE's both-split
+#: tasks: the score their aggregation writes, whose mean is the value (the mean of the splits' values)
+SCORE_KEYS = {"cvlue_vqa": "v", "cvlue_vg": "v"} | {
+    t: "all_splits_score" for t in ("unpie_grounding", "unpie_disambiguation_de", "unpie_reconstruction_de")
+}
+#: the per-doc statistic of a both-split UNPIE metric (its split in ``category``), for the standard error of the value
+UNPIE_STATS = {"exact_match": "correct", "meteor": "meteor_score", "pun_word_recovered": "pun_word_recovered"}
+
+
+def _mean_of_splits_stderr(items: list[dict], field: str, scale: float) -> float:
+    """sqrt(SE_homo^2 + SE_hetero^2) / 2 over the docs each split's value counts, SE_s = sd_s (ddof 1) / sqrt(n_s)."""
+    errors = []
+    for split in ("homographic", "heterographic"):
+        xs = [scale * float(it[field]) for it in items if it["category"] == split and not math.isnan(float(it[field]))]
+        if xs:
+            errors.append(np.std(xs, ddof=1) / math.sqrt(len(xs)) if len(xs) > 1 else 0.0)
+    return math.sqrt(sum(e * e for e in errors)) / len(errors)
 
 
 @pytest.mark.slow
@@ -354,7 +369,7 @@ def test_a_plain_run_prints_clt_and_clustered_standard_errors(tmp_path, monkeypa
     found["punrebus_elements"] = {**PLAIN_MEANS["punrebus_elements"], abs_key: True}
     recon = results["unpie_reconstruction_de"]
     meteor = next(k.split(",")[0] for k in recon if k.startswith("meteor") and "_stderr" not in k and "robust" not in k)
-    found["unpie_reconstruction_de"] = {meteor: False, "pun_word_recovered": False}
+    found["unpie_reconstruction_de"] = {meteor: True, "pun_word_recovered": True}
     assert recon["bleu4_stderr_clt,none"] == "N/A"  # corpus BLEU-4: no per-doc score, no CLT standard error
     for task, metrics in found.items():
         metrics = {k: v for k, v in metrics.items() if "_stderr" not in k}
@@ -373,10 +388,17 @@ def test_a_plain_run_prints_clt_and_clustered_standard_errors(tmp_path, monkeypa
                 continue
             assert isinstance(clt, float), (task, metric, clt)
             assert clt == pytest.approx(np.std(scores, ddof=1) / math.sqrt(len(scores)), rel=REL)
-            if not task.startswith("unpie"):  # UNPIE's All is the mean of its splits' values; its CLT is the pooled one
-                assert np.mean(scores) == pytest.approx(results[task][f"{metric},none"], rel=REL)
-            elif metric.startswith("meteor"):  # on the value's scale (x100)
-                assert max(scores) > 1.0
+            # UNPIE's All, the mean of its splits' values, too: its items' scores have that mean, and their CLT
+            # standard error is the one of a mean of two independent split values (each split's sd / sqrt(n))
+            assert np.mean(scores) == pytest.approx(results[task][f"{metric},none"], rel=REL, abs=1e-12)
+            if task.startswith("unpie"):
+                base = metric.removesuffix("_robust").removesuffix("_exact_stem")
+                stat = "correct" if task == "unpie_disambiguation_de" else UNPIE_STATS[base]
+                items = [ln[metric] for ln in lines if isinstance(ln.get(metric), dict) and stat in ln[metric]]
+                scale = 100.0 if metric.startswith("meteor") else 1.0
+                expected = _mean_of_splits_stderr(items, stat, scale)
+                assert {it["category"] for it in items} == {"homographic", "heterographic"}, (task, metric)
+                assert clt == pytest.approx(expected, rel=REL), (task, metric, clt, expected)
             got = results[task].get(f"{metric}_stderr_clustered,none")
             assert isinstance(got, float) if clustered else got == "N/A", (task, metric, got)
     # hanyi report resamples the same clusters, named in the caption (Pun Rebus: stories)

@@ -310,11 +310,36 @@ def _fast_resample(combine: Callable, arr):
     return one
 
 
+def mean_scale(combine: Callable) -> float | None:
+    """The factor ``f`` when ``combine`` is ``f`` x the mean of the statistics it counts (1.0 for the mean-likes of
+    :func:`_counted`; a combine's own ``mean_scale`` attribute, e.g. 100 for METEOR x100); None for any other."""
+    if combine in PLAIN_MEANS or combine in FINITE_MEANS or combine is nan_mean:
+        return 1.0
+    return getattr(combine, "mean_scale", None)
+
+
+def split_rows(combine: Callable, arr) -> list | None:
+    """For a mean over splits (``combine.split_column`` and ``combine.inner``, e.g. UNPIE's All), each split's
+    statistics without the split column (1-D for one statistic), splits in order of first appearance; else None."""
+    import numpy as np
+
+    column, inner = getattr(combine, "split_column", None), getattr(combine, "inner", None)
+    if column is None or inner is None or arr.ndim != 2:
+        return None
+    parts = []
+    for code in dict.fromkeys(arr[:, column].tolist()):
+        rows = np.delete(arr[arr[:, column] == code], column, axis=1)
+        parts.append(rows[:, 0] if rows.shape[1] == 1 else rows)
+    return parts
+
+
 def standard_error(combine: Callable, stats, iters: int = ITERS, seed: int = SEED) -> float | None:
     """The standard error of ``combine(stats)`` for lmms-eval's Stderr column: for a mean of 1-D statistics (a share
     of 0/1 ones included) the closed form lmms-eval's ``mean_stderr`` uses, ``sd(ddof=1) / sqrt(m)`` over the
-    statistics the mean counts; for any other combine the standard deviation of :func:`bootstrap`'s resamples.
-    ``None`` when there is none (no unit, or an undefined aggregate).
+    statistics the mean counts (times the combine's :func:`mean_scale`); for a mean over k splits (UNPIE's All, the
+    unweighted mean of the splits' values) the standard error of a mean of k independent values,
+    ``sqrt(sum of the splits' squared standard errors) / k``; for any other combine the standard deviation of
+    :func:`bootstrap`'s resamples. ``None`` when there is none (no unit, or an undefined aggregate).
 
     >>> round(standard_error(mean, as_array([0.0, 1.0, 1.0, 0.0])), 4)
     0.2887
@@ -322,12 +347,21 @@ def standard_error(combine: Callable, stats, iters: int = ITERS, seed: int = SEE
     import numpy as np
 
     arr = np.asarray(stats, dtype=float)
+    parts = split_rows(combine, arr)
+    if parts is not None:
+        errors = [standard_error(combine.inner, rows, iters, seed) for rows in parts]
+        if not errors or any(e is None for e in errors):
+            return None
+        return math.sqrt(sum(e * e for e in errors)) / len(errors)
     keep = _counted(combine, arr)
+    scale = mean_scale(combine)
+    if keep is None and scale is not None and arr.ndim == 1:
+        keep = np.ones(len(arr), dtype=bool)
     if keep is not None:
         kept = arr[keep]
         if len(kept) == 0 or not bool(np.isfinite(kept).all()):
             return None
-        return float(kept.std(ddof=1) / math.sqrt(len(kept))) if len(kept) > 1 else 0.0
+        return float(scale * kept.std(ddof=1) / math.sqrt(len(kept))) if len(kept) > 1 else 0.0
     return bootstrap(combine, arr, iters=iters, seed=seed).get("stderr")
 
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 
 from hanyi.metrics import mt_overlap
-from hanyi.metrics.resample import decomposed, rate
+from hanyi.metrics.resample import BY_NAME, decomposed, mean_scale, rate
 
 
 def _decisions(items: list[dict]) -> list[float]:
@@ -107,12 +107,58 @@ def mean_over_splits(combine):
         return sum(values) / len(values) if values else math.nan
 
     combine_all.split_column = 0  # hanyi.metrics.intervals: a resample draws within each split, never loses one
+    combine_all.inner = combine  # hanyi.metrics.resample.standard_error: each split's own standard error
     return combine_all
+
+
+#: The field :func:`all_splits` writes into each counted item of a both-split task: the score the task's
+#: ``score_key`` names, so that lmms-eval's ``Stderr_CLT`` and ``Stderr_Clustered`` describe the value shown.
+ALL_SPLITS_SCORE = "all_splits_score"
+
+
+def all_splits_scores(splits, stats, scale: float) -> list[float | None]:
+    """Per doc, a score whose mean is the mean over k splits ``V = (V_1 + ... + V_k) / k`` and whose ``sd / sqrt(N)``
+    (lmms-eval's CLT standard error) is that of V, ``sqrt(SE_1^2 + ... + SE_k^2) / k`` with ``SE_s = sd_s / sqrt(n_s)``
+    (ddof 1): ``V + c_s * N / (k * n_s) * (x_i - V_s)``, where ``x_i`` is the doc's statistic x ``scale`` (the
+    value's scale), ``n_s`` its split's counted docs, ``N`` all counted docs and ``c_s = sqrt((N-1) n_s / (N (n_s-1)))``
+    (1 for a split of one doc). Within-cluster terms (lmms-eval's ``Stderr_Clustered``) are each split's, weighted
+    as the split's value in V. None for a doc the value does not count (a NaN statistic: left out).
+
+    >>> import numpy as np
+    >>> scores = all_splits_scores([0, 0, 0, 1, 1], np.array([1.0, 1.0, 0.0, 0.0, 1.0]), 1.0)
+    >>> round(float(np.mean(scores)), 6), round(float(np.std(scores, ddof=1) / np.sqrt(5)), 6)
+    (0.583333, 0.300463)
+    >>> round(float(np.sqrt((1 / 3) / 3 + (1 / 2) / 2) / 2), 6)  # (2/3 + 1/2) / 2; sd_s^2 / n_s, ddof 1
+    0.300463
+    """
+    import numpy as np
+
+    x = np.asarray(stats, dtype=float) * scale
+    codes = list(splits)
+    counted = [code for code, v in zip(codes, x.tolist()) if not math.isnan(v)]
+    n_all, present = len(counted), list(dict.fromkeys(counted))
+    means = {c: float(np.mean([v for d, v in zip(codes, x.tolist()) if d == c and not math.isnan(v)])) for c in present}
+    value = sum(means.values()) / len(present) if present else math.nan
+    sizes = {c: counted.count(c) for c in present}
+    out: list[float | None] = []
+    for code, v in zip(codes, x.tolist()):
+        if math.isnan(v):
+            out.append(None)
+            continue
+        n = sizes[code]
+        c = math.sqrt((n_all - 1) * n / (n_all * (n - 1))) if n > 1 else 1.0
+        out.append(value + c * n_all / (len(present) * n) * (v - means[code]))
+    return out
 
 
 def all_splits(agg, name: str):
     """The aggregation ``name`` of a task that scores both splits, from the one-split ``agg``: each doc's statistic led
-    by its split (``category``), combined by :func:`mean_over_splits`; a doc without a caption is left out."""
+    by its split (``category``), combined by :func:`mean_over_splits`; a doc without a caption is left out.
+
+    Where ``agg`` is a mean of per-doc scores (:func:`hanyi.metrics.resample.mean_scale`), the aggregation also writes
+    each counted item's :data:`ALL_SPLITS_SCORE` (:func:`all_splits_scores`), which the both-split YAMLs name as
+    their ``score_key``: lmms-eval computes ``Stderr_CLT`` / ``Stderr_Clustered`` after aggregating, from the same
+    items, so both then describe the value shown (the mean of the splits' values), not a mean of the pooled docs."""
 
     def per_doc(items: list[dict]) -> list[tuple]:
         scored = [it for it in items if not it.get("caption_missing")]
@@ -122,7 +168,28 @@ def all_splits(agg, name: str):
             for it, s in zip(scored, stats, strict=True)
         ]
 
-    return decomposed(mean_over_splits(agg.combine), light=agg.light, name=name)(per_doc)
+    combine = mean_over_splits(agg.combine)
+    value_of = decomposed(combine, light=agg.light, name=name)(per_doc)
+    scale = mean_scale(agg.combine)
+    if scale is None:  # corpus BLEU-4: no per-doc score has it as its mean (lmms-eval prints N/A)
+        return value_of
+
+    def aggregate(items, *args, **kwargs):
+        value = value_of(items)
+        if math.isfinite(value):
+            scored = [it for it in items if not it.get("caption_missing")]
+            stats = [s[1] for s in per_doc(scored)]
+            splits = [it["category"] for it in scored]
+            for it, score in zip(scored, all_splits_scores(splits, stats, scale), strict=True):
+                if score is not None:
+                    it[ALL_SPLITS_SCORE] = score
+        return value
+
+    aggregate.__name__ = aggregate.__qualname__ = name
+    aggregate.__doc__ = value_of.__doc__
+    aggregate.per_doc, aggregate.combine, aggregate.light = per_doc, combine, agg.light
+    BY_NAME[name] = aggregate
+    return aggregate
 
 
 @decomposed(rate, light=True)

@@ -57,14 +57,15 @@ def test_groups_hold_only_generate_until_tasks_with_version(tasks, task_manager)
             # 0.7 each doc scored in process_results (logged), the aggregations combine the logged numbers;
             # grounding 0.4, the others 0.8: one task for both splits (the one-split tasks keep their version)
             # issue 37: grounding 0.4 / 0.5 (both splits) and disambiguation 1.0: score_key and cluster_key;
-            # reconstruction 0.9: per-doc scores for lmms-eval's Stderr_CLT
+            # reconstruction 0.9: per-doc scores for lmms-eval's Stderr_CLT; reconstruction 1.0: cluster_key; both
+            # splits (grounding 0.6, disambiguation 1.1, reconstruction 1.0): score_key all_splits_score
             expected = {
                 "grounding": 0.4,
-                "reconstruction": 0.9,
+                "reconstruction": 1.0,
                 "disambiguation": 1.0,
             }  # 0.8: judge per doc; custom key; disambiguation 0.9: the custom key decided by BERTScore (issue 39)
             if both:
-                expected = {"grounding": 0.5, "reconstruction": 0.9, "disambiguation": 1.0}
+                expected = {"grounding": 0.6, "reconstruction": 1.0, "disambiguation": 1.1}
             kind = next(k for k in expected if k in task.config.task)
             assert task.config.metadata["version"] == expected[kind]
             assert task.config.generation_kwargs["max_new_tokens"] == 200

@@ -24,11 +24,6 @@ def unpie_disambiguation_all_process_results(doc, results):
 def unpie_reconstruction_all_process_results(doc, results):
     """The judge's key with a judge configured; without one, its offline stand-in ``pun_word_recovered``."""
     out = utils.unpie_reconstruction_process_results(doc, results)
-    out |= {  # with Stderr_CLT's score
-        k: {**out[s], "score": out[s]["pun_word_recovered"]}
-        for k, s in (("pun_word_recovered", "bleu4"), ("pun_word_recovered_robust", "bleu4_robust"))
-        if s in out
-    }
     meteor = backbones.metric_key("wordnet", "meteor")
     correct = [JUDGE_METRIC] if backbones.available("judge") else ["pun_word_recovered", "pun_word_recovered_robust"]
     return _both_splits(doc, out, ["bleu4", meteor, "bleu4_robust", f"{meteor}_robust", *correct])

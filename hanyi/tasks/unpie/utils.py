@@ -19,6 +19,7 @@ from hanyi.metrics.unpie_aggregations import (  # noqa: F401  (named by the YAML
     unpie_meteor,
     unpie_meteor_all,
     unpie_sum,
+    unpie_word_recovered,
     unpie_word_recovered_all,
 )
 from hanyi.tasks import _common
@@ -121,7 +122,7 @@ def unpie_reconstruction_process_results(doc, results):
     pred = free_text.extract_labelled_answer(response, ANSWER_LABELS["reconstruction"])
     item = _overlap_item(_evidence(doc, response, pred), doc["target"])
     item["pun_word_recovered"] = float(free_text.word_recovered(pred, doc["pun_phrase"]))
-    out = {"pun_word_recovered": item["pun_word_recovered"], "bleu4": item}  # corpus BLEU-4: no per-doc score
+    out = {"bleu4": item}  # corpus BLEU-4: no per-doc score
     robust_pred = free_text.extract_after_preamble(response, ANSWER_LABELS["reconstruction"])
     robust = _overlap_item({**item, "prediction": robust_pred}, doc["target"])
     robust["pun_word_recovered"] = float(free_text.word_recovered(robust["prediction"], doc["pun_phrase"]))
@@ -130,7 +131,10 @@ def unpie_reconstruction_process_results(doc, results):
         for s, it in (("", item), ("_robust", robust))  # meteor(_exact_stem): its score x100, for Stderr_CLT
     }
     out["answer_rate"] = float(bool(pred))
-    out["pun_word_recovered_robust"] = robust["pun_word_recovered"]
+    out |= {  # dicts with their 0/1 score and pun (unpie_id): lmms-eval's Stderr_CLT and Stderr_Clustered
+        "pun_word_recovered": {**item, "score": item["pun_word_recovered"]},
+        "pun_word_recovered_robust": {**robust, "score": robust["pun_word_recovered"]},
+    }
     from hanyi.metrics.judge import JudgeConfig, warn_judge_disabled
 
     judge = JudgeConfig.from_env()
