@@ -154,6 +154,14 @@ def test_a_culture_absent_from_the_data_stops_its_task_with_one_line():
         utils.vulca_bench_chinese_docs(rows)
 
 
+def test_a_row_of_unknown_culture_in_loaded_data_stops_every_task_rather_than_being_lost():
+    from hanyi.tasks.vulca_bench import utils
+
+    rows = _sample_rows().map(lambda r, i: {"culture": "Thai" if i == 5 else r["culture"]}, with_indices=True)
+    with pytest.raises(ValueError, match=r"vulca_bench_korean: the data has rows of unknown culture\(s\) \['Thai'\]"):
+        utils.vulca_bench_korean_docs(rows)
+
+
 def test_a_wrong_dimension_prefix_in_loaded_data_stops_the_task():
     from hanyi.tasks.vulca_bench import utils
 

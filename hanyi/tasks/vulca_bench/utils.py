@@ -13,9 +13,12 @@ _FIX = "Rebuild the data with `hanyi prepare vulca_bench --jsonl <release jsonl>
 
 def _culture_docs(dataset, culture: str):
     """The rows of ``culture``, every one checked before any model call: dimension ids of the culture's prefix, a
-    unique ``pair_id``, an image that decodes. A culture with no rows raises (the release's subsets at hand lack
-    Chinese and Western)."""
-    rows = dataset.filter(lambda c: str(c).strip().lower() == culture, input_columns=["culture"])
+    unique ``pair_id``, an image that decodes; and no row of the data has a culture outside the eight (in the
+    release's lower case). A culture with no rows raises (the release's subsets at hand lack Chinese and Western)."""
+    unknown = sorted({str(c) for c in dataset["culture"]} - set(vb.CULTURES))
+    if unknown:  # a row no culture task would keep is lost silently otherwise
+        raise ValueError(f"vulca_bench_{culture}: the data has rows of unknown culture(s) {unknown[:5]}. {_FIX}")
+    rows = dataset.filter(lambda c: c == culture, input_columns=["culture"])
     if len(rows) == 0:
         raise ValueError(f"vulca_bench_{culture}: the data has no {culture} rows. {_FIX}")
     seen = set()
