@@ -136,7 +136,14 @@ def llava_run(evaluate, task_manager, tiny_llava):
 
 #: The slowest test files (multi-process launches, subprocess runs of the harnesses), collected first so that
 #: ``make test``'s two processes (pytest-xdist, ``--dist loadfile``) do not end with one of them alone.
-SLOW_FILES = ("test_multiprocess.py", "test_plain_run.py", "test_lm_eval.py", "test_export.py", "test_discovery.py")
+SLOW_FILES = (
+    "test_multiprocess.py",
+    "test_plain_run.py",
+    "test_lm_eval.py",
+    "test_export.py",
+    "test_discovery.py",
+    "test_served_models.py",
+)
 
 
 def pytest_collection_modifyitems(config, items):
