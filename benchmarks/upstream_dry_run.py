@@ -107,7 +107,10 @@ def python_lines(out: str) -> int:
     )
 
 
-_HANYI_LEFTOVERS = re.compile(r"\bissues? \d+|\(#\d+\)|\.\./docs/|re-export|hanyi export|~/\.cache/hanyi")
+_HANYI_LEFTOVERS = re.compile(
+    r"\bissues? \d+|\(#\d+\)|\.\./docs/|re-export instead|and re-export|hanyi export|"
+    r"\.cache/hanyi"
+)
 
 
 def check_content(out: str, label: str, host: str) -> bool:

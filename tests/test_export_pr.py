@@ -98,3 +98,7 @@ def test_applying_the_lmms_eval_pull_request_lists_each_benchmark(tmp_path):
     section = page.split("### Multilingual Benchmarks", 1)[1].split("###", 1)[0]
     assert "(../../lmms_eval/tasks/cii/README.md) (cii)" in section and "  - cii\n" in section
     assert "## Requirements" in (out / "cii" / "README.md").read_text(encoding="utf-8")
+    leftovers = re.compile(r"\bissues? \d+|\.\./docs/|re-export instead|and re-export|hanyi export")
+    found = [f"{p.relative_to(out)}: {m.group(0)}" for p in out.rglob("*") if p.is_file() and p.name != "PULL_REQUEST.md"
+             and p.suffix in (".py", ".md", ".yaml", ".jinja", "") for m in leftovers.finditer(p.read_text("utf-8"))]  # fmt: skip
+    assert not found, found  # hanyi's issue numbers, links into its docs, notices naming its exporter

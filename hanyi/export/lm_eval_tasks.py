@@ -161,6 +161,7 @@ def export(out: str, data_root: str = "hub", repos=None) -> dict:
                 return f"!function utils.{m.group(2)}"
 
             text = lt.rewrite_yaml(_HANYI_FN_RE.sub(local, text), bench, path_value, os.path.join(src, name))
+            text = lt.without_history(text)
             with open(os.path.join(dst, name), "w", encoding="utf-8") as fh:
                 fh.write(text)
         lines = source.splitlines()
@@ -275,5 +276,5 @@ def _readme(bench: str, path_value: str, folder: str | None = None) -> str:
         out = out.replace(
             "### Groups\n", "### Tags\n\nA tag runs its tasks with `--tasks NAME` (no aggregate score):\n"
         )
-    out = _DOC_LINK.sub(lambda m: m.group(1), out)
+    out = lt.without_history(_DOC_LINK.sub(lambda m: m.group(1), out))
     return re.sub(r"\n{3,}", "\n\n", out).rstrip("\n") + "\n"

@@ -261,7 +261,7 @@ def short_docstrings(source: str, width: int = BLACK_LINE_LENGTH) -> str:
             if blank is not None:
                 edits.append((first, last, lines[first : blank - 1] + [lines[blank - 1].rstrip() + quote]))
             continue
-        text = " ".join(p for p in parts if p)
+        text = without_history(" ".join(p for p in parts if p))
         text = text[: -len(quote)].rstrip() if text.endswith(quote) else text
         wrapped = textwrap.wrap(prefix + quote + text + quote, width=width - len(indent), break_long_words=False,
                                 break_on_hyphens=False)  # fmt: skip
@@ -281,7 +281,29 @@ def without_doc_comments(source: str) -> str:
     for tok in tokenize.generate_tokens(io.StringIO(source).readline):
         if tok.type == tokenize.COMMENT and tok.string.startswith("#:") and tok.line.strip() == tok.string.strip():
             drop.add(tok.start[0] - 1)
-    return "".join(line for i, line in enumerate(source.splitlines(keepends=True)) if i not in drop)
+    lines = source.splitlines(keepends=True)
+    for tok in tokenize.generate_tokens(io.StringIO(source).readline):  # hanyi's history, not upstream's
+        if tok.type == tokenize.COMMENT and _ISSUE_REF.search(tok.string):
+            row, col = tok.start[0] - 1, tok.start[1]
+            lines[row] = lines[row][:col] + without_history(lines[row][col:])
+    return "".join(line for i, line in enumerate(lines) if i not in drop)
+
+
+_ISSUE_REF = re.compile(r"\bissues? \d+|\(#\d+\)")
+_HISTORY = [
+    (re.compile(r"\s*\((?:see )?issues? \d+[^()]*\)"), ""),  # " (issue 40)", " (issue 40's watchdog)"
+    (re.compile(r"\s*[;,:—–-]+\s*issues? \d+(?=\))"), ""),  # "...; issue 20)"
+    (re.compile(r"\b([Uu]ntil|[Ss]ince|[Bb]efore|[Aa]fter) issues? \d+"), r"\1 an earlier release"),
+    (re.compile(r"\s*\(#\d+\)"), ""),
+]
+
+
+def without_history(text: str) -> str:
+    """``text`` (a comment, a docstring, a README) without hanyi's issue numbers: a maintainer upstream cannot follow
+    them. What names an issue otherwise is left for the dry run's check to report."""
+    for pattern, repl in _HISTORY:
+        text = pattern.sub(repl, text)
+    return text
 
 
 #: The formatters of the upstream pre-commit configs (lmms-eval: black and isort at these versions; lm-eval: ruff)
@@ -354,7 +376,7 @@ def rewrite_yaml(text: str, bench: str, path_value: str, filename: str) -> str:
     def source(m):
         if m.group(1) not in (None, bench):
             raise ExportError(f"{filename}: dataset_path names another benchmark ({m.group(1)})")
-        return json.dumps(path_value, ensure_ascii=False) + "  # fixed by hanyi export"
+        return json.dumps(path_value, ensure_ascii=False)
 
     out = _SOURCE_RE.sub(source, text)
     other = _FUNCTION_RE.search(out)
@@ -481,7 +503,7 @@ def export_benchmark(out: str, bench: str, data_root: str, repos: dict | None = 
                     text = exported_text(fh.read(), s)
             elif f.endswith(".yaml") or f.endswith("_yaml"):
                 with open(s, encoding="utf-8") as fh:
-                    text = rewrite_yaml(fh.read(), bench, path_value, s)
+                    text = without_history(rewrite_yaml(fh.read(), bench, path_value, s))
             else:
                 shutil.copyfile(s, d)
                 continue

@@ -178,7 +178,9 @@ _LOCAL_LINK = re.compile(r"\[([^\]\n]+)\]\((?!https?://|#|README\.md|DETAILS\.md
 def unlink(markdown: str) -> str:
     """Relative links of the source pages (``[judge.md](judge.md)``, ``../hanyi/...``) as their text: they point into
     hanyi's repository, which the upstream tree does not have."""
-    return _LOCAL_LINK.sub(lambda m: m.group(1), markdown)
+    from hanyi.export.lmms_eval_tasks import without_history
+
+    return without_history(_LOCAL_LINK.sub(lambda m: m.group(1), markdown))
 
 
 def folder_details(bench: str, folder: str) -> str:
