@@ -1,0 +1,43 @@
+"""benchmarks/served_cost.py: the per-doc figure is the marginal one, hook by hook, over the cheapest run per size."""
+
+import importlib.util
+import os
+
+import pytest
+
+SCRIPT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "benchmarks", "served_cost.py")
+
+
+def _served_cost():
+    spec = importlib.util.spec_from_file_location("hanyi_bench_served_cost", SCRIPT)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _run(docs, visual, cpu, rss):
+    hooks = {"visual": visual, "prompt": 0.0, "encode": 0.0, "score": 0.0}
+    return {"docs": docs, "hooks_s": hooks, "evaluate_cpu_s": cpu, "rss_peak_mb": rss}
+
+
+def test_per_doc_is_the_slope_over_the_cheapest_run_at_each_size():
+    sc = _served_cost()
+    # 100 docs: 0.02 s and a noisy 0.05 s; 400 docs: 0.08 s; the fixed 0.0 s part drops out: 0.2 ms per doc
+    runs = [_run(100, 0.05, 1.0, 600), _run(100, 0.02, 1.0, 500), _run(400, 0.08, 2.5, 503)]
+    f = sc.per_doc(runs)
+    assert f["visual"] == pytest.approx(0.2)
+    assert f["hooks"] == pytest.approx(0.2)
+    assert f["client"] == pytest.approx((2.42 - 0.95) / 300 * 1000)  # the rest of the CPU, cheapest per size too
+    assert f["rss_kb_per_doc"] == pytest.approx(1024 * 3 / 300)  # lowest peak at each size: 500 -> 503 MB
+    assert f["sizes"] == [100, 400]
+
+
+def test_every_case_is_paired_with_its_like_for_like_built_in():
+    sc = _served_cost()
+    fs = sc.full_scale()
+    assert {c: fs.SLOPE_TARGET[c] for c in sc.OURS} == {
+        "cii": "mmstar",
+        "punrebus_matching": "mmstar_jpeg",
+        "cvlue_vqa": "chartqa",
+        "unpie_grounding": "chartqa",
+    }
