@@ -246,7 +246,7 @@ def test_report_puts_ours_in_the_papers_unit_with_the_difference(tmp_path):
     assert domains["header"][:4] == ["domain", "m1 (ours)", "Human_best (paper)", "Gemini-1.5 Pro (paper)"]
     cats = find_table(rep, "punrebus", "punrebus_matching · accuracy by category")
     assert [r[:2] for r in cats["rows"]] == [["A Longevity", "0.2500"], ["B Happiness", "1.0000"]]
-    assert rep["missing_benchmarks"] == ["cvlue", "unpie", "vulca"]
+    assert rep["missing_benchmarks"] == ["cvlue", "unpie", "vulca", "vulca_bench"]
     md = (out / "report.md").read_text(encoding="utf-8")
     assert "## punrebus" in md and "## cii" in md and "Not in these results: cvlue, unpie, vulca." in md
     assert len(rep["sections"][0]["plots"]) >= 2 and all(
