@@ -248,7 +248,7 @@ def test_report_puts_ours_in_the_papers_unit_with_the_difference(tmp_path):
     assert [r[:2] for r in cats["rows"]] == [["A Longevity", "0.2500"], ["B Happiness", "1.0000"]]
     assert rep["missing_benchmarks"] == ["cvlue", "unpie", "vulca", "vulca_bench"]
     md = (out / "report.md").read_text(encoding="utf-8")
-    assert "## punrebus" in md and "## cii" in md and "Not in these results: cvlue, unpie, vulca." in md
+    assert "## punrebus" in md and "## cii" in md and "Not in these results: cvlue, unpie, vulca, vulca\\_bench." in md
     assert len(rep["sections"][0]["plots"]) >= 2 and all(
         (out / p).stat().st_size > 1000 for p in rep["sections"][0]["plots"]
     )
