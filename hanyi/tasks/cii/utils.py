@@ -1,5 +1,7 @@
 """CII-Bench glue: prompts from templates/, scoring from hanyi.metrics.cii_extract; CTC: ctc.py. See docs/cii.md."""
 
+import functools
+
 from hanyi.data.cii import hint_text, label_zh, parse_multilabel
 from hanyi.data.cii_categories import TABLE1_METRICS
 from hanyi.logs import get_logger
@@ -48,7 +50,17 @@ def cii_doc_to_visual_none(doc):
 def cii_doc_to_text(doc, lmms_eval_specific_kwargs=None):
     kw = prompt_kwargs(lmms_eval_specific_kwargs, template="none.jinja", hint_field=None)
     hint = hint_text(doc[kw["hint_field"]]) if kw["hint_field"] else None
-    return render("cii", kw["template"], doc=doc, options=OPTIONS, hint=hint)
+    return _prompt(kw["template"], doc["question"], tuple(doc[f] for f in OPTION_FIELDS), hint)
+
+
+@functools.lru_cache(maxsize=1024)
+def _prompt(template, question, options, hint):
+    """A prompt from the only doc fields its templates read (a template reading another stops with StrictUndefined).
+    Cached: lmms-eval's chat path renders each doc's prompt twice (the request's context, then its messages); the
+    paper's 800 questions fit."""
+    return render(
+        "cii", template, doc={"question": question, **dict(zip(OPTION_FIELDS, options))}, options=OPTIONS, hint=hint
+    )
 
 
 def _shots(kwargs):
