@@ -17,9 +17,10 @@ class ImageUnavailableError(ValueError):
 
 
 #: The default of ``HANYI_IMAGE_MAX_PIXELS``, the most pixels an image may declare, checked before decoding (as
-#: ``hanyi prepare vulca``'s default limit). Memory budget: an image the model gets is decoded once, as RGB, so it
-#: costs about 4 bytes per pixel at its peak (3 for its pixels, about 1 for the decoder's buffers; one more copy of 3
-#: when its mode is not RGB): about 0.35 GB at 88 million pixels, 0.6 GB at this cap (docs/when-things-go-wrong.md).
+#: ``hanyi prepare vulca``'s default limit). Memory budget: a doc's image is decoded in full when the doc is read
+#: (datasets' ``Image`` feature) and reaches the model as that RGB image (:func:`to_pil` copies no RGB image), about
+#: 4.3 bytes per pixel at the peak (3 for its pixels, the rest the decoder's buffers; one more copy of 3 when its mode
+#: is not RGB): 0.38 GB measured at 88 million pixels, about 0.65 GB at this cap (docs/when-things-go-wrong.md).
 MAX_PIXELS, _PNG = 150_000_000, b"\x89PNG\r\n\x1a\n"
 
 
