@@ -225,11 +225,15 @@ def test_the_group_runs_end_to_end_and_scores_as_the_release(group_run):
             text = answers[pair] or ""
             assert line["dcr"]["score"] == vb.dcr(text, rows[pair]["culture"])["dcr"]
             assert line["layer_score"]["score"] == vb.layer_scores(text)["overall_score"]
+            assert len(line["dcr"]["image_sha256"]) == 64 == len(line["dcr"]["artwork"])  # pairing and clusters
             every.append(line["dcr"]["score"])
         mean = sum(line["dcr"]["score"] for line in lines) / 3
         assert math.isclose(res[task]["dcr,none"], mean, rel_tol=0, abs_tol=1e-12)
         assert 1.0 <= res[task]["layer_score,none"] <= 5.0 and "dcr_bilingual_robust,none" in res[task]
         assert "judge_score_uncalibrated,none" not in res[task]  # no judge configured
+        assert sorted(k.split(",")[0] for k in res[task] if "stderr" not in k and k != "alias") == [
+            "dcr", "dcr_bilingual_robust", "layer_score"
+        ]  # fmt: skip
         assert res[task]["dcr_stderr_clustered,none"] != "N/A"  # two artworks, the first shown twice
     # the group: the mean over every critique (the release's all-sample mean)
     assert math.isclose(res["vulca_bench"]["dcr,none"], sum(every) / len(every), abs_tol=1e-12)

@@ -84,29 +84,32 @@ def _text(response) -> str:
 
 def vulca_bench_process_results(doc, results):
     """One critique's per-doc result, plain JSON; nothing raises. ``dcr`` and ``layer_score`` are the release's
-    per-critique numbers (``score``) with their per-layer parts; ``dcr_bilingual_robust`` is ours; each item carries
-    the artwork (its image's sha256, the ``cluster_key``: two rows of the release can show one artwork)."""
+    per-critique numbers (``score``) with their per-layer parts and evidence (the answer's length, the keywords that
+    matched); ``dcr_bilingual_robust`` is ours; each item carries the artwork (its image's sha256, the
+    ``cluster_key``: two rows of the release can show one artwork)."""
     text = _text(results[0] if isinstance(results, (list, tuple)) and results else None)
     culture = str(doc.get("culture") or "").strip().lower()
     artwork = doc.get("image_sha256") or image_name(str(doc.get("image_path") or ""))
     tag = {"artwork": artwork, "pair_id": doc.get("pair_id"), "culture": culture}
     d, layers = vb.dcr(text, culture), vb.layer_scores(text)
     out = {
-        "dcr": {"score": d["dcr"], "layers": d["layer_scores"], "bonus": d["cultural_bonus"], **tag},
+        "dcr": {
+            "score": d["dcr"],
+            "layers": d["layer_scores"],
+            "bonus": d["cultural_bonus"],
+            "chars": len(text),
+            "empty": not text.strip(),
+            "image_sha256": doc.get("image_sha256"),  # the image's bytes: hanyi report pairs two runs on them
+            **tag,
+        },
         "layer_score": {
             "score": layers["overall_score"],
             "layers": {k: v["score"] for k, v in layers["layers"].items()},
             "inverted": float(layers["pyramid_inverted"]),
+            "evidence": {k: v["evidence"] for k, v in layers["layers"].items()},  # the keywords that matched
             **tag,
         },
         "dcr_bilingual_robust": {"score": dcr_bilingual(text, culture), **tag},
-        "vulca_bench_evidence": {
-            "pair_id": doc.get("pair_id"),
-            "chars": len(text),
-            "empty": not text.strip(),
-            "evidence": {k: v["evidence"] for k, v in layers["layers"].items()},
-            "image_sha256": doc.get("image_sha256"),
-        },
     }
     out.update(_judge(doc, text, tag))
     return out
