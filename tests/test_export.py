@@ -597,9 +597,9 @@ def test_exported_code_logs_through_lmms_evals_eval_logger(exported, tmp_path):
     assert proc.returncode == 0, proc.stderr[-3000:]
     lib = lt.LIB_PACKAGE + ".metrics."
     assert json.loads(proc.stdout.strip().splitlines()[-1]) == [
-        ["WARNING", lib + "circular", "hanyi circular: 1 question(s) lack some rotations (--limit?) and are left out; "
+        ["WARNING", lib + "circular", "circular: 1 question(s) lack some rotations (--limit?) and are left out; "
          "0 scored"],
-        ["WARNING", lib + "judge.config", "hanyi judge: ignoring unknown override key 'judge_colour'"],
+        ["WARNING", lib + "judge.config", "judge: ignoring unknown override key 'judge_colour'"],  # no "hanyi" prefix
     ]  # fmt: skip
     for root, _, files in os.walk(exported):
         for name in [f for f in files if f.endswith(".py")]:

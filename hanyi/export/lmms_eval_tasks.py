@@ -218,9 +218,17 @@ def rewrite_source(source: str, filename: str, target: Target = LMMS) -> str:
     """The code of a ``.py`` file as exported: imports renamed (:func:`rewrite_imports`) and settings read where
     upstream reads them (:func:`hanyi.export.settings_map.rewrite`); docstrings and format aside."""
     try:
-        return settings_map.rewrite(rewrite_imports(source, filename, target), filename, target.lib_package)
+        text = settings_map.rewrite(rewrite_imports(source, filename, target), filename, target.lib_package)
     except settings_map.SettingsRewriteError as exc:
         raise ExportError(str(exc)) from None
+    host = target.host.split(".")[0]  # the host's cache folder, as lmms-eval's tasks use ~/.cache/lmms_eval
+    text = text.replace('".cache", "hanyi"', f'".cache", "{host}"').replace("~/.cache/hanyi", f"~/.cache/{host}")
+    text = re.sub(r'get_logger\((["\'])hanyi(?=[."\'])', rf"get_logger(\1{target.host}", text)  # the host's loggers
+    return _MESSAGE_PREFIX.sub(r"\1", text)  # messages say what, not "hanyi cii: ..."
+
+
+#: ``"hanyi: "``, ``"hanyi cii: "``, ``"hanyi punrebus judge: "``, ``"hanyi judge ("`` opening a message.
+_MESSAGE_PREFIX = re.compile(r"""((?:\b[fr])?["'])hanyi(?::\s| (?=[a-z_]+(?: [a-z_]+)?(?::| \()))""")
 
 
 def exported_text(source: str, filename: str, target: Target = LMMS) -> str:
