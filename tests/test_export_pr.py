@@ -85,6 +85,14 @@ def test_applying_the_lm_eval_pull_request_adds_folders_rows_and_extras(lm_expor
     assert set(extras) == {"hf", "cii", "punrebus", "unpie"} and "pillow" in extras["cii"]
 
 
+def test_pull_request_states_what_each_dataset_path_loads_and_cvlues_licence(tmp_path):
+    lt.export(str(tmp_path), ["cvlue", "cii"])
+    data = (tmp_path / "PULL_REQUEST.md").read_text(encoding="utf-8").split("## Data\n", 1)[1].split("\n## ", 1)[0]
+    cvlue, cii = (next(x for x in data.splitlines() if x.startswith(f"- `{b}`")) for b in ("cvlue", "cii"))
+    assert "local only" in cvlue and "cc-by-nc-nd-4.0" in cvlue and "forbids hosting" in cvlue
+    assert "`m-a-p/CII-Bench` loads from the hub" in cii
+
+
 def test_applying_the_lmms_eval_pull_request_lists_each_benchmark(tmp_path):
     out = tmp_path / "out"
     lt.export(str(out), ["cii"])

@@ -317,6 +317,30 @@ def patches(package: str = "lmms_eval") -> list[tuple[str, str]]:
 LIB = os.path.join("_task_utils", "hanyi_common")
 
 
+def data_summary(out: str, benchmarks) -> list[str]:
+    """One line per benchmark of the pull request: what ``dataset_path`` loads and what the licence allows."""
+    from hanyi.data.hub_card import RELEASES
+
+    lines = []
+    for bench in benchmarks:
+        release = RELEASES[bench]
+        cfg = next((e["config"] for e in _index(os.path.join(out, bench)).values() if e["type"] == "task"), {})
+        path = str(cfg.get("dataset_path", ""))
+        if path and not path.startswith(("ORG/", "/")):
+            what = f"`{path}` loads from the hub (licence {release.licence}: the authors' own copy)"
+        elif not release.redistribute:
+            what = (f"local only: the licence ({release.licence}) forbids hosting a converted copy, so no hub id can "
+                    f"ever load it; each user requests the release ({release.official}) and points `dataset_path` at "
+                    "a private copy (README, Data access)")  # fmt: skip
+        elif path.startswith("ORG/"):
+            what = (f"`{path}` is a placeholder until a maintainer hosts the data (licence {release.licence}); "
+                    "README, Data access, says how to build it")  # fmt: skip
+        else:
+            what = f"`{path}`: a prepared local copy (README, Data access)"
+        lines.append(f"- `{bench}`: {what}.")
+    return lines
+
+
 def pull_request(out: str, benchmarks: list[str], data_root: str, shared: list[str] = ()) -> str:
     lines = [
         "# Add cultural and implied-meaning benchmarks: " + ", ".join(benchmarks),
@@ -353,6 +377,7 @@ def pull_request(out: str, benchmarks: list[str], data_root: str, shared: list[s
         entries[bench] = pr.task_list_entry(bench, "lmms_eval", names)
     lines += ["", f"## Task list ({pr.TASK_LIST['lmms_eval']})", "", "Added under "
               f"\"{pr.LMMS_SECTION.lstrip('# ')}\":", "", "```markdown", *entries.values(), "```"]  # fmt: skip
+    lines += ["", "## Data", ""] + data_summary(out, benchmarks)
     lines += ["", "## Changes to lmms-eval this contribution needs", ""]
     needed = [f"- `{name}`: {subject}" for name, subject in patches() if name.split("-")[0] in NEEDED_PATCHES]
     lines += needed or ["None: every group runs on unpatched lmms-eval (the equivalence run below); fixes found along "
