@@ -106,7 +106,7 @@ class Row:
     rank_high: int | None = None
     tier: int | None = None  # rows whose adjacent differences are not significant (Holm) share a tier
     flip: int | None = None  # fewest docs whose change would swap this row with the one above
-    p_above: float | None = None  # Holm-adjusted p of the paired test against the row above (the tier's evidence)
+    p_above: float | None = None  # Holm-adjusted p of the paired test against the tier's top row (the tier's evidence)
 
 
 @dataclass

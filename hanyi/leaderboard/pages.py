@@ -275,7 +275,7 @@ def _int_td(value: int | None, title: str = "") -> str:
 def _tier_td(row: Row) -> str:
     if row.tier is None:
         return '<td class="txt">-</td>'
-    p = "" if row.p_above is None else f"vs the row above: Holm-adjusted p = {row.p_above:.3g}"
+    p = "" if row.p_above is None else f"against the tier's top row: Holm-adjusted p = {row.p_above:.3g}"
     return _int_td(row.tier, p)
 
 
@@ -295,7 +295,7 @@ def main_table(section: Section, rows: list[Row], info: dict[str, ColumnInfo], c
             "tier",
             "low",
             "same tier: not told apart",
-            "rows whose gap to the row above is not significant share a tier",
+            "rows not significantly below the tier's top row share its tier",
         ),  # fmt: skip
         _th("model", "text"),
         *[
@@ -421,8 +421,8 @@ HOW_TO_READ = (
     "<dt>re-scored</dt><dd>every number is the board's own re-score of the submitted per-doc predictions, never the "
     "submitter's claim (a judged column without a board judge is marked as the submitter's).</dd>"
     "<dt>[interval]</dt><dd>the 95 % interval of the value, or of the rank (bootstrap over the docs).</dd>"
-    "<dt>tier</dt><dd>rows whose gap to the row above is not significant (paired test, Holm-corrected) share a "
-    "tier: they are not told apart by the data.</dd>"
+    "<dt>tier</dt><dd>a row joins a tier when it is not significantly below the tier's top row (a paired test "
+    "against that row, Holm-corrected over the tests made): the data does not tell it apart from the tier's best.</dd>"
     "<dt>flip</dt><dd>the fewest docs whose scores would have to change to swap a row with the one above.</dd>"
     "<dt>ranked apart</dt><dd>rows run under another protocol (judge, prompt, data, tasks) are ranked in a section of "
     "their own, with the reasons.</dd>"

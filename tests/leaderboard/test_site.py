@@ -196,7 +196,7 @@ def test_each_cell_shows_value_and_interval_and_each_row_rank_interval_tier_and_
         in text
     )
     assert (
-        '<td data-v="2">2 <span class="ci">[1&ndash;3]</span></td><td data-v="1" title="vs the row above: '
+        '<td data-v="2">2 <span class="ci">[1&ndash;3]</span></td><td data-v="1" title="against the tier&#x27;s top row: '
         'Holm-adjusted p = 0.431">1</td>' in text
     )
     assert '<td data-v="2">2</td></tr>' in text  # the flip, last
