@@ -1,5 +1,6 @@
 """CVLUE glue: prompts from templates/, scoring from hanyi.metrics. See docs/cvlue.md."""
 
+import functools
 import io
 import math
 
@@ -21,10 +22,21 @@ def cvlue_itr_doc_to_visual(doc):
     return [to_pil(doc["image_path"], doc_hint=f"image_path={doc['image_path']}", base_dir=resolve("cvlue"))]
 
 
+#: the doc fields CVLUE's templates read, besides the dialog history
+PROMPT_FIELDS = ("question", "text", "caption")
+
+
 def cvlue_doc_to_text(doc, lmms_eval_specific_kwargs=None):
     kw = prompt_kwargs(lmms_eval_specific_kwargs, template="vqa.jinja")
-    history = list(zip(doc.get("history_questions") or [], doc.get("history_answers") or []))
-    return render("cvlue", kw["template"], history=history, **doc)
+    history = tuple(zip(doc.get("history_questions") or [], doc.get("history_answers") or []))
+    return _prompt(kw["template"], tuple((k, doc[k]) for k in PROMPT_FIELDS if k in doc), history)
+
+
+@functools.lru_cache(maxsize=32768)
+def _prompt(template, fields, history):
+    """Cached: lmms-eval's chat path renders each doc's prompt twice (the request's context, then its messages); the
+    paper's 21,507 VQA questions fit (a template reading another field stops with StrictUndefined)."""
+    return render("cvlue", template, history=list(history), **dict(fields))
 
 
 def cvlue_itr_target(doc):
