@@ -207,7 +207,8 @@ def test_export_holds_no_path_of_the_exporting_machine(exported_hub):
     assert checked > 200
     paths = {b: lt.dataset_path(b, "hub", str(out / b), {"vulca": "my-org/VULCA"}) for b in BENCHMARKS}
     assert paths == {"punrebus": "ORG/punrebus", "cvlue": "ORG/cvlue", "cii": "m-a-p/CII-Bench",
-                     "unpie": "jiwan-chung/VisualPun_UNPIE", "vulca": "my-org/VULCA"}  # fmt: skip
+                     "unpie": "jiwan-chung/VisualPun_UNPIE", "vulca": "my-org/VULCA",
+                     "vulca_bench": "harryHURRY/vulca-bench"}  # fmt: skip
     assert '"my-org/VULCA"' in (out / "vulca" / "_default_template_yaml").read_text()
 
 

@@ -177,7 +177,7 @@ def test_process_results_never_raises_and_scores_a_missing_answer_as_the_empty_c
     doc = {"pair_id": "P", "culture": "Korean", "image_path": "a/b.jpg", "image_sha256": None}
     for results in ([None], [], [3], ["\ud800 color"]):
         out = vulca_bench_process_results(doc, results)
-        assert set(out) >= {"dcr", "layer_score", "dcr_bilingual_robust"} and out["dcr"]["artwork"] == "b.jpg"
+        assert set(out) >= {"dcr", "layer_score", "dcr_bilingual_robust"} and out["dcr"]["artwork"] == "a/b.jpg"
     assert vulca_bench_process_results(doc, [None])["layer_score"]["score"] == 1.0
 
 

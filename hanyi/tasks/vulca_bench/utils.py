@@ -1,14 +1,13 @@
 """VULCA-Bench glue: the release's critique prompt (templates/critique.jinja) with the artwork's image; each critique
 scored here (:mod:`hanyi.metrics.vulca_bench`) into plain numbers the sample log keeps. See docs/vulca_bench.md."""
 
-from hanyi.data.vulca_bench import image_name
 from hanyi.metrics import vulca_bench as vb
 from hanyi.metrics.vulca_bench_bilingual import dcr_bilingual
 from hanyi.tasks import _common
 from hanyi.tasks._common import render, require_images, visuals
 
 ValidUtf8Responses = _common.ValidUtf8Responses  # the response filter every task YAML names
-_FIX = "Rebuild the data with `hanyi prepare vulca_bench --jsonl <release jsonl> --images <dir>` (docs/vulca_bench.md)."
+_FIX = "Rebuild the data with `hanyi prepare vulca_bench --jsonl <release jsonl> --images <dir>`."
 
 
 def _culture_docs(dataset, culture: str):
@@ -89,7 +88,7 @@ def vulca_bench_process_results(doc, results):
     ``cluster_key``: two rows of the release can show one artwork)."""
     text = _text(results[0] if isinstance(results, (list, tuple)) and results else None)
     culture = str(doc.get("culture") or "").strip().lower()
-    artwork = doc.get("image_sha256") or image_name(str(doc.get("image_path") or ""))
+    artwork = doc.get("image_sha256") or doc.get("image_path")  # the sha256 whenever the task loaded the docs
     tag = {"artwork": artwork, "pair_id": doc.get("pair_id"), "culture": culture}
     d, layers = vb.dcr(text, culture), vb.layer_scores(text)
     out = {
