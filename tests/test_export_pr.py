@@ -91,6 +91,8 @@ def test_pull_request_states_what_each_dataset_path_loads_and_cvlues_licence(tmp
     cvlue, cii = (next(x for x in data.splitlines() if x.startswith(f"- `{b}`")) for b in ("cvlue", "cii"))
     assert "local only" in cvlue and "cc-by-nc-nd-4.0" in cvlue and "forbids hosting" in cvlue
     assert "`m-a-p/CII-Bench` loads from the hub" in cii
+    judge = (tmp_path / "PULL_REQUEST.md").read_text(encoding="utf-8").split("## Judged metrics\n", 1)[1]
+    assert "llm_judge" in judge.split("\n## ", 1)[0] and "cache" in judge  # why not lmms-eval's own judge
 
 
 def test_applying_the_lmms_eval_pull_request_lists_each_benchmark(tmp_path):

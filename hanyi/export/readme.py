@@ -315,6 +315,17 @@ def patches(package: str = "lmms_eval") -> list[tuple[str, str]]:
 
 
 LIB = os.path.join("_task_utils", "hanyi_common")
+#: Why the judged metrics keep their own client instead of ``lmms_eval/llm_judge`` (the reason a reviewer asks for).
+JUDGE_REASON = (
+    "The judged metrics are configured the way `lmms_eval/llm_judge` is (`OPENAI_API_URL`, `MODEL_VERSION`, "
+    "`OPENAI_API_KEY`) and emitted only when both are set, but they keep their own client "
+    "(`_task_utils/hanyi_common/metrics/judge/`): `llm_judge` retries and bounds concurrency, yet has no on-disk cache "
+    "of judgements keyed by the request (a rerun or a resumed run would pay, and may get different verdicts, for "
+    "every request again), no circuit breaker that stops a run against a failing endpoint after a few consecutive "
+    "errors, and no total deadline per request (a server dripping headers holds a request past its timeout). The "
+    "client requests temperature 0 and records the judge model with each item, so the scores are reproducible from "
+    "the cache. Moving it onto `llm_judge` once it has these is a follow-up, not part of this pull request."
+)
 
 
 def data_summary(out: str, benchmarks) -> list[str]:
@@ -377,6 +388,8 @@ def pull_request(out: str, benchmarks: list[str], data_root: str, shared: list[s
         entries[bench] = pr.task_list_entry(bench, "lmms_eval", names)
     lines += ["", f"## Task list ({pr.TASK_LIST['lmms_eval']})", "", "Added under "
               f"\"{pr.LMMS_SECTION.lstrip('# ')}\":", "", "```markdown", *entries.values(), "```"]  # fmt: skip
+    if os.path.isdir(os.path.join(out, LIB, "metrics", "judge")):
+        lines += ["", "## Judged metrics", "", JUDGE_REASON]
     lines += ["", "## Data", ""] + data_summary(out, benchmarks)
     lines += ["", "## Changes to lmms-eval this contribution needs", ""]
     needed = [f"- `{name}`: {subject}" for name, subject in patches() if name.split("-")[0] in NEEDED_PATCHES]
