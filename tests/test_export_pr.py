@@ -112,3 +112,18 @@ def test_applying_the_lmms_eval_pull_request_lists_each_benchmark(tmp_path):
     found = [f"{p.relative_to(out)}: {m.group(0)}" for p in out.rglob("*") if p.is_file() and p.name != "PULL_REQUEST.md"
              and p.suffix in (".py", ".md", ".yaml", ".jinja", "") for m in leftovers.finditer(p.read_text("utf-8"))]  # fmt: skip
     assert not found, found  # hanyi's issue numbers, links into its docs, notices naming its exporter
+
+
+def test_one_lm_eval_pull_request_per_benchmark_carries_only_what_it_imports(tmp_path):
+    """``hanyi export lm-eval --benchmarks cii``: the folder and the shared code cii reaches, under the 2,500-line cap
+    of one pull request; CII's text tasks need nothing beyond lm-eval (no Pillow, no judge or scorer libraries)."""
+    from hanyi.export import main as export_main
+
+    out = tmp_path / "cii-pr"
+    assert export_main(["lm-eval", "--out", str(out), "--benchmarks", "cii"]) == 0
+    assert sorted(p.name for p in out.iterdir()) == [".hanyi-export.json", "PULL_REQUEST.md", "cii", "hanyi_common"]
+    lines = sum(len(p.read_text(encoding="utf-8").splitlines()) for p in out.rglob("*.py"))
+    assert lines <= 2500, lines
+    assert requirements.extra_packages([str(out)], "lm_eval") == []
+    assert "Nothing beyond lm-eval's own dependencies." in (out / "cii" / "README.md").read_text(encoding="utf-8")
+    assert export_main(["lm-eval", "--out", str(tmp_path / "x"), "--benchmarks", "vulca"]) == 2

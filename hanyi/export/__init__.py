@@ -48,6 +48,7 @@ def main(argv=None, prog: str = "hanyi export") -> int:
     q.add_argument("--out", required=True, help="directory to write <benchmark>/ folders and hanyi_common/ into")
     q.add_argument("--data-root", default="hub", help="dataset_path, as for lmms-eval")
     q.add_argument("--dataset-repo", action="append", default=[], metavar="BENCH=ORG/NAME")
+    q.add_argument("--benchmarks", nargs="+", metavar="BENCH", help="only these (one pull request per benchmark)")
     args = parser.parse_args(sys.argv[1:] if argv is None else argv)
     repos = dict(item.partition("=")[::2] for item in args.dataset_repo)
     bad = [k for k, v in repos.items() if k not in BENCHMARKS or v.count("/") != 1]
@@ -59,7 +60,7 @@ def main(argv=None, prog: str = "hanyi export") -> int:
         from hanyi.export import lm_eval_tasks
 
         try:
-            written = lm_eval_tasks.export(args.out, args.data_root, repos)
+            written = lm_eval_tasks.export(args.out, args.data_root, repos, only=args.benchmarks)
         except lt.ExportError as exc:
             print(f"hanyi export: {exc}", file=sys.stderr)
             return 2

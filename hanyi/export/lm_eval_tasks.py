@@ -121,19 +121,26 @@ def _metric_yaml(bench: str, task: str, imports: dict) -> str:
     return "\n".join(lines)
 
 
-def export(out: str, data_root: str = "hub", repos=None) -> dict:
-    """Write ``<out>/<bench>/`` for each lm-eval benchmark and ``<out>/hanyi_common/``; returns what was written."""
+def export(out: str, data_root: str = "hub", repos=None, only=None) -> dict:
+    """Write ``<out>/<bench>/`` for each lm-eval benchmark (``only`` those: one pull request per benchmark, the shared
+    code then what they import) and ``<out>/hanyi_common/``; returns what was written."""
+    chosen = [b for b in benchmarks() if not only or b in only]
+    unknown = sorted(set(only or ()) - set(benchmarks()))
+    if unknown:
+        raise lt.ExportError(
+            f"no lm-eval tasks for {', '.join(unknown)} (lm-eval benchmarks: {', '.join(benchmarks())})"
+        )
     lt.formatters()
-    for bench in benchmarks():  # a README without its paper is refused before anything is written
+    for bench in chosen:  # a README without its paper is refused before anything is written
         _readme(bench, "")
-    for bench in [*benchmarks(), LM_EVAL.lib_dir]:
+    for bench in [*chosen, LM_EVAL.lib_dir]:
         dst = os.path.join(out, bench)
         if os.path.lexists(dst) and not (os.path.isdir(dst) and lt._is_export(dst) or bench == LM_EVAL.lib_dir and
                                          lt._is_generated_lib(dst)):  # fmt: skip
             raise lt.ExportError(f"{dst} exists and was not written by hanyi export; refusing to replace it")
     os.makedirs(out, exist_ok=True)
     written, modules, kwargs = {}, [], {}
-    for bench in benchmarks():
+    for bench in chosen:
         src, dst = os.path.join(LM_EVAL_TASKS_DIR, bench), os.path.join(out, bench)
         shutil.rmtree(dst, ignore_errors=True)
         os.makedirs(dst)
