@@ -18,7 +18,8 @@ a slope against built-in lmms-eval tasks.
 4. ``slopes``: each comparison of :data:`SLOPES` runs every case at ``--slope-scales`` sizes, ``--repeat`` rounds,
    ours and the built-ins alternating; the marginal cost per 1,000 docs is the least-squares slope of eval seconds
    against docs over the fastest run at each size (:func:`slope_summary`), printed beside the whole-run ratio; the
-   target lines judge the slope (ours / built-in <= 1.0).
+   target lines judge the wall-clock and the CPU-seconds slope ratios, each on a line of its own (``RELEASE_SLOPES``,
+   ``SAME_ROWS_BOUND``).
 5. ``judge``: :mod:`judge_throughput`'s judge line: UNPIE reconstruction (both splits, text) at the paper's size
    against the fake judge at 200 ms, HANYI_JUDGE_CONCURRENCY 16, lmms-eval's 4 ``process_results`` workers; PASS
    when the judge adds at most 1.25 x N x latency / concurrency to the scoring time.
