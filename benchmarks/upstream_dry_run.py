@@ -17,7 +17,8 @@ description stays outside) and committed; then, one line each:
 * lmms-eval, the sample export of all five in place and ``hanyi`` blocked: the checkout's
   ``test/eval/test_task_pipeline.py`` fails nothing it does not fail without the export, and every group loads and
   scores with lmms-eval's ``dummy`` model (``--limit 4``), the checkout's lmms-eval first on ``PYTHONPATH``;
-* lm-evaluation-harness (``hanyi export lm-eval``): the same size, README, ignore and whole pre-commit checks; then
+* lm-evaluation-harness, one pull request per benchmark (``hanyi export lm-eval --benchmarks B``): the same size,
+  README, ignore and whole pre-commit checks; then
   the checkout's ``tests/test_tasks.py`` over every exported YAML (as its CI lists changed files; groups included),
   ``hanyi`` blocked, the tasks pointed at synthetic data built for the run (size 48: at least 10 docs a task, lm-eval's
   default test limit).
@@ -61,7 +62,7 @@ kind, out, data_root, benchmarks = sys.argv[2], sys.argv[3], sys.argv[4], sys.ar
 if kind == "lmms-eval":
     lmms_eval_tasks.export(out, benchmarks, data_root)
 else:
-    lm_eval_tasks.export(out, data_root)
+    lm_eval_tasks.export(out, data_root, only=benchmarks or None)
 """
 _SITE: dict = {}
 
@@ -89,7 +90,7 @@ def installed_site(tmp: str) -> str:
     return _SITE["site"]
 
 
-def export(out: str, data_root: str, tmp: str, kind: str = "lmms-eval", benchmarks=GROUPS) -> None:
+def export(out: str, data_root: str, tmp: str, kind: str = "lmms-eval", benchmarks=()) -> None:
     site = installed_site(tmp)
     env = {k: v for k, v in os.environ.items() if not k.startswith("HANYI_")}
     env.update(PYTHONPATH=site, HANYI_NO_AUTOHOOK="1")
@@ -255,15 +256,17 @@ def check_lm_eval(checkout: str, tmp: str, hooks_python: str) -> bool:
 
     head = run(["git", "rev-parse", "--short", "HEAD"], cwd=checkout).stdout.strip()
     print(f"lm-eval checkout at {head}", flush=True)
-    hub = os.path.join(tmp, "lm-export-hub")
-    export(hub, "hub", tmp, "lm-eval")
-    n = python_lines(hub)
-    ok = line(n <= PR_PYTHON_LINES, "lm-eval PR: size", f"{n:,} Python lines, shared code included (cap "
-              f"{PR_PYTHON_LINES:,}); {sum(len(f) for _, _, f in os.walk(hub))} files")  # fmt: skip
-    ok &= check_content(hub, "lm-eval PR:", "lm_eval")
-    benches = lm_eval_tasks.benchmarks()
-    good, work = apply_pr(checkout, hub, "lm_eval", benches, tmp, "lm-eval", hooks_python)
-    ok &= good
+    ok, benches = True, lm_eval_tasks.benchmarks()
+    for bench in benches:  # one pull request per benchmark, hub mode
+        out = os.path.join(tmp, f"lm-pr-{bench}")
+        export(out, "hub", tmp, "lm-eval", [bench])
+        n = python_lines(out)
+        ok &= line(n <= PR_PYTHON_LINES, f"lm-eval PR {bench}: size", f"{n:,} Python lines, shared code included (cap "
+                   f"{PR_PYTHON_LINES:,}); {sum(len(f) for _, _, f in os.walk(out))} files")  # fmt: skip
+        ok &= check_content(out, f"lm-eval PR {bench}:", "lm_eval")
+        ok &= apply_pr(checkout, out, "lm_eval", [bench], tmp, f"lm-eval-{bench}", hooks_python)[0]
+    work = os.path.join(tmp, "lm-eval")
+    run(["git", "clone", "-q", "--shared", checkout, work]).check_returncode()
     tasks = os.path.join(work, "lm_eval", "tasks")
     # the tasks on a larger synthetic dataset, so that every task has lm-eval's default test limit of 10 docs
     data, synthetic = os.path.join(tmp, "lm-data"), os.path.join(tmp, "lm-export-synthetic")
