@@ -73,8 +73,8 @@ def _bracket_end(text: str, start: int) -> int | None:
 
 
 def _mask_values(text: str) -> str:
-    """Every value of a secret-named key masked whole, whatever it holds: a quoted value up to its closing quote
-    (``\\"`` inside it included, an escaped ``\\"`` opening it too), a bracketed one (``[x, y]``, ``{...}``) up to
+    r"""Every value of a secret-named key masked whole, whatever it holds: a quoted value up to its closing quote
+    (``\"`` inside it included, an escaped ``\"`` opening it too), a bracketed one (``[x, y]``, ``{...}``) up to
     its closing bracket, any other up to white space or the ``,`` / ``;`` / ``&`` that starts the next ``name=``
     item: quotes, commas and brackets inside a value are the value's. ``[REDACTED]`` (lmms-eval's mask) stays."""
     out, pos = [], 0

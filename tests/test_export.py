@@ -301,23 +301,49 @@ def test_shared_code_is_its_source_with_imports_renamed(exported):
     assert checked > 100
 
 
-#: Issue 26 set 6,000 when the export held 5,994 lines. Issues 39.4 (backbone fingerprints, +53), 40 (every image
-#: checked strictly where it is read, +99) and 42 (scoring ahead: each distinct string encoded once, judges at their
-#: concurrency, +245) added exported code that the tasks' numbers and rules need: 6,487 lines. Issue 41 made the code
-#: pass upstream's own checks (lm-eval's ruff: typing-only imports under TYPE_CHECKING, +26; lmms-eval's loguru
-#: eval_logger for the %-style calls, hanyi/logs.py, +22): 6,535 lines (docs/upstream.md). Issue 40's judge breaker and
-#: total deadline, image digests for pairing (+11) and issue 37's CII CTC per-key standard errors (+6): 6,554 lines.
-#: Growth past this needs room found first.
-EXPORT_LINES = 6_560
+#: Lines of Python one pull request may hold, its shared code included: what a maintainer reviews in one piece.
+PR_LINES = 2_500
+#: Benchmarks whose pull request is still over :data:`PR_LINES` (measured: the lines of each one-benchmark export).
+#: What keeps them there is code their scores need: the judge client with its cache, retries and breaker (about 760
+#: lines with its configuration and parsing), the backbone checks and the secret redaction. A shared first pull request
+#: (the judge package, settings and redaction) would bring each under the cap; not done yet.
+OVER_CAP = {"punrebus": 2911, "cii": 2745, "unpie": 3141, "vulca": 3084}
+
+
+def _python_lines(folder) -> int:
+    return sum(len(p.read_text(encoding="utf-8").splitlines()) for p in pathlib.Path(folder).rglob("*.py")
+               if "sample" not in p.parts)  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "bench",
+    [pytest.param(b, marks=pytest.mark.xfail(b in OVER_CAP, reason=f"{OVER_CAP.get(b)} lines", strict=True))
+     for b in BENCHMARKS],
+)  # fmt: skip
+def test_each_benchmark_pull_request_is_under_the_review_cap(bench, tmp_path):
+    """``hanyi export lmms-eval --benchmarks B``: the folder and the shared statements B reaches, at most
+    :data:`PR_LINES` lines of Python; another benchmark's backbone checks stay out."""
+    lt.export(str(tmp_path), [bench])
+    assert _python_lines(tmp_path) <= PR_LINES, _python_lines(tmp_path)
+
+
+def test_a_pull_request_keeps_only_its_benchmarks_backbones(tmp_path):
+    """The backbone registry of a one-benchmark export lists only the models that benchmark's metrics check, so the
+    other benchmarks' scorer modules (VULCA's zero-shot NLI for a Pun Rebus pull request) are not carried."""
+    lt.export(str(tmp_path), ["punrebus"])
+    lib = tmp_path / lt.LIB_DIR
+    text = (lib / "backbones.py").read_text(encoding="utf-8")
+    assert re.findall(r'Backbone\(\s*"(\w+)"', text) == ["wordnet", "sbert", "judge"]
+    assert not (lib / "metrics" / "zeroshot_nli.py").exists()
+    assert lt.registry_for("hanyi.backbones", "BACKBONES", BENCHMARKS) is None  # a full export keeps every entry
 
 
 def test_export_is_small_formatted_as_upstream_and_shared_once(exported, tmp_path):
-    """Issue 26 item 6: a small export, at most ``EXPORT_LINES`` lines of Python in all; black (line length 240) and isort (profile black), as
-    upstream's pre-commit runs them, change nothing; the shared code is one folder, and no benchmark folder carries
-    a library of its own."""
+    """black (line length 240) and isort (profile black), as upstream's pre-commit runs them, change nothing; the
+    shared code is one folder, and no benchmark folder carries a library of its own (the size is checked per pull
+    request)."""
     black = pytest.importorskip("black")
     isort = pytest.importorskip("isort")
-    total = 0
     for root, dirs, files in os.walk(exported):
         dirs[:] = [d for d in dirs if d not in ("sample", "__pycache__")]
         for f in files:
@@ -326,10 +352,8 @@ def test_export_is_small_formatted_as_upstream_and_shared_once(exported, tmp_pat
                 continue
             with open(path, encoding="utf-8") as fh:
                 text = fh.read()
-            total += len(text.splitlines())
             assert black.format_str(text, mode=black.Mode(line_length=240)) == text, path
             assert isort.check_code(text, show_diff=False, profile="black", known_first_party=["lmms_eval"]), path
-    assert total <= EXPORT_LINES, total
     for bench in BENCHMARKS:
         folder = os.path.join(exported, bench)
         assert not [d for d in os.listdir(folder) if os.path.isdir(os.path.join(folder, d)) and d.endswith("_lib")]

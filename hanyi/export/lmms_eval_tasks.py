@@ -147,12 +147,55 @@ def folder_modules(bench: str) -> list[str]:
     return sorted(seen)
 
 
-def overrides(dataset_paths: dict, target: Target = LMMS) -> dict:
+#: Registries of the shared code whose entries name the benchmarks they serve (``Backbone(name, description,
+#: (bench, ...), ...)``): an export keeps the entries of its benchmarks only, so a pull request for one benchmark does
+#: not carry the model checks (and their scorer modules) of the others.
+REGISTRIES = {f"{ROOT}.backbones": "BACKBONES"}
+
+
+def registry_for(module: str, name: str, benchmarks) -> str | None:
+    """The source of ``module``'s ``name = {... for b in (Entry(...), ...)}`` with only the entries whose third
+    argument (a tuple of benchmark names) meets ``benchmarks``; None when every entry stays."""
+    path = module_path(module)
+    with open(path, encoding="utf-8") as fh:
+        source = fh.read()
+    lines = source.splitlines()
+    for node in ast.parse(source).body:
+        targets = [node.target] if isinstance(node, ast.AnnAssign) else getattr(node, "targets", [])
+        if not any(isinstance(t, ast.Name) and t.id == name for t in targets):
+            continue
+        entries = next((n.elts for n in ast.walk(node) if isinstance(n, ast.Tuple) and n.elts
+                        and all(isinstance(e, ast.Call) for e in n.elts)), None)  # fmt: skip
+        if not entries:
+            raise ExportError(f"{path}: {name} is not a collection of entries the exporter can filter")
+        drop = []
+        for entry in entries:
+            served = entry.args[2] if len(entry.args) > 2 else None
+            if not isinstance(served, ast.Tuple):
+                raise ExportError(f"{path}:{entry.lineno}: a {name} entry without its tuple of benchmarks")
+            if not {ast.literal_eval(e) for e in served.elts} & set(benchmarks):
+                drop.append(entry)
+        if not drop:
+            return None
+        gone = {i for e in drop for i in range(e.lineno - 1, e.end_lineno)}
+        if any(e.lineno == e.end_lineno and lines[e.lineno - 1].strip() != ast.unparse(e) + "," for e in drop):
+            raise ExportError(f"{path}: each {name} entry must sit on lines of its own")
+        return "\n".join(lines[i] for i in range(node.lineno - 1, node.end_lineno) if i not in gone)
+    raise ExportError(f"{path}: no top-level {name}")
+
+
+def overrides(dataset_paths: dict, target: Target = LMMS, benchmarks=BENCHMARKS) -> dict:
     """Generated definitions that replace a name's statements in the shared code (paths inside the export; for
     lmms-eval, its tasks' logger: ``hanyi.logs.get_logger`` is lmms-eval's ``eval_logger``, lm-eval's tasks use
-    :mod:`logging` as hanyi does)."""
+    :mod:`logging` as hanyi does; the :data:`REGISTRIES` reduced to ``benchmarks``)."""
     logger = "# lmms-eval's eval_logger (loguru), as lmms-eval's tasks log\nget_logger = EvalLogger"
+    registries = {}
+    for module, name in REGISTRIES.items():
+        text = registry_for(module, name, benchmarks)
+        if text is not None:
+            registries[module] = {name: text}
     return {
+        **registries,
         **({f"{ROOT}.logs": {"get_logger": logger}} if target is LMMS else {}),
         ROOT: {"TASKS_DIR": f"# {target.tasks_note}\nTASKS_DIR = {target.tasks_dir}"},
         f"{ROOT}.data.sources": {
@@ -170,7 +213,7 @@ def overrides(dataset_paths: dict, target: Target = LMMS) -> dict:
 def shared_closure(benchmarks, dataset_paths: dict, modules=None, target: Target = LMMS, extra=None) -> closure.Closure:
     """The statements of ``hanyi`` that the exported folders reach (:class:`hanyi.export.closure.Closure`);
     ``modules``: the folder modules, parsed (default: each benchmark's :func:`folder_modules`)."""
-    found = closure.Closure(PACKAGE_DIR, {**overrides(dataset_paths, target), **(extra or {})},
+    found = closure.Closure(PACKAGE_DIR, {**overrides(dataset_paths, target, benchmarks), **(extra or {})},
                             folders=[f"{target.folders}.{b}" for b in BENCHMARKS])  # fmt: skip
     if modules is None:
         modules = [closure.parse_module(PACKAGE_DIR, n, module_path(n)) for b in benchmarks for n in folder_modules(b)]

@@ -120,6 +120,8 @@ MESSAGES = (
     (r", or run: hanyi prepare unpie --download-images", ""),
     (r', or run "\s*"`hanyi prepare cii [^`]*`"', '"'),
     (r" \(docs/judge\.md\)", ""),
+    (r"or rebuild it with `hanyi prepare (\w+)` \(docs/\w+\.md, deviation \d+\)",
+     r"or rebuild the \1 dataset that dataset_path names (README, Data access)"),
 )  # fmt: skip
 
 

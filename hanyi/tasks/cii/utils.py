@@ -59,7 +59,11 @@ def _prompt(template, question, options, hint):
     Cached: lmms-eval's chat path renders each doc's prompt twice (the request's context, then its messages); the
     paper's 800 questions fit."""
     return render(
-        "cii", template, doc={"question": question, **dict(zip(OPTION_FIELDS, options))}, options=OPTIONS, hint=hint
+        "cii",
+        template,
+        doc={"question": question, **dict(zip(OPTION_FIELDS, options, strict=True))},
+        options=OPTIONS,
+        hint=hint,
     )
 
 
