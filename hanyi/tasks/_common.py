@@ -45,6 +45,45 @@ def render(benchmark: str, template: str, **variables) -> str:
     return _environment(benchmark).get_template(template).render(**variables)
 
 
+@functools.cache
+def template_reads(benchmark: str, template: str) -> frozenset | None:
+    """The variables ``template`` reads, those of the templates it includes too; None when it includes one by a
+    computed name (then nothing can say which variables decide its text)."""
+    import jinja2.meta
+
+    env, names, seen, todo = _environment(benchmark), set(), set(), [template]
+    while todo:
+        name = todo.pop()
+        if name not in seen:
+            seen.add(name)
+            ast = env.parse(env.loader.get_source(env, name)[0])
+            names |= jinja2.meta.find_undeclared_variables(ast)
+            included = list(jinja2.meta.find_referenced_templates(ast))
+            if None in included:
+                return None
+            todo += included
+    return frozenset(names)
+
+
+def render_once(benchmark: str, template: str, **variables) -> str:
+    """:func:`render`, each distinct text rendered once: the key is the values of the variables the template reads
+    (text or None only; anything else renders every time). lmms-eval's chat path renders a doc's prompt twice (the
+    request's context, then its messages, apart by the whole task), so the cache holds a task's prompts: the same
+    string objects lmms-eval keeps as the requests' contexts, bounded at 32,768 (CVLUE-VQA's 21,507 questions fit)."""
+    names = template_reads(benchmark, template)
+    if names is None or not names <= variables.keys():
+        return render(benchmark, template, **variables)  # a missing one stops the render (StrictUndefined)
+    key = tuple(sorted((n, variables[n]) for n in names))
+    if not all(v is None or type(v) is str for _, v in key):
+        return render(benchmark, template, **variables)
+    return _render_key(benchmark, template, key)
+
+
+@functools.lru_cache(maxsize=32768)
+def _render_key(benchmark: str, template: str, key: tuple) -> str:
+    return render(benchmark, template, **dict(key))
+
+
 def _plain(block) -> dict:
     """The scalar (non-dict) entries of a kwargs block: nested dicts are other models' blocks."""
     return {k: v for k, v in (block or {}).items() if not isinstance(v, dict)}

@@ -1,6 +1,7 @@
 """Pun Rebus Art glue: prompts from templates/, per-doc scoring from hanyi.metrics; the aggregations the YAMLs name
 are in aggregate.py. See docs/punrebus.md."""
 
+import functools
 import re
 
 from hanyi import backbones
@@ -34,7 +35,20 @@ def punrebus_doc_to_visual(doc):
 
 def punrebus_doc_to_text(doc, lmms_eval_specific_kwargs=None):
     kw = prompt_kwargs(lmms_eval_specific_kwargs, prompt="matching", prompt_variant="paper")
-    return render("punrebus", _template(kw), options=OPTIONS, doc=doc)
+    template = _template(kw)
+    reads_doc = "doc" in _common.template_reads("punrebus", template)
+    return _prompt(template, doc.get("story_zh", _MISSING) if reads_doc else _MISSING)
+
+
+_MISSING = object()  # no story: a template reading it stops as it did (StrictUndefined)
+
+
+@functools.lru_cache(maxsize=4096)
+def _prompt(template, story_zh):
+    """A prompt from the only doc field its templates read (``story_zh``: the text-only ones; a template reading
+    another stops with StrictUndefined). Cached: lmms-eval's chat path renders each doc's prompt twice (the request's
+    context, then its messages); the picture tasks' prompt is one text, the paper's 1,011 stories fit."""
+    return render("punrebus", template, options=OPTIONS, doc={} if story_zh is _MISSING else {"story_zh": story_zh})
 
 
 def _response(results) -> str:

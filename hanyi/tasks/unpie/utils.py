@@ -23,7 +23,7 @@ from hanyi.metrics.unpie_aggregations import (  # noqa: F401  (named by the YAML
     unpie_word_recovered_all,
 )
 from hanyi.tasks import _common
-from hanyi.tasks._common import prompt_kwargs, render, visuals
+from hanyi.tasks._common import prompt_kwargs, render, render_once, visuals
 from hanyi.tasks.unpie import scoring
 from hanyi.tasks.unpie.constants import ANSWER_LABELS, JUDGE_METRIC, LANGUAGE_NAMES
 
@@ -46,7 +46,7 @@ def unpie_doc_to_text(doc, lmms_eval_specific_kwargs=None):
     kw = prompt_kwargs(lmms_eval_specific_kwargs, mode="vlm", image_slot="")
     context = doc.get("caption", "") if kw["mode"] == "sm" else kw["image_slot"]  # attached at load (loading.py)
     language = dict(LANGUAGE_NAMES).get(doc.get("lang"), "")
-    return render("unpie", kw["template"], image_context=context, language=language, **doc)
+    return render_once("unpie", kw["template"], image_context=context, language=language, **doc)
 
 
 def _caption_count(doc):
