@@ -72,14 +72,27 @@ def to_pil(value, *, doc_hint: str = "", base_dir: str | None = None):
     from PIL import Image
 
     src = image_source(value, doc_hint=doc_hint, base_dir=base_dir)
-    if isinstance(src, Image.Image):
-        return src if src.mode == "RGB" else src.convert("RGB")
     try:
+        if isinstance(src, Image.Image):
+            return _plain(src) if src.mode == "RGB" else src.convert("RGB")
         image = Image.open(io.BytesIO(src) if isinstance(src, (bytes, bytearray)) else src)
         image.load()
-        return image if image.mode == "RGB" else image.convert("RGB")
+        return _plain(image) if image.mode == "RGB" else image.convert("RGB")
     except Exception as exc:
         raise ImageUnavailableError(f"{doc_hint}: image does not decode ({exc})") from None
+
+
+def _plain(image):
+    """A decoded file's image (``PngImageFile``, ...) as a plain ``Image`` over the same pixels, not copied. Saving
+    an image file compares its file name's absolute path with the target's first (two ``abspath`` and a
+    ``getcwd`` a save: about 5 us a picture when a served model's client encodes it, 8 % of a 48-px PNG's encoding),
+    and the file object keeps the compressed bytes alive as long as the picture."""
+    from PIL import Image
+
+    if type(image) is Image.Image:
+        return image
+    image.load()
+    return image._new(image.im)  # Pillow's own shallow copy (what convert() and copy() build on): pixels shared
 
 
 def _too_big(width: int, height: int, limit: int | None = None) -> str | None:
