@@ -37,3 +37,67 @@ def test_a_broken_picture_file_object_names_the_doc():
     truncated = Image.open(io.BytesIO(_png(64)[:60]))
     with pytest.raises(ImageUnavailableError, match="doc 7: image does not decode"):
         to_pil(truncated, doc_hint="doc 7")
+
+
+def _counting(monkeypatch, module):
+    """Count the Jinja renders ``module`` asks for."""
+    calls = []
+    original = module.render
+
+    def counted(*a, **k):
+        calls.append(a)
+        return original(*a, **k)
+
+    monkeypatch.setattr(module, "render", counted)
+    return calls
+
+
+def test_template_reads_follows_includes():
+    from hanyi.tasks._common import template_reads
+
+    assert template_reads("punrebus", "matching.jinja") == {"options"}  # through _options.jinja
+    assert template_reads("punrebus", "textonly.jinja") == {"doc", "options"}
+    assert template_reads("unpie", "grounding_image.jinja") == {"pun_sentence", "image_context"}
+
+
+def test_punrebus_prompt_rendered_once_per_distinct_text(monkeypatch):
+    """lmms-eval's chat path asks for each doc's prompt twice (the request's context, then its messages)."""
+    from hanyi.tasks.punrebus import utils
+
+    utils._prompt.cache_clear()
+    calls = _counting(monkeypatch, utils)
+    kw = {"prompt": "matching", "prompt_variant": "paper"}
+    first = utils.punrebus_doc_to_text({"story_zh": "福"}, kw)
+    assert utils.punrebus_doc_to_text({"story_zh": "福"}, kw) is first
+    assert utils.punrebus_doc_to_text({"story_zh": "寿"}, kw) is first  # the picture prompt reads no doc field
+    assert len(calls) == 1
+    kw = {"prompt": "textonly", "prompt_variant": "paper"}
+    texts = [utils.punrebus_doc_to_text({"story_zh": s, "categories": ["A"]}, kw) for s in ("福", "寿", "福")]
+    assert "福" in texts[0] and "寿" in texts[1] and texts[2] is texts[0]
+    assert len(calls) == 3
+
+
+def test_unpie_prompt_rendered_once_per_distinct_text(monkeypatch):
+    from hanyi.tasks import _common
+    from hanyi.tasks.unpie import utils
+
+    _common._render_key.cache_clear()
+    calls = _counting(monkeypatch, _common)
+    kw = {"mode": "vlm", "template": "disambiguation.jinja", "image_slot": ""}
+    doc = {"pun_sentence": "A pun.", "lang": "de", "unpie_id": 3, "image_status": "ok", "categories": ["x"]}
+    first = utils.unpie_doc_to_text(doc, kw)
+    assert first == _common.render("unpie", "disambiguation.jinja", image_context="", language="German", **doc)
+    assert utils.unpie_doc_to_text(dict(doc), kw) is first
+    other = utils.unpie_doc_to_text({**doc, "lang": "fr"}, kw)
+    assert "French" in other and "German" not in other
+    assert len(calls) == 3  # German, the check's own render, French
+
+
+def test_render_once_renders_every_time_what_it_cannot_key():
+    from hanyi.tasks import _common
+
+    kw = {"image_context": "", "language": "German"}
+    with pytest.raises(Exception, match="pun_sentence"):  # a missing variable still stops the render
+        _common.render_once("unpie", "disambiguation.jinja", **kw)
+    text = _common.render_once("unpie", "disambiguation.jinja", pun_sentence=1, **kw)  # not text: rendered, no key
+    assert "[English]: 1" in text
