@@ -127,3 +127,28 @@ def test_one_lm_eval_pull_request_per_benchmark_carries_only_what_it_imports(tmp
     assert requirements.extra_packages([str(out)], "lm_eval") == []
     assert "Nothing beyond lm-eval's own dependencies." in (out / "cii" / "README.md").read_text(encoding="utf-8")
     assert export_main(["lm-eval", "--out", str(tmp_path / "x"), "--benchmarks", "vulca"]) == 2
+
+
+def test_exporter_modules_import_no_cycle():
+    """The exporter's modules import one another one way only, imports inside functions counted: the pieces that the
+    folder exporter, the README writer and the pull request writer share live in ``hanyi.export.naming``."""
+    import ast
+
+    package = pathlib.Path(lt.__file__).parent
+    edges = {}
+    for path in package.glob("*.py"):
+        name = "hanyi.export" if path.stem == "__init__" else f"hanyi.export.{path.stem}"
+        found = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("hanyi.export"):
+                found |= (
+                    {f"hanyi.export.{a.name}" for a in node.names} if node.module == "hanyi.export" else {node.module}
+                )
+            elif isinstance(node, ast.Import):
+                found |= {a.name for a in node.names if a.name.startswith("hanyi.export")}
+        edges[name] = found - {name}
+
+    def reaches(start, goal, seen):
+        return any(n == goal or (n not in seen and reaches(n, goal, seen | {n})) for n in edges.get(start, ()))
+
+    assert [m for m in edges if reaches(m, m, {m})] == []

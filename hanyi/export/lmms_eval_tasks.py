@@ -35,12 +35,10 @@ from dataclasses import dataclass
 import hanyi
 from hanyi import BENCHMARKS, TASKS_DIR
 from hanyi.export import closure, settings_map
+from hanyi.export.naming import ISSUE_REF, LIB_DIR, LIB_PACKAGE, without_history
 
 PACKAGE_DIR = os.path.dirname(os.path.abspath(hanyi.__file__))
 ROOT = "hanyi"
-#: Where the shared code goes, relative to ``<out>`` (= ``lmms_eval/tasks/``), and the package it is imported as.
-LIB_DIR = os.path.join("_task_utils", "hanyi_common")
-LIB_PACKAGE = "lmms_eval.tasks._task_utils.hanyi_common"
 #: Packages of the shared code renamed in the export: upstream's ``.gitignore`` ignores every folder named ``data``
 #: (lmms-eval's and lm-eval's; copies in ``docs/upstream/*.gitignore``), so ``git add`` would leave ``data/`` out.
 RENAMED = {"data": "task_data"}
@@ -270,8 +268,11 @@ def rewrite_source(source: str, filename: str, target: Target = LMMS) -> str:
     return _MESSAGE_PREFIX.sub(r"\1", text)  # messages say what, not "hanyi cii: ..."
 
 
-#: ``"hanyi: "``, ``"hanyi cii: "``, ``"hanyi punrebus judge: "``, ``"hanyi judge ("`` opening a message.
-_MESSAGE_PREFIX = re.compile(r"""((?:\b[fr])?["'])hanyi(?::\s| (?=[a-z_]+(?: [a-z_]+)?(?::| \()))""")
+#: ``"hanyi: "``, ``"hanyi cii: "``, ``"hanyi punrebus judge: "``, ``"hanyi judge ("`` opening a message; not advice
+#: naming a hanyi command (``"hanyi setup (or set ...)"``), which :data:`settings_map.MESSAGES` rewords whole.
+_MESSAGE_PREFIX = re.compile(
+    r"""((?:\b[fr])?["'])hanyi(?::\s| (?!setup\b|prepare\b)(?=[a-z_]+(?: [a-z_]+)?(?::| \()))"""
+)
 
 
 def exported_text(source: str, filename: str, target: Target = LMMS) -> str:
@@ -334,27 +335,10 @@ def without_doc_comments(source: str) -> str:
             drop.add(tok.start[0] - 1)
     lines = source.splitlines(keepends=True)
     for tok in tokenize.generate_tokens(io.StringIO(source).readline):  # hanyi's history, not upstream's
-        if tok.type == tokenize.COMMENT and _ISSUE_REF.search(tok.string):
+        if tok.type == tokenize.COMMENT and ISSUE_REF.search(tok.string):
             row, col = tok.start[0] - 1, tok.start[1]
             lines[row] = lines[row][:col] + without_history(lines[row][col:])
     return "".join(line for i, line in enumerate(lines) if i not in drop)
-
-
-_ISSUE_REF = re.compile(r"\bissues? \d+|\(#\d+\)")
-_HISTORY = [
-    (re.compile(r"\s*\((?:see )?issues? \d+[^()]*\)"), ""),  # " (issue 40)", " (issue 40's watchdog)"
-    (re.compile(r"\s*[;,:—–-]+\s*issues? \d+(?=\))"), ""),  # "...; issue 20)"
-    (re.compile(r"\b([Uu]ntil|[Ss]ince|[Bb]efore|[Aa]fter) issues? \d+"), r"\1 an earlier release"),
-    (re.compile(r"\s*\(#\d+\)"), ""),
-]
-
-
-def without_history(text: str) -> str:
-    """``text`` (a comment, a docstring, a README) without hanyi's issue numbers: a maintainer upstream cannot follow
-    them. What names an issue otherwise is left for the dry run's check to report."""
-    for pattern, repl in _HISTORY:
-        text = pattern.sub(repl, text)
-    return text
 
 
 #: The formatters of the upstream pre-commit configs (lmms-eval: black and isort at these versions; lm-eval: ruff)
@@ -592,7 +576,7 @@ def export_shared(out: str, benchmarks, dataset_paths: dict, target: Target = LM
 def export(out: str, benchmarks=BENCHMARKS, data_root: str = "hub", force: bool = False, repos=None) -> dict:
     """Write ``<out>/<bench>/`` for each benchmark, ``<out>/_task_utils/hanyi_common/`` and ``<out>/PULL_REQUEST.md``;
     returns what was written. Every path is checked first (:func:`preflight`), so a refusal leaves ``out`` as it was."""
-    from hanyi.export import readme
+    from hanyi.export import pr, readme
 
     preflight(out, benchmarks, force)
     for bench in benchmarks:  # a README without its paper is refused before anything is written
@@ -611,7 +595,7 @@ def export(out: str, benchmarks=BENCHMARKS, data_root: str = "hub", force: bool 
         with open(os.path.join(entry["folder"], readme.DETAILS), "w", encoding="utf-8") as fh:
             fh.write(settings_map.rename(readme.folder_details(bench, entry["folder"]), f"{bench}/{readme.DETAILS}"))
     with open(os.path.join(out, "PULL_REQUEST.md"), "w", encoding="utf-8") as fh:
-        fh.write(readme.pull_request(out, list(benchmarks), data_root, shared))
+        fh.write(pr.pull_request(out, list(benchmarks), data_root, shared))
     record(out, [*benchmarks, LIB_DIR, "PULL_REQUEST.md"])
     return {**written, "shared": {"folder": os.path.join(out, LIB_DIR), "modules": shared}}
 

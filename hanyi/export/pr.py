@@ -13,7 +13,7 @@ import os
 import re
 import shutil
 
-from hanyi.export import requirements
+from hanyi.export import readme, requirements
 
 #: The languages of each benchmark's text (lm-eval's task table has a column for them).
 LANGUAGES = {
@@ -29,15 +29,11 @@ LMMS_SECTION = "### Multilingual Benchmarks"
 
 
 def _title(bench: str) -> str:
-    from hanyi.export import readme
-
     return readme._intro(readme._doc(bench))[0] or bench
 
 
 def run_names(folder: str) -> list[str]:
     """What a user passes to ``--tasks`` for the folder: its groups, else its tags, else its tasks."""
-    from hanyi.export import readme
-
     index = readme._index(folder)
     groups = [n for n, e in index.items() if e["type"] == "group"]
     return groups or sorted(readme.tags(folder)) or [n for n, e in index.items() if e["type"] == "task"]
@@ -97,3 +93,59 @@ def apply(out: str, checkout: str, host: str, benchmarks: list[str]) -> list[str
             f.write(requirements.add_extras(text, {b: pkgs for b in benchmarks} if pkgs else {}))
         written.append("pyproject.toml")
     return written
+
+
+def pull_request(out: str, benchmarks: list[str], data_root: str, shared: list[str] = ()) -> str:
+    """The description of the lmms-eval pull request (kept beside the folders, not copied into ``lmms_eval/tasks/``)."""
+    lines = [
+        "# Add cultural and implied-meaning benchmarks: " + ", ".join(benchmarks),
+        "",
+        "This pull request adds one folder per benchmark under `lmms_eval/tasks/`, exported from hanyi "
+        f"(`hanyi export lmms-eval --data-root {data_root}`). Each folder is plain lmms-eval: YAMLs, Jinja prompt "
+        "templates, a `utils.py` and the benchmark's own metric code; the code the folders share is one library, "
+        "`lmms_eval/tasks/_task_utils/hanyi_common/` ("
+        + ", ".join(f"`{m.rsplit('.', 1)[-1]}`" for m in shared)
+        + "). Nothing imports hanyi. Each folder's README and DETAILS.md give the paper, BibTeX, tasks, metric "
+        "definitions, deviations and data access.",
+        "",
+        "## Folders",
+        "",
+    ]
+    for bench in benchmarks:
+        folder = os.path.join(out, bench)
+        groups = [n for n, e in readme._index(folder).items() if e["type"] == "group"]
+        runs = [f"groups {', '.join(f'`{g}`' for g in groups)}"] if groups else []
+        runs += [f"tags {', '.join(f'`{t}`' for t in readme.tags(folder))}"] if readme.tags(folder) else []
+        lines.append(f"- `{bench}/`: " + "; ".join(runs))
+    pkgs = requirements.extra_packages(
+        [os.path.join(out, b) for b in benchmarks] + [os.path.join(out, readme.LIB)], "lmms_eval"
+    )
+    lines += ["", "## Requirements", "", "Beyond lmms-eval's own dependencies: " + (
+        f"`{' '.join(pkgs)}`, named in each folder's README (lmms-eval declares a task's extra packages there)."
+        if pkgs else "none.")]  # fmt: skip
+    entries = {}
+    for bench in benchmarks:
+        folder = os.path.join(out, bench)
+        names = [n for n, e in readme._index(folder).items() if e["type"] == "group"] or sorted(readme.tags(folder))
+        entries[bench] = task_list_entry(bench, "lmms_eval", names)
+    lines += ["", f"## Task list ({TASK_LIST['lmms_eval']})", "", "Added under "
+              f"\"{LMMS_SECTION.lstrip('# ')}\":", "", "```markdown", *entries.values(), "```"]  # fmt: skip
+    if os.path.isdir(os.path.join(out, readme.LIB, "metrics", "judge")):
+        lines += ["", "## Judged metrics", "", readme.JUDGE_REASON]
+    lines += ["", "## Data", ""] + readme.data_summary(out, benchmarks)
+    lines += ["", "## Changes to lmms-eval this contribution needs", ""]
+    needed = [
+        f"- `{name}`: {subject}" for name, subject in readme.patches() if name.split("-")[0] in readme.NEEDED_PATCHES
+    ]
+    lines += needed or ["None: every group runs on unpatched lmms-eval (the equivalence run below); fixes found along "
+                        "the way are proposed in separate pull requests."]  # fmt: skip
+    lines += [
+        "",
+        "## How it was tested",
+        "",
+        "With `hanyi` made unimportable and its start-up hook off, `lmms-eval --include_path <export> --model dummy "
+        "--tasks <group>` on the bundled sample data gives exactly the metrics of the hanyi tasks (hanyi's "
+        "`tests/test_export.py`).",
+        "",
+    ]
+    return "\n".join(lines)

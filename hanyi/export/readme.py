@@ -13,6 +13,7 @@ import re
 
 from hanyi import TASKS_DIR
 from hanyi.export import settings_map
+from hanyi.export.naming import LIB_PACKAGE, without_history
 
 REPO_ROOT = os.path.dirname(os.path.dirname(TASKS_DIR))
 PACKAGE_DIR = os.path.dirname(TASKS_DIR)
@@ -178,8 +179,6 @@ _LOCAL_LINK = re.compile(r"\[([^\]\n]+)\]\((?!https?://|#|README\.md|DETAILS\.md
 def unlink(markdown: str) -> str:
     """Relative links of the source pages (``[judge.md](judge.md)``, ``../hanyi/...``) as their text: they point into
     hanyi's repository, which the upstream tree does not have."""
-    from hanyi.export.lmms_eval_tasks import without_history
-
     return without_history(_LOCAL_LINK.sub(lambda m: m.group(1), markdown))
 
 
@@ -197,8 +196,6 @@ def folder_details(bench: str, folder: str) -> str:
 
 
 def folder_readme(bench: str, folder: str, dataset_path: str) -> str:
-    from hanyi.export.lmms_eval_tasks import LIB_PACKAGE
-
     doc = _doc(bench)
     title, intro = _intro(doc)
     index = _index(folder)
@@ -350,58 +347,3 @@ def data_summary(out: str, benchmarks) -> list[str]:
             what = f"`{path}`: a prepared local copy (README, Data access)"
         lines.append(f"- `{bench}`: {what}.")
     return lines
-
-
-def pull_request(out: str, benchmarks: list[str], data_root: str, shared: list[str] = ()) -> str:
-    lines = [
-        "# Add cultural and implied-meaning benchmarks: " + ", ".join(benchmarks),
-        "",
-        "This pull request adds one folder per benchmark under `lmms_eval/tasks/`, exported from hanyi "
-        f"(`hanyi export lmms-eval --data-root {data_root}`). Each folder is plain lmms-eval: YAMLs, Jinja prompt "
-        "templates, a `utils.py` and the benchmark's own metric code; the code the folders share is one library, "
-        "`lmms_eval/tasks/_task_utils/hanyi_common/` ("
-        + ", ".join(f"`{m.rsplit('.', 1)[-1]}`" for m in shared)
-        + "). Nothing imports hanyi. Each folder's README and DETAILS.md give the paper, BibTeX, tasks, metric "
-        "definitions, deviations and data access.",
-        "",
-        "## Folders",
-        "",
-    ]
-    for bench in benchmarks:
-        folder = os.path.join(out, bench)
-        groups = [n for n, e in _index(folder).items() if e["type"] == "group"]
-        runs = [f"groups {', '.join(f'`{g}`' for g in groups)}"] if groups else []
-        runs += [f"tags {', '.join(f'`{t}`' for t in tags(folder))}"] if tags(folder) else []
-        lines.append(f"- `{bench}/`: " + "; ".join(runs))
-    from hanyi.export import pr, requirements
-
-    pkgs = requirements.extra_packages(
-        [os.path.join(out, b) for b in benchmarks] + [os.path.join(out, LIB)], "lmms_eval"
-    )
-    lines += ["", "## Requirements", "", "Beyond lmms-eval's own dependencies: " + (
-        f"`{' '.join(pkgs)}`, named in each folder's README (lmms-eval declares a task's extra packages there)."
-        if pkgs else "none.")]  # fmt: skip
-    entries = {}
-    for bench in benchmarks:
-        folder = os.path.join(out, bench)
-        names = [n for n, e in _index(folder).items() if e["type"] == "group"] or sorted(tags(folder))
-        entries[bench] = pr.task_list_entry(bench, "lmms_eval", names)
-    lines += ["", f"## Task list ({pr.TASK_LIST['lmms_eval']})", "", "Added under "
-              f"\"{pr.LMMS_SECTION.lstrip('# ')}\":", "", "```markdown", *entries.values(), "```"]  # fmt: skip
-    if os.path.isdir(os.path.join(out, LIB, "metrics", "judge")):
-        lines += ["", "## Judged metrics", "", JUDGE_REASON]
-    lines += ["", "## Data", ""] + data_summary(out, benchmarks)
-    lines += ["", "## Changes to lmms-eval this contribution needs", ""]
-    needed = [f"- `{name}`: {subject}" for name, subject in patches() if name.split("-")[0] in NEEDED_PATCHES]
-    lines += needed or ["None: every group runs on unpatched lmms-eval (the equivalence run below); fixes found along "
-                        "the way are proposed in separate pull requests."]  # fmt: skip
-    lines += [
-        "",
-        "## How it was tested",
-        "",
-        "With `hanyi` made unimportable and its start-up hook off, `lmms-eval --include_path <export> --model dummy "
-        "--tasks <group>` on the bundled sample data gives exactly the metrics of the hanyi tasks (hanyi's "
-        "`tests/test_export.py`).",
-        "",
-    ]
-    return "\n".join(lines)
