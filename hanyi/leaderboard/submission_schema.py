@@ -167,12 +167,12 @@ def check_document(doc, *, known_tasks=None) -> list[str]:
             "board checks: re-write it with `hanyi submit` of hanyi >= 0.6 (version 2)"
         )
         return problems
-    problems += _task_problems(doc, known_tasks or installed_tasks)
+    problems += _task_problems(doc, known_tasks or installed_tasks, explain=known_tasks is None)
     problems += _name_problems(doc)
     return problems
 
 
-def _task_problems(doc: dict, known_tasks) -> list[str]:
+def _task_problems(doc: dict, known_tasks, explain: bool) -> list[str]:
     """Tasks that are no task of this benchmark, doc ids twice, verdicts under undeclared keys: linear in the size."""
     tasks = doc.get("tasks")
     benchmark = doc.get("benchmark")
@@ -182,7 +182,8 @@ def _task_problems(doc: dict, known_tasks) -> list[str]:
     out = []
     for name, task in tasks.items():
         if name not in installed:
-            out.append(f"{show(name)}: {_why_not_a_task(name, benchmark, installed)}")
+            why = _why_not_a_task(name, benchmark) if explain else f"no such task of {benchmark}"
+            out.append(f"{show(name)}: {why}")
             continue
         if not isinstance(task, dict) or not isinstance(task.get("predictions"), list):
             continue
@@ -205,15 +206,12 @@ def _task_problems(doc: dict, known_tasks) -> list[str]:
     return out
 
 
-def _why_not_a_task(name: str, benchmark: str, installed: dict) -> str:
-    try:
-        tm = _task_manager()
-        if tm._name_is_group(name) or tm._name_is_tag(name):
-            return "a group or tag, not a task: submit its tasks one by one (as `hanyi submit` writes them)"
-        if name in tm.all_subtasks:
-            return f"not a task of {benchmark}"
-    except Exception:  # a table without lmms-eval (tests): the plain reason
-        pass
+def _why_not_a_task(name: str, benchmark: str) -> str:
+    tm = _task_manager()
+    if tm._name_is_group(name) or tm._name_is_tag(name):
+        return "a group or tag, not a task: submit its tasks one by one (as `hanyi submit` writes them)"
+    if name in tm.all_subtasks:
+        return f"not a task of {benchmark}"
     return f"no such task of {benchmark} in the installed hanyi"
 
 
@@ -247,7 +245,7 @@ def lines(exc: ValidationError, limit: int = MAX_LINES) -> list[str]:
         if len(out) == limit - 1 and len(groups) > limit:
             out.append(f"... and {len(groups) - len(out)} more kinds of problem")
             break
-        where = _loc(pattern) or "the document"
+        where = _loc(pattern if count > 1 else first) or "the document"
         more = f" ({count:,} places; first: {_loc(first)})" if count > 1 else ""
         out.append(f"{where}: {msg}{more}")
     return out

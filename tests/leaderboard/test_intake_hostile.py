@@ -84,11 +84,11 @@ def _forged_verdict(doc):
 CRASHERS = {
     "doc twice, then a prediction that is no object": (
         _twice_then_not_an_object,
-        ["tasks.cii_none.predictions[*]: Input should be a JSON object", "cii_none: 1 doc id(s) predicted twice"],
+        ["tasks.cii_none.predictions[13]: Input should be a JSON object", "cii_none: 1 doc id(s) predicted twice"],
     ),
     "doc twice, and no response in another task": (
         _twice_and_no_response,
-        ["tasks.cii_ctc.predictions[*].response: Field required", "cii_none: 1 doc id(s) predicted twice"],
+        ["tasks.cii_ctc.predictions[0].response: Field required", "cii_none: 1 doc id(s) predicted twice"],
     ),
     "a task that is a list": (_task_is_a_list, ["tasks.cii_ctc: Input should be a JSON object"]),
     "a tag as a task name": (_tag_as_task, ["cii: a group or tag, not a task"]),
