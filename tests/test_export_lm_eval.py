@@ -175,13 +175,14 @@ print("ok")
 @pytest.mark.slow
 def test_text_only_tasks_need_no_image_library(exported, tmp_path):
     """A text-only task sends no image, so a text-only run needs no Pillow: the CII docs are read with their image
-    column left undecoded (``datasets`` decodes an ``Image`` column with Pillow when a row is read). Pillow is made
+    column left undecoded, UNPIE's text docs carry no explanation image (``datasets`` decodes an ``Image`` column with Pillow when a row is read). Pillow is made
     unimportable here, as in a venv with lm-eval's own extras only."""
     env = _shadow_env(str(tmp_path))
     pil = tmp_path / "shadow" / "PIL"
     pil.mkdir()
     (pil / "__init__.py").write_text("raise ImportError(\"No module named 'PIL' (blocked)\")\n")
     proc = subprocess.run([sys.executable, "-c", TEXT_ONLY, exported, "cii_textonly", "cii_textonly_mc",
-                           "punrebus_textonly", "punrebus_textonly_mc"], cwd=str(tmp_path), env=env,
+                           "punrebus_textonly", "punrebus_textonly_mc", "unpie_grounding_text",
+                           "unpie_reconstruction_text_de_homo"], cwd=str(tmp_path), env=env,
                           capture_output=True, text=True, timeout=600)  # fmt: skip
     assert proc.returncode == 0 and proc.stdout.strip().endswith("ok"), proc.stderr[-3000:]

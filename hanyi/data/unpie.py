@@ -13,6 +13,7 @@ Disambiguator images (resolving a cell, the URL cache, opt-in downloads, ``data:
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 
@@ -137,7 +138,8 @@ def expand_rows(rows, kind: str, split: str, lang: str | None = None) -> tuple[l
     return docs, skipped
 
 
-def expand(dataset, kind: str, split: str, lang: str | None = None, needs_image: bool = False, captions=False):
+def expand(dataset, kind: str, split: str, lang: str | None = None, needs_image: bool = False, captions=False,
+           text_only=False):  # fmt: skip
     """``process_docs`` body: a ``datasets.Dataset`` of hub rows -> a Dataset of task docs (:func:`expand_rows`).
 
     The explanation image is passed through as stored bytes (no re-encoding), checked first unless the task reads
@@ -146,7 +148,8 @@ def expand(dataset, kind: str, split: str, lang: str | None = None, needs_image:
     shows the image (``needs_image``: the VLM tasks, which never send a request without one), and logged with its
     count and ids. The caption tasks (``captions``) need no image: each doc gets its ``caption`` from the caption
     file (:func:`attach_captions`); a doc without one is kept, left out of every score and counted in
-    ``caption_missing``.
+    ``caption_missing``. A text-only task (``text_only``) sends no image: its docs carry no explanation image, which is
+    neither checked nor decoded (no image library needed), only its stored bytes hashed for ``image_sha256``.
     """
     import datasets
 
@@ -173,7 +176,10 @@ def expand(dataset, kind: str, split: str, lang: str | None = None, needs_image:
             bad[0]["image_status"],
         )
         docs = [d for d in docs if d.get("image_status", IMAGE_OK) == IMAGE_OK]
-    if kind != "disambiguation" and not captions:  # the explanation image: every one checked, as for every task
+    if text_only:  # the same image_sha256 as the image tasks log (the sha256 of the stored bytes), no decoding
+        docs = [{**{k: v for k, v in d.items() if k != "pun_exp_image"}, "image_sha256": _stored_sha256(d)}
+                for d in docs]  # fmt: skip
+    elif kind != "disambiguation" and not captions:  # the explanation image: every one checked, as for image tasks
         cells = {d["unpie_id"]: d.get("pun_exp_image") or {} for d in docs}
         bad = check_images([(pid, cell.get("bytes") or cell.get("path")) for pid, cell in cells.items()], 4, sha := {})
         docs = [{**d, "image_sha256": sha.get(d["unpie_id"])} for d in docs]
@@ -188,6 +194,17 @@ def expand(dataset, kind: str, split: str, lang: str | None = None, needs_image:
     if "pun_exp_image" in out.column_names:
         out = out.cast_column("pun_exp_image", datasets.Image())
     return out
+
+
+def _stored_sha256(doc: dict) -> str | None:
+    """The sha256 of a doc's stored explanation image (its bytes, or the file its path names); None without one."""
+    cell = doc.get("pun_exp_image") or {}
+    data = cell.get("bytes") if isinstance(cell, dict) else None
+    path = cell.get("path") if isinstance(cell, dict) else None
+    if data is None and isinstance(path, str) and os.path.isfile(path):
+        with open(path, "rb") as f:
+            data = f.read()
+    return hashlib.sha256(data).hexdigest() if data else None
 
 
 # --- captions of the Socratic-Model tasks (read at task load; hanyi.data.unpie_captions writes them) -------------

@@ -43,7 +43,8 @@ def _task(kind, mode, lang, suffix=None, split="homographic"):
     """One task YAML: one split (``suffix``: homo/hetero), or both (``suffix`` None: the test split is homographic,
     and process_docs appends the heterographic docs)."""
     stem = f"unpie_{kind}{MODE_INFIX[mode]}" + (f"_{lang}" if lang else "")
-    infix = "_sm" if mode == "sm" else ""  # the caption tasks keep docs with no image and attach the captions
+    # the caption tasks keep docs with no image and attach the captions; the text tasks' docs carry no image
+    infix = {"sm": "_sm", "text": "_text"}.get(mode, "")
     docs = f"unpie_{kind}{infix}" + (f"_{lang}" if lang else "") + ("_split" if suffix else "") + "_docs"
     slot = IMAGE_SLOT[kind] if mode == "vlm" else '""'
     name = f"{stem}_{suffix}" if suffix else stem

@@ -23,10 +23,11 @@ from hanyi.data import unpie as data
 from hanyi.tasks.unpie import scoring
 
 
-def _expand_checked(dataset, kind, lang=None, needs_image=False, captions=False, split=None):
+def _expand_checked(dataset, kind, lang=None, needs_image=False, captions=False, split=None, text_only=False):
     scoring.require_backbones(kind)  # at task load, before any model call, once per process
     split = split or str(dataset.split)  # the split lmms-eval hands over (its test_split), as ``datasets`` names it
-    return data.expand(dataset, kind=kind, split=split, lang=lang, needs_image=needs_image, captions=captions)
+    return data.expand(dataset, kind=kind, split=split, lang=lang, needs_image=needs_image, captions=captions,
+                       text_only=text_only)  # fmt: skip
 
 
 #: ``(path, cache_dir) -> the heterographic split``, read once per process for all the tasks that score both splits;
@@ -36,10 +37,12 @@ _heterographic = functools.lru_cache(maxsize=4)(
 )
 
 
-def _both_checked(homographic, kind, lang=None, needs_image=False, captions=False):
+def _both_checked(homographic, kind, lang=None, needs_image=False, captions=False, text_only=False):
     heterographic = _heterographic(sources.resolve("unpie"), os.environ.get("LMMS_EVAL_DATASETS_CACHE"))
     parts = [(homographic, "homographic"), (heterographic, "heterographic")]
-    return datasets.concatenate_datasets([_expand_checked(d, kind, lang, needs_image, captions, s) for d, s in parts])
+    return datasets.concatenate_datasets(
+        [_expand_checked(d, kind, lang, needs_image, captions, s, text_only) for d, s in parts]
+    )
 
 
 def _docs(kind, lang=None, both=False, **kw):  # the docs of the split lmms-eval hands over, or of both splits
@@ -60,6 +63,11 @@ unpie_reconstruction_ko_split_docs = _docs("reconstruction", "ko")
 unpie_reconstruction_sm_de_split_docs = _docs("reconstruction", "de", captions=True)
 unpie_reconstruction_sm_fr_split_docs = _docs("reconstruction", "fr", captions=True)
 unpie_reconstruction_sm_ko_split_docs = _docs("reconstruction", "ko", captions=True)
+# The text-only tasks: no explanation image in their docs (no image library at load).
+unpie_grounding_text_split_docs = _docs("grounding", text_only=True)
+unpie_reconstruction_text_de_split_docs = _docs("reconstruction", "de", text_only=True)
+unpie_reconstruction_text_fr_split_docs = _docs("reconstruction", "fr", text_only=True)
+unpie_reconstruction_text_ko_split_docs = _docs("reconstruction", "ko", text_only=True)
 # Both splits, homographic docs then heterographic ones: the tasks whose value is the paper's All.
 unpie_grounding_docs = _docs("grounding", both=True)
 unpie_grounding_sm_docs = _docs("grounding", both=True, captions=True)
@@ -75,3 +83,7 @@ unpie_reconstruction_ko_docs = _docs("reconstruction", "ko", both=True)
 unpie_reconstruction_sm_de_docs = _docs("reconstruction", "de", both=True, captions=True)
 unpie_reconstruction_sm_fr_docs = _docs("reconstruction", "fr", both=True, captions=True)
 unpie_reconstruction_sm_ko_docs = _docs("reconstruction", "ko", both=True, captions=True)
+unpie_grounding_text_docs = _docs("grounding", both=True, text_only=True)
+unpie_reconstruction_text_de_docs = _docs("reconstruction", "de", both=True, text_only=True)
+unpie_reconstruction_text_fr_docs = _docs("reconstruction", "fr", both=True, text_only=True)
+unpie_reconstruction_text_ko_docs = _docs("reconstruction", "ko", both=True, text_only=True)
