@@ -152,3 +152,24 @@ def test_exporter_modules_import_no_cycle():
         return any(n == goal or (n not in seen and reaches(n, goal, seen | {n})) for n in edges.get(start, ()))
 
     assert [m for m in edges if reaches(m, m, {m})] == []
+
+
+@pytest.mark.parametrize(("bench", "says"), [("punrebus", "upload it"), ("cvlue", "licence forbids hosting")])
+def test_a_placeholder_dataset_path_stops_the_task_with_one_line(tmp_path, bench, says):
+    """A benchmark with no hub copy: its YAMLs keep ``dataset_path: !function dataset.path`` and the folder's
+    ``dataset.py`` raises one line naming the placeholder and what to do (the README's Data access), instead of a
+    ``datasets`` error about a repository that does not exist; no hanyi command named."""
+    import runpy
+
+    lt.export(str(tmp_path), [bench])
+    folder = tmp_path / bench
+    assert "ORG/" not in "".join(p.read_text(encoding="utf-8") for p in folder.glob("*yaml"))
+    assert "dataset_path: !function dataset.path" in (folder / "_default_template_yaml").read_text(encoding="utf-8")
+    with pytest.raises(FileNotFoundError) as err:
+        runpy.run_path(str(folder / "dataset.py"))
+    message = str(err.value)
+    assert "\n" not in message and f"ORG/{bench}" in message and says in message and "Data access" in message
+    assert "hanyi" not in message
+    assert f"`dataset_path` in these YAMLs: `!function dataset.path`, the placeholder `ORG/{bench}`" in (
+        folder / "README.md"
+    ).read_text(encoding="utf-8")

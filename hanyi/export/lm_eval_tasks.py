@@ -171,6 +171,9 @@ def export(out: str, data_root: str = "hub", repos=None, only=None) -> dict:
             text = lt.without_history(text)
             with open(os.path.join(dst, name), "w", encoding="utf-8") as fh:
                 fh.write(text)
+        if lt.is_placeholder(bench, path_value):
+            with open(os.path.join(dst, "dataset.py"), "w", encoding="utf-8") as fh:
+                fh.write(lt.placeholder_module(bench, path_value, "lm_eval"))
         lines = source.splitlines()
         for node, _ in sorted(lists.values(), key=lambda v: -v[0].lineno):  # read at export time: drop
             del lines[node.lineno - 1 : node.end_lineno]

@@ -407,10 +407,41 @@ def dataset_path(bench: str, data_root: str, out_bench: str, repos: dict | None 
     return prepared
 
 
+def is_placeholder(bench: str, path_value: str) -> bool:
+    """Whether ``path_value`` is :data:`PLACEHOLDER` (no hub copy of the dataset to load)."""
+    return path_value == PLACEHOLDER.format(bench=bench)
+
+
+def placeholder_module(bench: str, path_value: str, host: str = "lmms_eval") -> str:
+    """The folder's ``dataset.py`` where ``dataset_path`` is a placeholder: the YAMLs keep ``dataset_path: !function
+    dataset.path``, so a task stops at load with one line saying what to do, instead of failing inside ``datasets``
+    on a hub id that does not exist."""
+    from hanyi.data.hub_card import RELEASES
+
+    release = RELEASES[bench]
+    where = f"lmms_eval/tasks/{bench}/README.md" if host == "lmms_eval" else f"lm_eval/tasks/{bench}/README.md"
+    if release.redistribute:
+        todo = (f"build the dataset folder as {where} (Data access) says, upload it as a dataset repository and set "
+                f"dataset_path in the {bench} YAMLs to its hub id (or to the local folder)")  # fmt: skip
+    else:
+        todo = (f"its licence forbids hosting a converted copy: request the release ({release.official}), build a "
+                f"local copy as {where} (Data access) says and set dataset_path in the {bench} YAMLs to it")  # fmt: skip
+    message = f"{bench}: dataset_path is the placeholder {path_value}, which does not exist; {todo}."
+    logger = ("from loguru import logger\n" if host == "lmms_eval" else
+              "import logging\n\nlogger = logging.getLogger(__name__)\n")  # fmt: skip
+    return (f'"""Where {bench}\'s data comes from (``dataset_path: !function dataset.path``): no hub copy yet, so '
+            'loading a task stops here and says what to do."""\n\n'
+            f"{logger}\nMESSAGE = {json.dumps(message, ensure_ascii=False)}\n"
+            "# logged on its own line: the harness reports the error below as a failed import\nlogger.error(MESSAGE)\n"
+            "raise FileNotFoundError(MESSAGE)\n")  # fmt: skip
+
+
 def rewrite_yaml(text: str, bench: str, path_value: str, filename: str) -> str:
     def source(m):
         if m.group(1) not in (None, bench):
             raise ExportError(f"{filename}: dataset_path names another benchmark ({m.group(1)})")
+        if is_placeholder(bench, path_value):  # the folder's dataset.py (placeholder_module) says what to do
+            return "!function dataset.path"
         return json.dumps(path_value, ensure_ascii=False)
 
     out = _SOURCE_RE.sub(source, text)
@@ -544,6 +575,9 @@ def export_benchmark(out: str, bench: str, data_root: str, repos: dict | None = 
                 continue
             with open(d, "w", encoding="utf-8") as fh:
                 fh.write(text)
+    if is_placeholder(bench, path_value):
+        with open(os.path.join(dst, "dataset.py"), "w", encoding="utf-8") as fh:
+            fh.write(formatted(placeholder_module(bench, path_value), f"{bench}/dataset.py"))
     if data_root == "sample" and not (repos or {}).get(bench):  # for tests; not for the PR (CII's data/ is ignored)
         shutil.copytree(os.path.join(PACKAGE_DIR, "data", "sample", bench), os.path.join(dst, "sample"))
     return {"folder": dst, "dataset_path": path_value}

@@ -276,6 +276,9 @@ def data_access(bench: str, dataset_path: str) -> list[str]:
 
     src = SOURCES[bench]
     lines = ["## Data access", "", f"`dataset_path` in these YAMLs: `{dataset_path}`."]
+    if dataset_path.startswith("ORG/"):
+        lines[-1] = (f"`dataset_path` in these YAMLs: `!function dataset.path`, the placeholder `{dataset_path}`: "
+                     "`dataset.py` stops a task at load with one line saying what to do.")  # fmt: skip
     release = RELEASES[bench]
     if dataset_path.startswith("ORG/") and release.redistribute:
         lines += ["", f"`{dataset_path}` is a placeholder: this dataset is not on the Hugging Face hub yet. Build the "
@@ -333,7 +336,9 @@ def data_summary(out: str, benchmarks) -> list[str]:
     for bench in benchmarks:
         release = RELEASES[bench]
         cfg = next((e["config"] for e in _index(os.path.join(out, bench)).values() if e["type"] == "task"), {})
-        path = str(cfg.get("dataset_path", ""))
+        path = cfg.get("dataset_path", "")
+        if not isinstance(path, str) or os.path.isfile(os.path.join(out, bench, "dataset.py")):
+            path = f"ORG/{bench}"  # the placeholder's dataset.py (!function dataset.path) says what to do
         if path and not path.startswith(("ORG/", "/")):
             what = f"`{path}` loads from the hub (licence {release.licence}: the authors' own copy)"
         elif not release.redistribute:
