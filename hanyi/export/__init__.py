@@ -6,6 +6,9 @@
 * ``--dataset-repo BENCH=ORG/NAME`` writes that hub dataset as BENCH's ``dataset_path`` (one per benchmark).
 * ``hanyi export lm-eval --out DIR [--data-root ...]`` writes the lm-eval tasks (``hanyi/lm_eval_tasks``) as folders
   for ``lm_eval/tasks/`` that need no hanyi (:mod:`hanyi.export.lm_eval_tasks`).
+* ``hanyi export lmms-eval --series --out DIR`` writes the contribution as pull requests under the review cap: the
+  shared code two or more benchmarks use first (``DIR/shared/``), then one per benchmark (``DIR/<bench>/``)
+  (:mod:`hanyi.export.series`).
 * ``hanyi export lmms-eval --check DIR`` says whether an existing export still matches the source tree.
 
 Nothing here is imported by the tasks; the exported folders import nothing from hanyi.
@@ -43,6 +46,8 @@ def main(argv=None, prog: str = "hanyi export") -> int:
         help="dataset_path of BENCH: a hub dataset (e.g. one uploaded from `hanyi prepare BENCH --hub-folder DIR`)",
     )
     p.add_argument("--check", action="store_true", help="compare --out with a fresh export; exit 1 on drift")
+    p.add_argument("--series", action="store_true", help="every benchmark as a series of pull requests under the "
+                   "review cap: --out/shared/ first, then --out/<bench>/ (--benchmarks ignored)")  # fmt: skip
     p.add_argument("--force", action="store_true", help="replace a PULL_REQUEST.md in --out that hanyi did not write")
     q = subs.add_parser("lm-eval", help="task folders for lm-evaluation-harness (lm_eval/tasks/<name>/)")
     q.add_argument("--out", required=True, help="directory to write <benchmark>/ folders and hanyi_common/ into")
@@ -65,6 +70,16 @@ def main(argv=None, prog: str = "hanyi export") -> int:
             print(f"hanyi export: {exc}", file=sys.stderr)
             return 2
         print(json.dumps(written, ensure_ascii=False, indent=1))
+        return 0
+    if args.series:
+        from hanyi.export import series
+
+        try:
+            written = series.export_series(args.out, args.data_root, repos)
+        except lt.ExportError as exc:
+            print(f"hanyi export: {exc}", file=sys.stderr)
+            return 2
+        print(json.dumps({"python_lines": written, "cap": series.PR_LINES}, indent=1))
         return 0
     if args.check:
         try:

@@ -1,0 +1,92 @@
+"""``hanyi export lmms-eval --series``: the contribution as a shared pull request and one per benchmark, each under
+the review cap, every exported file in exactly one of them, the series together the full export."""
+
+from __future__ import annotations
+
+import filecmp
+import pathlib
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from hanyi import BENCHMARKS
+from hanyi.export import lmms_eval_tasks as lt
+from hanyi.export import series
+
+from .test_export import _shadow_env
+
+
+@pytest.fixture(scope="module")
+def made(tmp_path_factory):
+    out = tmp_path_factory.mktemp("series") / "prs"
+    sizes = series.export_series(str(out))
+    full = tmp_path_factory.mktemp("full")
+    lt.export(str(full), BENCHMARKS)
+    return out, full, sizes
+
+
+def _files(root: pathlib.Path) -> set[str]:
+    return {str(p.relative_to(root)) for p in root.rglob("*") if p.is_file() and p.name != "PULL_REQUEST.md"}
+
+
+def test_every_pull_request_of_the_series_is_under_the_cap(made):
+    out, _, sizes = made
+    assert set(sizes) == {series.SHARED, *BENCHMARKS}
+    assert all(0 < n <= series.PR_LINES for n in sizes.values()), sizes
+    assert sizes == {name: series.python_lines(str(out / name)) for name in sizes}
+    assert "merge the shared pull request" in (out / "cii" / "PULL_REQUEST.md").read_text(encoding="utf-8")
+    assert "- `metrics/judge/client.py`:" in (out / series.SHARED / "PULL_REQUEST.md").read_text(encoding="utf-8")
+
+
+def test_the_series_is_the_full_export_each_file_once(made):
+    out, full, _ = made
+    seen: dict[str, str] = {}
+    for pr in [series.SHARED, *BENCHMARKS]:
+        for rel in _files(out / pr):
+            assert rel not in seen, f"{rel} in both {seen[rel]} and {pr}"
+            seen[rel] = pr
+            assert filecmp.cmp(out / pr / rel, full / rel, shallow=False), rel
+    assert set(seen) == _files(full) - {lt.MANIFEST}
+
+
+def test_the_shared_pull_request_imports_on_its_own_and_each_benchmark_on_top(made, tmp_path):
+    """Merged in order (shared, then one benchmark), every module imports with hanyi unimportable; the shared pull
+    request alone imports too (a shared file never needs a benchmark's own file at import)."""
+    out, _, _ = made
+    script = (
+        "import importlib, importlib.util, os, sys\n"
+        "import lmms_eval.tasks\n"
+        "root = sys.argv[1]\n"
+        "lmms_eval.tasks.__path__.append(root)\n"
+        "lib = os.path.join(root, '_task_utils', 'hanyi_common')\n"
+        "for dirpath, _, files in sorted(os.walk(lib)):\n"
+        "    for f in sorted(files):\n"
+        "        if f.endswith('.py'):\n"
+        "            rel = os.path.relpath(os.path.join(dirpath, f), root)[:-3].replace(os.sep, '.')\n"
+        "            importlib.import_module('lmms_eval.tasks.' + rel.removesuffix('.__init__'))\n"
+        "for path in sys.argv[2:]:\n"
+        "    spec = importlib.util.spec_from_file_location(os.path.basename(path)[:-3], path)\n"
+        "    spec.loader.exec_module(importlib.util.module_from_spec(spec))\n"
+        "assert not [m for m in sys.modules if m == 'hanyi' or m.startswith('hanyi.')]\n"
+        "print('ok')\n"
+    )
+    env = _shadow_env(str(tmp_path))
+    for bench in [None, *BENCHMARKS]:
+        merged = tmp_path / (bench or "shared-only")
+        shutil.copytree(out / series.SHARED, merged, ignore=shutil.ignore_patterns("PULL_REQUEST.md"))
+        if bench:
+            shutil.copytree(out / bench, merged, dirs_exist_ok=True, ignore=shutil.ignore_patterns("PULL_REQUEST.md"))
+        glue = [str(p) for p in (merged / bench).glob("*.py") if p.name != "dataset.py"] if bench else []
+        proc = subprocess.run([sys.executable, "-c", script, str(merged), *sorted(glue)], cwd=str(tmp_path), env=env,
+                              capture_output=True, text=True, timeout=300)  # fmt: skip
+        assert proc.returncode == 0 and proc.stdout.strip() == "ok", (bench, proc.stderr[-3000:])
+
+
+def test_the_series_refuses_a_folder_that_is_not_empty(made, capsys):
+    from hanyi.export import main as export_main
+
+    out, _, _ = made
+    assert export_main(["lmms-eval", "--series", "--out", str(out)]) == 2
+    assert "not an empty folder" in capsys.readouterr().err
