@@ -9,7 +9,9 @@ wheel lacks (``docs/``) shows. Each pull request is applied to a scratch clone (
 :func:`hanyi.export.pr.apply` lands it (the folders, the upstream task list, lm-eval's ``pyproject.toml`` extras; the
 description stays outside) and committed; then, one line each:
 
-* lmms-eval, one pull request per benchmark (``hanyi export lmms-eval --benchmarks B``): its Python lines against
+* lmms-eval, the series (``hanyi export lmms-eval --series``: the shared code first, then one pull request per
+  benchmark): each pull request's Python lines against the cap of 2,500;
+* lmms-eval, one self-contained pull request per benchmark (``hanyi export lmms-eval --benchmarks B``): its Python lines against
   the cap of 2,500; its README (paper, BibTeX, data access, requirements, nothing of hanyi); no file ignored by the
   checkout's ``.gitignore``; the checkout's whole ``.pre-commit-config.yaml``, run as its CI runs it on the changed
   files with the hooks at the pinned versions (:mod:`hanyi.export.hooks`; a venv of the pins from PyPI, built here
@@ -56,10 +58,12 @@ PR_PYTHON_LINES = 2500  # the most Python lines of one pull request, shared code
 EXPORT = r"""
 import sys
 import hanyi
-from hanyi.export import lm_eval_tasks, lmms_eval_tasks
+from hanyi.export import lm_eval_tasks, lmms_eval_tasks, series
 assert hanyi.__file__.startswith(sys.argv[1]), hanyi.__file__
 kind, out, data_root, benchmarks = sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5:]
-if kind == "lmms-eval":
+if kind == "series":
+    series.export_series(out, data_root)
+elif kind == "lmms-eval":
     lmms_eval_tasks.export(out, benchmarks, data_root)
 else:
     lm_eval_tasks.export(out, data_root, only=benchmarks or None)
@@ -218,7 +222,13 @@ def check_lmms_eval(checkout: str, tmp: str, hooks_python: str) -> bool:
     ok = True
     head = run(["git", "rev-parse", "--short", "HEAD"], cwd=checkout).stdout.strip()
     print(f"lmms-eval checkout at {head}", flush=True)
-    for bench in GROUPS:  # one pull request per benchmark, hub mode (what the pull request holds)
+    prs = os.path.join(tmp, "series")  # the series: shared code first, then one pull request per benchmark
+    export(prs, "hub", tmp, "series")
+    for name in sorted(os.listdir(prs)):
+        n = python_lines(os.path.join(prs, name))
+        ok &= line(n <= PR_PYTHON_LINES, f"lmms-eval series PR {name}: size", f"{n:,} Python lines "
+                   f"(cap {PR_PYTHON_LINES:,}; hanyi export lmms-eval --series)")  # fmt: skip
+    for bench in GROUPS:  # one self-contained pull request per benchmark, hub mode (what the pull request holds)
         out = os.path.join(tmp, f"pr-{bench}")
         export(out, "hub", tmp, "lmms-eval", [bench])
         n = python_lines(out)
