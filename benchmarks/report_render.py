@@ -26,7 +26,7 @@ def synthetic_results(n_models: int, root: str) -> list[str]:
     import yaml
 
     from hanyi import TASKS_DIR
-    from hanyi.report.anchors import ANCHORS_DIR
+    from hanyi.results.anchors import ANCHORS_DIR
 
     class Loader(yaml.SafeLoader):
         pass

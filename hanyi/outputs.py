@@ -12,6 +12,10 @@ import errno
 import os
 
 
+class OutDirError(FileExistsError):
+    """``--out`` names a folder the report or the leaderboard must not write into."""
+
+
 class UnsafeOutputError(OSError):
     """A file a command would write is a symlink, or lies outside its output folder."""
 

@@ -531,7 +531,7 @@ def test_a_checkpoint_with_no_known_fingerprint_is_the_papers_by_name_only_and_s
     import torch
     from transformers import BertConfig, BertModel
 
-    from hanyi.report import provenance
+    from hanyi.results import provenance
 
     spec = importlib.util.spec_from_file_location("tiny_bert", os.path.join(FIXTURES, "unpie", "tiny_bert.py"))
     module = importlib.util.module_from_spec(spec)

@@ -337,8 +337,8 @@ def _results(directory, name, data_dir, r1):
 @pytest.mark.parametrize("same", [True, False])
 def test_report_shows_the_retriever_row_and_marks_runs_with_other_shortlists(tmp_path, same):
     from hanyi.report import main as report_main
-    from hanyi.report.results import load_runs
-    from hanyi.report.retriever import differ
+    from hanyi.results.comparability import shortlists_differ as differ
+    from hanyi.results.runs import load_runs
 
     a = _prepared(str(tmp_path / "data_a"), "sha256:" + "a" * 64)
     b = a if same else _prepared(str(tmp_path / "data_b"), "sha256:" + "b" * 64, r1=0.5)

@@ -6,7 +6,7 @@ import logging
 import pytest
 
 from hanyi.metrics import from_samples
-from hanyi.report.results import Metric, add_from_samples
+from hanyi.results.runs import Metric, add_from_samples
 
 
 @pytest.fixture

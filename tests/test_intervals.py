@@ -396,7 +396,7 @@ def test_a_group_of_unequal_subtasks_gets_a_stratified_interval(tmp_path):
 
 
 def test_no_interval_when_no_doc_was_scored(tmp_path):
-    from hanyi.report.decomposed import NONE_SCORED
+    from hanyi.results.decomposed import NONE_SCORED
 
     lines = [{"doc_id": i, "element_abs": {"parsed": False, "instance_score": None}} for i in range(5)]
     by, _, _ = _report(tmp_path, {"punrebus_elements": {"element_abs,none": 0.0}}, {"punrebus_elements": lines})
@@ -469,7 +469,7 @@ def test_report_gives_no_interval_but_no_crash_when_logged_items_do_not_fit_the_
     with its reason, never the report."""
     from types import SimpleNamespace
 
-    from hanyi.report.decomposed import unit_stats
+    from hanyi.results.decomposed import unit_stats
 
     run = SimpleNamespace(
         tasks={"punrebus_matching": SimpleNamespace(samples=[{"doc_id": 0, "accuracy": {"pred": "A", "score": 1.0}}])}

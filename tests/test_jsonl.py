@@ -19,7 +19,7 @@ BAD = [
 def test_every_reader_names_file_and_line_the_same_way(tmp_path, content, said, capsys):
     from hanyi.models.replay import ReplayFileError, _read_lines
     from hanyi.report.cvlue_breakdown import main as breakdown
-    from hanyi.report.samples import SamplesFileError, read_samples
+    from hanyi.results.samples import SamplesFileError, read_samples
     from hanyi.submit.samples import SubmissionError
     from hanyi.submit.samples import read_samples as submit_samples
 

@@ -85,7 +85,7 @@ def test_a_plain_run_gives_the_numbers_of_before(tmp_path):
     _element_sim_is_the_official_loops(tmp_path / "out", found["punrebus_elements"])
 
     # every number no longer emitted is a breakdown that hanyi report computes from the sample log, the same value
-    from hanyi.report.results import load_runs
+    from hanyi.results.runs import load_runs
 
     (run,) = load_runs([str(tmp_path / "out")])
     moved = unpie_moved = 0

@@ -119,8 +119,8 @@ def test_report_md_escapes_markdown_links_and_images_in_user_strings(tmp_path):
 
 def test_render_png_takes_a_dollar_in_a_label():
     pytest.importorskip("matplotlib")
-    from hanyi.report.build import BarPlot
     from hanyi.report.plots import render_png
+    from hanyi.report.tables import BarPlot
 
     plot = BarPlot(
         name="p",
@@ -279,8 +279,8 @@ def test_a_lone_surrogate_in_a_response_is_made_valid_utf8_before_it_is_scored_a
 @pytest.mark.parametrize("bad", ["x", [1, "y"], {"a": 1}, [[1, 2], 3]])
 def test_per_doc_statistics_that_are_not_numbers_give_no_interval_never_a_traceback(tmp_path, bad):
     """Issue 29 item 13: per-doc values that are strings or lists gave a TypeError traceback (metrics/resample.py)."""
-    from hanyi.report.decomposed import unit_stats
-    from hanyi.report.results import load_runs
+    from hanyi.results.decomposed import unit_stats
+    from hanyi.results.runs import load_runs
 
     lines = [sample(i, accuracy={"parsed": True, "correct": True, "pred": ["A"], "gold": ["A"]}) for i in range(3)]
     for line in lines:

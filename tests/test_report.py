@@ -13,9 +13,9 @@ import os
 import pytest
 
 from hanyi.report import main as report_main
-from hanyi.report.anchors import ANCHORS_DIR, links_for, load_anchor_file, unmatched_map_entries
-from hanyi.report.layout import Cell, classify
-from hanyi.report.results import load_runs
+from hanyi.results.anchors import ANCHORS_DIR, links_for, load_anchor_file, unmatched_map_entries
+from hanyi.results.layout import Cell, classify
+from hanyi.results.runs import load_runs
 
 BENCHES = ("punrebus", "cvlue", "cii", "unpie", "vulca")
 
@@ -197,7 +197,7 @@ def test_every_punrebus_model_row_names_its_task_and_prompt_variant():
 
 
 def test_punrebus_deduplicated_per_category_accuracy_is_its_own_category_family():
-    from hanyi.report.layout import classify
+    from hanyi.results.layout import classify
 
     cells = classify(["accuracy", "accuracy_cat_A", "accuracy_cat_dedup_A"], load_anchor_file("punrebus")["categories"])
     assert cells["accuracy_cat_A"] == Cell("accuracy", "category", "A")
@@ -316,7 +316,7 @@ def test_unknown_tasks_and_limit_runs_are_reported_generically(tmp_path):
 # ---- real lmms-eval runs ----------------------------------------------------------------------------------------------
 @pytest.mark.slow
 def test_report_of_a_replay_run_shows_the_known_accuracy(replay, tmp_path):
-    from hanyi.report.lmms_output import save_like_cli
+    from hanyi.results.lmms_output import save_like_cli
 
     records = [{"task": "punrebus_matching", "doc_id": i, "response": "C"} for i in range(_punrebus_docs())]
     results = replay(records, ["punrebus_matching"])
@@ -341,7 +341,7 @@ def test_report_of_a_replay_run_shows_the_cii_and_cvlue_breakdowns_from_the_samp
     """Issue 26: the per-category numbers CII and CVLUE no longer emit (CII difficulty, image type and rhetoric;
     CVLUE culture groups and semantic fields) are computed by ``hanyi report`` from the sample log, under the old
     names, so their tables are still there; Table 1's emitted domain columns stay as emitted."""
-    from hanyi.report.lmms_output import save_like_cli
+    from hanyi.results.lmms_output import save_like_cli
 
     records = [{"task": "cii_none", "doc_id": i, "response": "C"} for i in range(12)]
     answers = ["2个", "是的", "躺着", "3", "不是", "答案：地上\n因为"]
@@ -368,7 +368,7 @@ def test_report_of_a_replay_run_shows_the_cii_and_cvlue_breakdowns_from_the_samp
 
 @pytest.fixture(scope="module")
 def llava_report(llava_run, tmp_path_factory):
-    from hanyi.report.lmms_output import save_like_cli
+    from hanyi.results.lmms_output import save_like_cli
 
     root = tmp_path_factory.mktemp("llava")
     save_like_cli(llava_run, str(root / "out"))
@@ -460,7 +460,7 @@ def _punrebus_docs() -> int:
 
 def test_results_under_a_hidden_model_folder_are_found(tmp_path):
     """lmms-eval names the model folder after the model path: a model at ".cache/tiny" writes to ".cache__tiny/"."""
-    from hanyi.report.results import find_results_files
+    from hanyi.results.runs import find_results_files
 
     hidden = tmp_path / ".cache__tiny"
     hidden.mkdir()
@@ -474,7 +474,7 @@ def test_results_under_a_hidden_model_folder_are_found(tmp_path):
     ["punrebus", "cvlue", "cii", "unpie", "vulca"],
 )
 def test_every_headline_number_of_the_five_group_report_has_an_interval(llava_report, bench):
-    from hanyi.report.decomposed import NONE_SCORED
+    from hanyi.results.decomposed import NONE_SCORED
 
     out, results = llava_report
     rep = report_json(str(out))
@@ -483,7 +483,7 @@ def test_every_headline_number_of_the_five_group_report_has_an_interval(llava_re
         pytest.skip(f"{bench} not in the shared run")
     records = section["intervals"]
     assert records
-    from hanyi.report.results import load_runs
+    from hanyi.results.runs import load_runs
 
     (run,) = load_runs([str(out.parent / "out")])  # the run the report read
     # a diagnostic the report computes from the sample log (UNPIE's answer_rate, ...) is shown, with no interval

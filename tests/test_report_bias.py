@@ -74,7 +74,7 @@ CII_GOLD = "CEBADEFAFADB"
 
 @pytest.mark.slow
 def test_report_of_a_replay_run_shows_position_bias_and_prompt_spread(replay, circular_run_docs, tmp_path):
-    from hanyi.report.lmms_output import save_like_cli
+    from hanyi.results.lmms_output import save_like_cli
 
     records = [{"task": "cii_none", "doc_id": i, "response": g} for i, g in enumerate(CII_GOLD)]  # all right
     records += [{"task": "cii_cot", "doc_id": i, "response": g if i < 6 else "A"} for i, g in enumerate(CII_GOLD)]

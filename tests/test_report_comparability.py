@@ -12,8 +12,8 @@ import pytest
 
 from hanyi import BENCHMARKS
 from hanyi.report import main as report_main
-from hanyi.report import provenance
-from hanyi.report.anchors import load_anchor_file
+from hanyi.results import provenance
+from hanyi.results.anchors import load_anchor_file
 
 HUB = {"kind": "hub", "hub_id": "org/full-release"}
 
@@ -140,8 +140,8 @@ def test_crafted_provenance_7b_judge_640_docs_other_prompt_and_text_only_rows_ar
 
 def test_full_table_reads_the_prompt_variant_key_the_anchor_files_use():
     """``build.anchor_fields`` read ``variant`` while the YAMLs say ``prompt_variant``: the reason never fired."""
-    from hanyi.report.anchors import links_for
-    from hanyi.report.build import anchor_fields
+    from hanyi.results.anchors import links_for
+    from hanyi.results.comparability import anchor_fields
 
     (link,) = links_for("punrebus", "punrebus_matching", ["accuracy"], variant="paper")
     fields = anchor_fields(link, "Claude 3 Opus")

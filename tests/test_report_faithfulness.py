@@ -1,8 +1,8 @@
-"""Issue 39 items 2, 3 and 7: what the report's comparability check counts and says (hanyi.report.provenance)."""
+"""Issue 39 items 2, 3 and 7: what the report's comparability check counts and says (hanyi.results.provenance)."""
 
 import pytest
 
-from hanyi.report import provenance as pv
+from hanyi.results import provenance as pv
 
 HUB = {"data_source": {"kind": "hub"}, "generation_failures": 0, "prompt_variant": "default"}
 ANCHOR = {"n": 2000, "judge": "none", "prompt_variant": "default"}
@@ -84,8 +84,8 @@ def test_split_rows_of_a_custom_or_fallback_key_keep_its_reason(metric, kind):
 
 def test_the_n_of_a_rerank_task_counts_queries_not_query_candidate_pairs():
     """Item 7: cvlue_{tr,ir}_rerank log one doc per (query, candidate) pair; R@K and its interval are over queries."""
-    from hanyi.report.build import docs_scored
-    from hanyi.report.results import TaskResult
+    from hanyi.results.measures import docs_scored
+    from hanyi.results.runs import TaskResult
 
     def pair(query, rank):
         return {"r1": {"query": query, "stage1_rank": rank, "is_gold": rank == 0, "score": 0.5}}

@@ -15,7 +15,7 @@ import pytest
 
 from hanyi.data.sources import SAMPLE_DIR
 from hanyi.report import main as report_main
-from hanyi.report import provenance, stats
+from hanyi.results import provenance, stats
 
 DATE = "20250101_000000"
 
@@ -167,8 +167,8 @@ def test_a_fallback_scorer_is_a_reason_for_the_metric_it_decides_only(tmp_path):
 
 
 def test_anchor_row_task_variant_judge_and_doc_count_are_reasons():
-    from hanyi.report.anchors import Link
-    from hanyi.report.build import anchor_fields
+    from hanyi.results.anchors import Link
+    from hanyi.results.comparability import anchor_fields
 
     table_ = {
         "id": "t",
@@ -358,7 +358,7 @@ def test_mcnemar_exact_matches_scipy(b, c):
 
 
 def test_submission_carries_the_same_provenance_record(tmp_path):
-    from hanyi.report.results import load_runs
+    from hanyi.results.runs import load_runs
     from hanyi.submit import hanyi_submission, validate_hanyi_submission
 
     d = write_run(
@@ -454,7 +454,7 @@ def test_report_has_paper_shaped_tables_contents_and_collapsed_breakdowns(tmp_pa
 
 
 def load_cii_t1():
-    from hanyi.report.anchors import load_anchor_file
+    from hanyi.results.anchors import load_anchor_file
 
     return next(t for t in load_anchor_file("cii")["tables"] if t["id"] == "t1")
 
@@ -498,7 +498,7 @@ def test_two_replay_runs_of_punrebus_textonly_report_scipys_mcnemar_p(replay, tm
     """End to end: two real lmms-eval runs (replay model), saved by lmms-eval's tracker, compared by ``hanyi report``."""
     import datasets
 
-    from hanyi.report.lmms_output import save_like_cli
+    from hanyi.results.lmms_output import save_like_cli
 
     scipy_stats = pytest.importorskip("scipy.stats")
     n = len(datasets.load_dataset(os.path.join(SAMPLE_DIR, "punrebus"), "textonly", split="test"))

@@ -27,7 +27,7 @@ def test_an_infinite_headline_row_stays_with_its_reason(tmp_path, value, cell):
 
 
 def test_results_file_infinity_is_marked_non_finite():
-    from hanyi.report.results import task_metrics
+    from hanyi.results.runs import task_metrics
 
     metrics = task_metrics({"ctc_score,none": math.inf, "acc,none": math.nan, "acc_robust,none": 0.5})
     assert [(m.nan, m.reported, m.value) for m in metrics.values()] == [

@@ -13,8 +13,8 @@ from importlib import metadata
 import pytest
 
 from hanyi.report import main as report_main
-from hanyi.report.build import BarPlot
-from hanyi.report.layout import category_tables
+from hanyi.report.tables import BarPlot
+from hanyi.results.layout import category_tables
 
 sys.path.insert(0, os.path.dirname(__file__))
 from test_report_comparability import write_run  # noqa: E402

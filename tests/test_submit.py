@@ -8,7 +8,7 @@ import os
 
 import pytest
 
-from hanyi.report.lmms_output import save_like_cli
+from hanyi.results.lmms_output import save_like_cli
 from hanyi.submit import SubmissionError, main, validate_cvlue, validate_hanyi_submission
 
 

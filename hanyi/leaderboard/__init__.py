@@ -84,7 +84,7 @@ def _build(paths: list[str], out_dir: str, prog: str, max_bytes: int | None):
 
 
 def _one_line(text: str) -> str:
-    from hanyi.report.results import one_line
+    from hanyi.results.runs import one_line
 
     return one_line(str(text))
 
@@ -98,7 +98,7 @@ def main(argv: list[str] | None = None, prog: str = "hanyi leaderboard") -> int:
     except FileNotFoundError as exc:
         print(f"{prog} build: {exc}", file=sys.stderr)
         return 2
-    except OSError as exc:  # a site folder that is not ours, read-only or full (hanyi.report.render.OutDirError, ...)
+    except OSError as exc:  # a site folder that is not ours, read-only or full (hanyi.outputs.OutDirError, ...)
         from hanyi.outputs import failure_line
 
         print(failure_line(f"{prog} build", exc) if exc.errno else f"{prog} build: {exc}", file=sys.stderr)

@@ -26,7 +26,7 @@ class Entry:
     values: dict[str, dict[str, float]] = field(default_factory=dict)
     # task -> metric -> doc_id -> per-doc score (what the headline is the mean / aggregate of)
     per_doc: dict[str, dict[str, dict[int, float]]] = field(default_factory=dict)
-    # task -> doc_id -> cluster label (docs sharing an image, story or pun; hanyi.report.stats.cluster_key)
+    # task -> doc_id -> cluster label (docs sharing an image, story or pun; hanyi.results.perdoc.cluster_key)
     clusters: dict[str, dict[int, str]] = field(default_factory=dict)
     # task -> the protocol fields rows must share to be ranked together: task version, prompt variant, judge model
     # and version, backbone keys, full split, data fingerprint (str values; None where unknown)

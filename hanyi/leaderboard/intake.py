@@ -22,7 +22,7 @@ Per file, every problem is one line (a reason), never a traceback, cheap checks 
 
 Re-scoring goes through the same code as ``--model replay``: the predictions are written as a replay file and the
 installed task runs through lmms-eval's own evaluator (its ``process_results`` and aggregations); the re-scored run
-is read back by :mod:`hanyi.report.perdoc`, the per-doc layer the report reads too. A judged metric is re-aggregated
+is read back by :mod:`hanyi.results.perdoc`, the per-doc layer the report reads too. A judged metric is re-aggregated
 from the logged verdicts with the task's own aggregation function; without a judge on the board that is only the
 submitter's claim, and the entry says so (``Entry.unverified``: shown, marked, never ranked). With a judge configured
 on the board (``HANYI_JUDGE_BASE_URL`` + ``HANYI_JUDGE_MODEL``) the re-score judges again and its values are the ones
@@ -146,7 +146,7 @@ def _safe_read(path: str, max_bytes: int):
     try:
         return read_submission(path, max_bytes)
     except Exception as exc:  # the last resort: the board's own reading or validation code failed on this file
-        from hanyi.report.results import one_line
+        from hanyi.results.runs import one_line
 
         return None, None, _Pending([one_line(f"{PENDING_NOTE} (internal error: {type(exc).__name__}: {exc})")[:500]])
 
@@ -156,7 +156,7 @@ def _safe_check(path, digest, doc, reasons) -> Entry | Rejected:
     try:
         return check_document(path, digest, doc, reasons)
     except Exception as exc:  # the last resort: the board's own code failed on this file
-        from hanyi.report.results import one_line
+        from hanyi.results.runs import one_line
 
         why = one_line(f"{PENDING_NOTE} (internal error: {type(exc).__name__}: {exc})")[:500]
         return _refused(path, digest, None, [why], PENDING)
@@ -342,7 +342,7 @@ def check_document(path: str, digest: str | None, doc, reasons: list[str]) -> En
         try:
             run = rescore(doc, tasks, work)
         except Exception as exc:  # the input passed every check: the board's data, scorer or judge failed
-            from hanyi.report.results import one_line
+            from hanyi.results.runs import one_line
 
             why = one_line(f"{PENDING_NOTE} (the re-score failed: {type(exc).__name__}: {exc})")[:500]
             return _refused(path, digest, doc, [why], PENDING)
@@ -357,11 +357,11 @@ def _compare(path, digest, doc, tasks, run) -> tuple[Entry | None, list[str]]:
     from hanyi import __version__
     from hanyi.floats import same_value
     from hanyi.redact import redact_text
-    from hanyi.report import perdoc
+    from hanyi.results import perdoc
 
     reasons = []
     from hanyi.leaderboard.names import normal
-    from hanyi.report.render import installed_lmms_eval
+    from hanyi.results.provenance import installed_lmms_eval
     from hanyi.submit.model_card import clean_card
 
     lmms = installed_lmms_eval() or ""
@@ -444,7 +444,7 @@ def _minor(version: str) -> str | None:
 def _split_reasons(sub: dict, prov: dict, layer: dict, t) -> list[str]:
     """The full split, every doc once, the docs' content and the data's fingerprint against the installed task; one
     line per problem (a ``--limit`` run's missing docs are said on its line)."""
-    from hanyi.report.perdoc import data_fingerprint
+    from hanyi.results.perdoc import data_fingerprint
 
     out = []
     ids = [p["doc_id"] for p in sub["predictions"]]
@@ -484,7 +484,7 @@ def _judged(name: str, sub: dict, prov: dict) -> tuple[dict, str | None, list[st
     """``({metric: {value, per_doc, scale}}, judge model, reasons)``: each judged metric re-aggregated from the logged
     verdicts with the installed task's own aggregation function."""
     from hanyi.leaderboard.submission_schema import judged_metrics
-    from hanyi.report.perdoc import per_doc_scores
+    from hanyi.results.perdoc import per_doc_scores
 
     lines = {}
     for p in sorted(sub["predictions"], key=lambda p: p["doc_id"]):
@@ -530,7 +530,7 @@ def _judged(name: str, sub: dict, prov: dict) -> tuple[dict, str | None, list[st
 
 
 def _verdict_clusters(run, name: str, sub: dict) -> dict:
-    from hanyi.report.perdoc import cluster_key, cluster_labels
+    from hanyi.results.perdoc import cluster_key, cluster_labels
 
     lines = [{"doc_id": p["doc_id"], **(p.get("verdicts") or {})} for p in sub["predictions"]]
     labels = cluster_labels(lines, cluster_key(run, name)) or []
@@ -539,7 +539,7 @@ def _verdict_clusters(run, name: str, sub: dict) -> dict:
 
 def protocol(prov: dict, task, judge: str | None, fingerprint: str | None) -> dict[str, str | None]:
     """The fields rows must share to be ranked together, from the board's re-scored provenance
-    (:func:`hanyi.report.provenance.task_provenance`) and the judge the verdicts name."""
+    (:func:`hanyi.results.provenance.task_provenance`) and the judge the verdicts name."""
     return {
         "task_version": None if task.version is None else str(task.version),
         "prompt_variant": prov.get("prompt_variant") or "default",
@@ -580,12 +580,12 @@ def _aggregations(task: str) -> dict:
 
 def rescore(doc: dict, tasks: list[str], work: str):
     """The board's run of ``tasks`` on the submission's predictions: a replay file, lmms-eval's evaluator, the
-    results and sample logs written as the CLI writes them, read back as a :class:`hanyi.report.results.Run`."""
+    results and sample logs written as the CLI writes them, read back as a :class:`hanyi.results.runs.Run`."""
     from lmms_eval import evaluator
 
     from hanyi.models.replay import ReplayModel
-    from hanyi.report.lmms_output import save_like_cli
-    from hanyi.report.results import load_runs
+    from hanyi.results.lmms_output import save_like_cli
+    from hanyi.results.runs import load_runs
 
     path = os.path.join(work, "predictions.jsonl")
     with open(path, "w", encoding="utf-8") as f:

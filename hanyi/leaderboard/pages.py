@@ -35,8 +35,8 @@ from dataclasses import dataclass
 from hanyi import BENCHMARKS, __version__
 from hanyi.leaderboard import charts
 from hanyi.leaderboard.entries import Board, Cell, Entry, Row, Section
+from hanyi.pagestyle import slug
 from hanyi.redact import redact_text
-from hanyi.report.render import slug
 from hanyi.submit.model_card import size_label
 
 #: Rows of a section's table per page (the rest on further pages): keeps a page of 1,000 submissions under 1 MB.
@@ -101,9 +101,9 @@ _SIBLING = re.compile(r"_(robust|strict|chrf|bertscore)$")
 
 
 def column_info(bench: str, col: str, lower: bool = False, values: tuple = ()) -> ColumnInfo:
-    """How to show one column: the paper's name and unit from the anchors (:func:`hanyi.report.anchors.links_for`);
+    """How to show one column: the paper's name and unit from the anchors (:func:`hanyi.results.anchors.links_for`);
     a robust sibling (``acc_robust``) takes its paper metric's unit and is named after it with its suffix."""
-    from hanyi.report import anchors
+    from hanyi.results import anchors
 
     task, _, metric = col.partition("/")
     if task == "overall" or "/" not in col or col.endswith("/rank") or col == "mean_rank":

@@ -28,7 +28,7 @@ shown with :data:`UNVERIFIED_NOTE`, never a ranking column and never a reason to
   critiques; its tables 4, 5 and 7 are per-feature scores with no overall column.
 
 **Cells** are value [95 % interval] by the report's method for a mean of per-doc scores
-(:func:`hanyi.report.stats.interval`: exact Clopper-Pearson for 0/1 scores, clustered by the design effect where
+(:func:`hanyi.results.stats.interval`: exact Clopper-Pearson for 0/1 scores, clustered by the design effect where
 :attr:`Entry.clusters` labels docs that share an image, story or pun; else a cluster bootstrap), in the value's unit;
 a judge's score on a scale (:func:`is_judge_scale`) always by the cluster bootstrap (:func:`scale_interval`), never
 Clopper-Pearson, so never outside the scale even when every doc scored the scale's minimum; a value that is not the
@@ -54,8 +54,8 @@ tested and corrected again, until no row is. No chaining: a row is never kept in
 counts), so taking the docs of largest gain first gives the exact minimum, for 0/1 scores and for continuous ones.
 None where a per-doc score lies outside [0, 1].
 
-**Reference rows**: the papers' numbers linked to a section's columns (:func:`hanyi.report.anchors.links_for`), in
-our unit, never ranked; marked comparable only when :func:`hanyi.report.provenance.comparability` finds no reason
+**Reference rows**: the papers' numbers linked to a section's columns (:func:`hanyi.results.anchors.links_for`), in
+our unit, never ranked; marked comparable only when :func:`hanyi.results.provenance.comparability` finds no reason
 against any ranked row of the section (the report's rule), with the reasons.
 
 **Overall**: a mean rank only when every model on the board has a row in the main section of every benchmark on it
@@ -79,7 +79,7 @@ from hanyi import BENCHMARKS
 from hanyi.leaderboard.entries import Board, Cell, Entry, Rejected, Row, Section
 from hanyi.metrics import intervals
 from hanyi.metrics.resample import ITERS, SEED
-from hanyi.report import anchors as anchor_mod
+from hanyi.results import anchors as anchor_mod
 
 #: Paired bootstrap resamples behind each rank interval (and the overall mean rank's).
 RANK_ITERS = 1000
@@ -129,7 +129,7 @@ def scores(entry: Entry, col: str) -> dict:
 def _scale(per: dict, value: float | None, given: float | None = None) -> float | None:
     """The factor that turns the mean of ``per`` into ``value``: the intake's (:attr:`Entry.scales`), else 1 or 100;
     None when it does not (the value is not the mean of its per-doc scores)."""
-    from hanyi.report.perdoc import mean_scale
+    from hanyi.results.perdoc import mean_scale
 
     return mean_scale(per, value, (given,) if given else (1.0, 100.0))
 
@@ -141,7 +141,7 @@ def _given_scale(entry: Entry, col: str) -> float | None:
 
 def cell(entry: Entry, col: str) -> Cell:
     """Value [95 % interval] of one column of an entry, by the report's method for a mean of per-doc scores."""
-    from hanyi.report import stats
+    from hanyi.results import stats
 
     task, metric = _split(col)
     value = (entry.values.get(task) or {}).get(metric)
@@ -536,8 +536,8 @@ def _paper_factor(link, ours: list[float]) -> float:
 
 def reference_rows(bench: str, section: Section, entries: list[Entry], anchors_dir: str) -> list[Row]:
     """The papers' rows for the section's columns, in our unit, marked comparable by the report's rule."""
-    from hanyi.report import provenance as prov_mod
-    from hanyi.report.build import anchor_fields
+    from hanyi.results import provenance as prov_mod
+    from hanyi.results.comparability import anchor_fields
 
     rows: dict[tuple, Row] = {}
     for col in section.columns:
@@ -577,7 +577,7 @@ CELL_METHOD = (
 def _stats_code() -> str:
     """A hash of the code a cell depends on: this module and the report's interval methods."""
     from hanyi.metrics import resample
-    from hanyi.report import stats
+    from hanyi.results import stats
 
     digest = hashlib.sha256()
     for module in (intervals, resample, stats):

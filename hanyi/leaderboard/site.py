@@ -23,9 +23,9 @@ from hanyi import __version__
 from hanyi.leaderboard import eee, pages
 from hanyi.leaderboard.entries import Board, Cell, Entry, Section
 from hanyi.leaderboard.pages import esc, scrub_paths
-from hanyi.outputs import open_output
+from hanyi.outputs import OutDirError, open_output
+from hanyi.pagestyle import CSS, slug
 from hanyi.redact import redact_text, redact_tree
-from hanyi.report.render import CSS, OutDirError, slug
 
 FORMAT = "hanyi-leaderboard"
 FORMAT_VERSION = 1
@@ -298,7 +298,7 @@ def write_site(board: Board, out_dir: str) -> list[str]:
 
     The folder may be new, or hold other files (the intake's cache): the board never replaces a file it did not
     write. A file of an earlier board there (listed in its ``leaderboard.json``) is replaced, and one it no longer
-    writes is removed. Raises :class:`hanyi.report.render.OutDirError` when a file the board would write exists and
+    writes is removed. Raises :class:`hanyi.outputs.OutDirError` when a file the board would write exists and
     is not an earlier board's; writes never follow a symlink out of the folder (:func:`hanyi.outputs.open_output`).
     ``SOURCE_DATE_EPOCH`` fixes the build time (the records' ``retrieved_timestamp``), for byte-identical rebuilds.
     """

@@ -13,7 +13,7 @@ VULCA averages NLI profiles. Each such aggregation is written as two steps:
 construction, and exposes both as ``agg.per_doc`` / ``agg.combine``. :func:`bootstrap` then resamples units with
 replacement (seeded) and re-runs ``combine``: a percentile bootstrap of the *aggregation itself* (Efron & Tibshirani
 1993, ch. 13; for BLEU this is Koehn 2004's bootstrap over sentences). A mean of 0/1 statistics instead gets the exact
-Clopper–Pearson interval (:func:`clopper_pearson`, also used by :mod:`hanyi.report.stats`).
+Clopper–Pearson interval (:func:`clopper_pearson`, also used by :mod:`hanyi.results.stats`).
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 #: (:mod:`hanyi.host.run_intervals`) for aggregations whose statistics cannot be recomputed from the logged items.
 PER_DOC_KEY = "hanyi_per_doc"
 
-#: Level, resamples and seed of every bootstrap interval (the report's are the same: ``hanyi.report.stats``).
+#: Level, resamples and seed of every bootstrap interval (the report's are the same: ``hanyi.results.stats``).
 LEVEL = 0.95
 ITERS = 2000
 SEED = 1234
@@ -107,7 +107,7 @@ def as_array(stats: Sequence):
 
 #: Every decomposed aggregation by its name, which lmms-eval writes in a results file's task config
 #: (``"aggregation": "<function cii_acc at 0x...>"``): ``hanyi report`` finds the ``combine`` behind a logged metric
-#: here, without importing any task code (:mod:`hanyi.report.aggregations`).
+#: here, without importing any task code (:mod:`hanyi.results.aggregations`).
 BY_NAME: dict[str, Callable] = {}
 #: The modules that define the aggregations hanyi's task YAMLs name, imported by :func:`by_name`.
 AGGREGATION_MODULES: tuple[str, ...] = (

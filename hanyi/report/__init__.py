@@ -85,10 +85,11 @@ def make_report(
 ) -> dict:
     """Load, build, plot and write; returns the written paths plus ``timings`` (seconds per stage).
 
-    Raises :class:`hanyi.report.results.NoResultsError` when a path has no results, ``LookupError`` when the
+    Raises :class:`hanyi.results.runs.NoResultsError` when a path has no results, ``LookupError`` when the
     results hold none of hanyi's tasks, and :class:`LabelError` when ``labels`` (:func:`apply_labels`) do not fit the runs.
     """
-    from hanyi.report import build, render, results
+    from hanyi.report import build, render
+    from hanyi.results import runs as results
 
     t0 = time.perf_counter()
     render.claim_out_dir(out_dir)  # before any work: never into a folder of the user's files
@@ -132,8 +133,8 @@ def make_report(
 
 
 def main(argv: list[str] | None = None, prog: str = "hanyi report") -> int:
-    from hanyi.report.render import OutDirError
-    from hanyi.report.results import NoResultsError
+    from hanyi.outputs import OutDirError
+    from hanyi.results.runs import NoResultsError
 
     args = build_parser(prog).parse_args(argv)
     first = args.paths[0]

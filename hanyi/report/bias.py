@@ -19,7 +19,7 @@ import math
 import string
 
 from hanyi.metrics.circular import bootstrap_spread, chi_square, letter_distribution, total_variation
-from hanyi.report.samples import SamplesFileError, read_samples
+from hanyi.results.samples import SamplesFileError, read_samples
 
 #: Sample-log keys tried first for the letter evidence (circular tasks, CII, Pun Rebus); then any other key.
 PREFERRED_KEYS = ("circular_acc", "acc", "accuracy")
@@ -85,7 +85,7 @@ def _chi_cell(b: dict) -> str:
 
 def bias_table(task: str, per_run: list[tuple[str, dict]]):
     """One compact table (letters x runs) and one grouped bar plot for ``task``; ``per_run`` = [(label, bias)]."""
-    from hanyi.report.build import BarPlot, Table, fmt
+    from hanyi.report.tables import BarPlot, Table, fmt
 
     letters = max((b["letters"] for _, b in per_run), key=len)
     gold = {label: _shares(b["gold"], letters) for label, b in per_run}
@@ -135,7 +135,7 @@ def _correct_by_id(path: str) -> dict:
 
 def prompt_sensitivity(runs: list) -> tuple | None:
     """CII prompt-spread table and plot, or ``None`` when no run holds two prompt configurations."""
-    from hanyi.report.build import BarPlot, Table, fmt
+    from hanyi.report.tables import BarPlot, Table, fmt
 
     rows, series, notes = [], [], []
     configs = [t for t in CII_PROMPT_TASKS if any(_acc_value(r, t) is not None for r in runs)]

@@ -76,7 +76,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("samples", help="an lmms-eval *_samples_cvlue_<task>.jsonl file")
     parser.add_argument("--json", help="also write the rows to this JSON file")
     args = parser.parse_args(argv)
-    from hanyi.report.samples import SamplesFileError, read_samples
+    from hanyi.results.samples import SamplesFileError, read_samples
 
     try:
         samples = read_samples(args.samples)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import io
 
-from hanyi.report.build import BarPlot
+from hanyi.report.tables import BarPlot
 
 OURS_COLORS = ("#d1495b", "#00798c", "#edae49", "#66a182", "#8d6a9f")
 PAPER_COLORS = ("#5d6d7e", "#85929e", "#aeb6bf", "#d5d8dc")

@@ -11,34 +11,15 @@ import re
 from dataclasses import asdict
 
 from hanyi import __version__
-from hanyi.outputs import open_output
+from hanyi.outputs import OutDirError, open_output  # noqa: F401  (raised by claim_out_dir; importable here)
+from hanyi.pagestyle import CSS, slug
 from hanyi.redact import redact_text, redact_tree
-from hanyi.report.build import Section, Table
-from hanyi.report.results import Run
-
-CSS = """
-body{font-family:-apple-system,Segoe UI,Helvetica,Arial,sans-serif;margin:2em auto;max-width:1200px;color:#222;padding:0 1em}
-h1{font-size:1.6em}h2{border-bottom:2px solid #d1495b;padding-bottom:.2em;margin-top:2em}h3{font-size:1.02em;margin-top:1.6em}
-table{border-collapse:collapse;margin:.5em 0 1em;font-size:.85em}
-th,td{border:1px solid #ccc;padding:.25em .6em;text-align:right}th{background:#f3f3f3}
-td:first-child,th:first-child,td.txt{text-align:left}tr.ours td{background:#fdecef;font-weight:600}
-details{margin:.3em 0;border-left:3px solid #eee;padding-left:.6em}summary{cursor:pointer;font-weight:600}
-nav ul{margin:.2em 0}nav li{margin:.1em 0}.caption{color:#555;font-size:.8em;max-width:60em}.note{background:#fff8e1;border-left:4px solid #edae49;padding:.4em .8em}
-img{max-width:100%;border:1px solid #eee;margin:.3em 0}code{background:#f5f5f5;padding:0 .2em}
-"""
-
+from hanyi.report.tables import Section, Table
+from hanyi.results.provenance import installed_lmms_eval, lmms_eval_version
+from hanyi.results.runs import Run
 
 #: Table kinds shown collapsed (``<details>``): the breakdowns.
 COLLAPSED = ("comparison", "category", "paper_more")
-
-
-def slug(text: str) -> str:
-    """A file-name-safe slug.
-
-    >>> slug("cii_bench · acc by domain / Table 1")
-    'cii_bench_acc_by_domain_Table_1'
-    """
-    return re.sub(r"[^A-Za-z0-9_.-]+", "_", text).strip("_")[:120]
 
 
 #: Markdown's inline syntax characters: each is backslash-escaped in text the report quotes (CommonMark allows a
@@ -104,31 +85,6 @@ def html_table(table: Table, anchor: str = "", heading: bool = True) -> str:
     return "\n".join(out)
 
 
-def installed_lmms_eval() -> str | None:
-    """The installed lmms-eval release (``importlib.metadata``), or ``None``."""
-    from importlib import metadata
-
-    try:
-        return metadata.version("lmms-eval")
-    except metadata.PackageNotFoundError:
-        return None
-
-
-def lmms_eval_version(recorded: str, installed: str | None) -> str:
-    """The Runs table's lmms-eval cell: the release the results file records, else the installed one. lmms-eval
-    0.7.3 writes ``lmms_eval_version`` as ``<git branch>@<commit>`` of the directory it ran in (often the caller's own
-    repository, not lmms-eval), which is no lmms-eval version: :func:`run_folder_git` shows it in a column of its own.
-
-    >>> lmms_eval_version("0.7.3", "0.7.3"), lmms_eval_version("main@8c4e3881", "0.7.3")
-    ('0.7.3', '0.7.3 (installed)')
-    >>> lmms_eval_version("", None), lmms_eval_version("main@8c4e3881", None)
-    ('unknown', 'unknown')
-    """
-    if re.fullmatch(r"v?\d+(\.\d+)+\S*", recorded or ""):
-        return recorded
-    return "unknown" if installed is None else f"{installed} (installed)"
-
-
 def run_folder_git(recorded: str) -> str:
     """The Runs table's "run folder (git)" cell: a recorded ``lmms_eval_version`` that is no release number.
 
@@ -163,10 +119,6 @@ def _runs_table(runs: list[Run]) -> Table:
     ]
     header = ["label", "model", "model_args", "date", "lmms-eval", "run folder (git)", "tasks", "results files"]
     return Table("Runs", header, rows, caption=RUN_FOLDER_GIT)
-
-
-class OutDirError(FileExistsError):
-    """``--out`` names a folder the report must not write into."""
 
 
 #: The files a report writes at the top of its folder; anything else there is the user's.

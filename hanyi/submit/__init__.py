@@ -134,7 +134,7 @@ def make_submission(
     (:func:`check_complete`) unless ``allow_partial``, and a run on the bundled sample unless ``allow_sample``;
     then the problems are recorded in the output.
     """
-    from hanyi.report.results import benchmark_of, load_runs, parents_of
+    from hanyi.results.runs import benchmark_of, load_runs, parents_of
 
     run = _pick_run(load_runs([path]), model)
     parents = parents_of(run)
@@ -211,7 +211,7 @@ def _redact_tree(value):
 
 
 def main(argv: list[str] | None = None, prog: str = "hanyi submit") -> int:
-    from hanyi.report.results import NoResultsError
+    from hanyi.results.runs import NoResultsError
 
     args = build_parser(prog).parse_args(argv)
     base = args.path if os.path.isdir(args.path) else os.path.dirname(args.path) or "."

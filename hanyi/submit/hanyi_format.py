@@ -2,8 +2,8 @@
 
 Version 2 (written since issue 38; version 1 is still read) adds what a leaderboard needs to re-check a file against
 its own installed data and scorers (``hanyi leaderboard check``): per task ``n_original`` (the split's size),
-``data_fingerprint`` (:func:`hanyi.report.perdoc.data_fingerprint` over every doc's content hash) and
-``prompt_variant``; per prediction ``doc_hash`` (:func:`hanyi.report.samples.content_hash` of the doc it answered)
+``data_fingerprint`` (:func:`hanyi.results.perdoc.data_fingerprint` over every doc's content hash) and
+``prompt_variant``; per prediction ``doc_hash`` (:func:`hanyi.results.samples.content_hash` of the doc it answered)
 and, for a judged metric, ``verdicts`` (``{field: the logged item}``: the judge's verdicts the aggregates are
 re-computed from).
 """
@@ -66,8 +66,8 @@ def hanyi_submission(run, benchmark: str, tasks: list[str], samples: dict[str, l
         if task.provenance:  # data source, scorer backends, judge, --limit, failed generations
             entry["provenance"] = task.provenance
         if name in samples or task.samples_file:
-            from hanyi.report.perdoc import data_fingerprint
-            from hanyi.report.samples import content_hash
+            from hanyi.results.perdoc import data_fingerprint
+            from hanyi.results.samples import content_hash
 
             rows = samples[name] if name in samples else read_samples(task.samples_file)
             for s in rows:
@@ -115,8 +115,8 @@ _TUPLE = re.compile(r"\((-?(?:\d+\.?\d*(?:e[-+]?\d+)?|inf)|nan), (True|False)\)"
 
 def _lmms_eval_version(recorded: str) -> str:
     """The release the results record, else the installed one (lmms-eval 0.7.3 records the git branch@commit of the
-    folder a run started in, which is no version: :func:`hanyi.report.render.lmms_eval_version`)."""
-    from hanyi.report.render import installed_lmms_eval, lmms_eval_version
+    folder a run started in, which is no version: :func:`hanyi.results.provenance.lmms_eval_version`)."""
+    from hanyi.results.provenance import installed_lmms_eval, lmms_eval_version
 
     return lmms_eval_version(recorded, installed_lmms_eval())
 

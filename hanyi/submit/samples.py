@@ -16,7 +16,7 @@ def read_samples(path: str) -> list[dict]:
     A line that is not JSON, not an object, or lacks an integer ``doc_id`` raises one :class:`SubmissionError` naming
     the file and line. Duplicates are kept (see :func:`check_complete`).
     """
-    from hanyi.report.samples import SamplesFileError, numbered_samples
+    from hanyi.results.samples import SamplesFileError, numbered_samples
 
     try:
         lines = numbered_samples(path)
@@ -35,10 +35,10 @@ def read_samples(path: str) -> list[dict]:
 def check_complete(task, samples: list[dict], limit=None) -> list[str]:
     """The completeness problems of one task's sample log (empty when it is a full, consistent run).
 
-    ``task`` is a :class:`hanyi.report.results.TaskResult`: ``n_original`` is the dataset split's size, ``n`` the
+    ``task`` is a :class:`hanyi.results.runs.TaskResult`: ``n_original`` is the dataset split's size, ``n`` the
     docs the run evaluated. Docs are matched by ``doc_id``, never by position.
 
-    >>> from hanyi.report.results import TaskResult
+    >>> from hanyi.results.runs import TaskResult
     >>> t = TaskResult("cii_none", {}, n=3, n_original=4)
     >>> check_complete(t, [{"doc_id": 0}, {"doc_id": 1}, {"doc_id": 1}], limit=3)
     ['run with --limit 3', 'doc_id 1 twice', 'missing 2 of 4 docs (first: 2, 3)']

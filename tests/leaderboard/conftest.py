@@ -49,7 +49,7 @@ def responses(name: str) -> list[dict]:
 
 @pytest.fixture(scope="session")
 def leaderboard_submissions(replay, fake_judge, session_tmp) -> dict[str, str]:
-    from hanyi.report.lmms_output import save_like_cli
+    from hanyi.results.lmms_output import save_like_cli
     from hanyi.submit import main as submit
 
     root = os.path.join(session_tmp, "leaderboard")

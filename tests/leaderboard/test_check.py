@@ -30,7 +30,7 @@ def _check(capsys, path, *extra):
 
 def _refit(doc, task):
     """The task's data_fingerprint recomputed from its (edited) doc hashes, as hanyi submit writes it."""
-    from hanyi.report.perdoc import data_fingerprint
+    from hanyi.results.perdoc import data_fingerprint
 
     preds = doc["tasks"][task]["predictions"]
     doc["tasks"][task]["data_fingerprint"] = data_fingerprint({p["doc_id"]: p["doc_hash"] for p in preds})

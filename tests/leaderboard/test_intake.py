@@ -184,9 +184,9 @@ def test_clusters_come_from_the_tasks_cluster_key_as_in_the_report(replay, tmp_p
 
     from hanyi.data.sources import SAMPLE_DIR
     from hanyi.leaderboard.intake import check_file
-    from hanyi.report.build import doc_clusters
-    from hanyi.report.lmms_output import save_like_cli
-    from hanyi.report.results import load_runs
+    from hanyi.results.lmms_output import save_like_cli
+    from hanyi.results.perdoc import doc_clusters
+    from hanyi.results.runs import load_runs
     from hanyi.submit import main as submit
 
     images = datasets.load_dataset(f"{SAMPLE_DIR}/punrebus", "images", split="test")
@@ -214,7 +214,7 @@ def test_a_cvlue_submission_with_choice_loglikelihoods_is_rescored(replay, tmp_p
 
     from hanyi.data.sources import SAMPLE_DIR
     from hanyi.leaderboard.intake import check_file
-    from hanyi.report.lmms_output import save_like_cli
+    from hanyi.results.lmms_output import save_like_cli
     from hanyi.submit import main as submit
 
     vd = datasets.load_dataset(f"{SAMPLE_DIR}/cvlue", "vd", split="test")

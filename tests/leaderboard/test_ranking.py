@@ -16,11 +16,11 @@ import pytest
 from hanyi.leaderboard import ranking
 from hanyi.leaderboard.entries import Entry
 from hanyi.metrics.resample import ITERS, SEED
-from hanyi.report import stats
+from hanyi.results import stats
 
 scipy_stats = pytest.importorskip("scipy.stats")
 
-COMPARABLE_CII = {  # a hub run of the full split, as hanyi.report.provenance.task_provenance records it
+COMPARABLE_CII = {  # a hub run of the full split, as hanyi.results.provenance.task_provenance records it
     "task": "cii_none",
     "data_source": {"kind": "hub", "hub_id": "m-a-p/CII-Bench"},
     "prompt_variant": "default",

@@ -17,7 +17,7 @@ from hanyi.leaderboard import eee
 from hanyi.leaderboard.entries import Board, Cell, Entry, Rejected, Row, Section
 from hanyi.leaderboard.pages import model_page
 from hanyi.leaderboard.site import write_site
-from hanyi.report.render import OutDirError
+from hanyi.outputs import OutDirError
 
 XSS = "<img src=x onerror=alert(1)>"
 FORMULA = '=HYPERLINK("http://evil","x")'

@@ -331,8 +331,8 @@ print(json.dumps(found))
 
 INTERVALS = """
 import json, sys
-from hanyi.report.build import interval_of
-from hanyi.report.results import load_runs
+from hanyi.results.measures import interval_of
+from hanyi.results.runs import load_runs
 
 (run,) = load_runs([sys.argv[1]])
 out = {}
@@ -353,7 +353,7 @@ def test_report_intervals_from_a_plain_run_are_the_same_with_hanyi_tasks_blocked
     """A plain in-process run of one task per aggregation kind, saved as the CLI does; ``hanyi report``'s intervals
     are computed from its sample log in a process where ``hanyi.tasks`` cannot be imported, and equal those of a
     process where it can; every headline number has one."""
-    from hanyi.report.lmms_output import save_like_cli
+    from hanyi.results.lmms_output import save_like_cli
 
     rng = random.Random(7)
     records = []

@@ -46,7 +46,7 @@ def _aggregation_names() -> set[str]:
 @pytest.fixture(scope="module")
 def plain_report(replay, tmp_path_factory):
     from hanyi.report import main as report_main
-    from hanyi.report.lmms_output import save_like_cli
+    from hanyi.results.lmms_output import save_like_cli
 
     with open(RESPONSES, encoding="utf-8") as f:
         records = [r for r in map(json.loads, f) if r["task"].startswith(BENCHMARKS)]
@@ -72,8 +72,8 @@ def _intervals(report: dict) -> dict:
 
 
 def test_every_headline_number_of_both_groups_has_an_interval_from_the_plain_sample_log(plain_report):
-    from hanyi.report.decomposed import NONE_SCORED
-    from hanyi.report.results import load_runs
+    from hanyi.results.decomposed import NONE_SCORED
+    from hanyi.results.runs import load_runs
 
     root, report = plain_report
     assert [s["benchmark"] for s in report["sections"]] == list(BENCHMARKS)

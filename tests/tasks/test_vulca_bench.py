@@ -189,7 +189,7 @@ def group_run(replay, tmp_path_factory):
     """The whole group on the bundled sample (24 docs) through the real evaluator: a row's own English reference
     (its doc_to_target), its Chinese reference, an empty answer, or none at all, by position; then `hanyi report`."""
     from hanyi.report import main as report_main
-    from hanyi.report.lmms_output import save_like_cli
+    from hanyi.results.lmms_output import save_like_cli
 
     rows = _sample_rows()
     answers = {}

@@ -295,9 +295,9 @@ def test_embedding_records_give_the_former_set_and_reference_metrics(monkeypatch
 def test_hanyi_report_computes_the_breakdowns_and_the_interval_from_a_runs_sample_log(replay, fake_nli, tmp_path):
     """A replay run saved as lmms-eval's CLI saves it: the report reads feat_*/profile_*/... from the sample log
     (marked from_samples, no model: the scorer is unregistered first) and gives expert alignment its interval."""
-    from hanyi.report.decomposed import interval
-    from hanyi.report.lmms_output import save_like_cli
-    from hanyi.report.results import load_runs
+    from hanyi.results.decomposed import interval
+    from hanyi.results.lmms_output import save_like_cli
+    from hanyi.results.runs import load_runs
 
     texts = _texts(list(range(12)), seed=1)
     docs = ("01", "04", "05", "08", "10", "12")
@@ -328,8 +328,8 @@ class Block(importlib.abc.MetaPathFinder):
 
 sys.meta_path.insert(0, Block())
 from hanyi.metrics import resample
-from hanyi.report.build import interval_of
-from hanyi.report.results import load_runs
+from hanyi.results.measures import interval_of
+from hanyi.results.runs import load_runs
 
 names = json.loads(sys.argv[2])
 found = {n: resample.is_decomposed(resample.by_name(n)) for n in names}
@@ -346,9 +346,9 @@ def test_report_intervals_need_no_task_code(replay, fake_nli, tmp_path):
     task code importable."""
     import subprocess
 
-    from hanyi.report.build import interval_of
-    from hanyi.report.lmms_output import save_like_cli
-    from hanyi.report.results import load_runs
+    from hanyi.results.lmms_output import save_like_cli
+    from hanyi.results.measures import interval_of
+    from hanyi.results.runs import load_runs
 
     names = sorted({fn.__name__ for _, _, fn in _task_aggregations() if not isinstance(fn, str)})
     assert names == ["vulca_expert_alignment", "vulca_json_valid_rate"]

@@ -36,9 +36,10 @@ import functools
 import hashlib
 import json
 import os
+import re
 
 from hanyi.data.sources import SAMPLE_DIR
-from hanyi.report import samples
+from hanyi.results import samples
 
 #: Sample-log fields that name the scorer backend that ran, and which of our metrics each one decides.
 #: ``None`` = every metric of the task.
@@ -503,3 +504,28 @@ def combine(group: str, members: list[dict]) -> dict:
         "generation_failures": sum(failures) if all(isinstance(f, int) for f in failures) else None,
         "members": [m.get("task") for m in members],
     }
+
+
+def installed_lmms_eval() -> str | None:
+    """The installed lmms-eval release (``importlib.metadata``), or ``None``."""
+    from importlib import metadata
+
+    try:
+        return metadata.version("lmms-eval")
+    except metadata.PackageNotFoundError:
+        return None
+
+
+def lmms_eval_version(recorded: str, installed: str | None) -> str:
+    """The Runs table's lmms-eval cell: the release the results file records, else the installed one. lmms-eval
+    0.7.3 writes ``lmms_eval_version`` as ``<git branch>@<commit>`` of the directory it ran in (often the caller's own
+    repository, not lmms-eval), which is no lmms-eval version: :func:`run_folder_git` shows it in a column of its own.
+
+    >>> lmms_eval_version("0.7.3", "0.7.3"), lmms_eval_version("main@8c4e3881", "0.7.3")
+    ('0.7.3', '0.7.3 (installed)')
+    >>> lmms_eval_version("", None), lmms_eval_version("main@8c4e3881", None)
+    ('unknown', 'unknown')
+    """
+    if re.fullmatch(r"v?\d+(\.\d+)+\S*", recorded or ""):
+        return recorded
+    return "unknown" if installed is None else f"{installed} (installed)"

@@ -63,7 +63,7 @@ class TaskResult:
     subtasks: list[str] = field(default_factory=list)
     samples_file: str | None = None
     prompt_variant: str | None = None
-    #: Where the numbers come from (:func:`hanyi.report.provenance.task_provenance`).
+    #: Where the numbers come from (:func:`hanyi.results.provenance.task_provenance`).
     provenance: dict = field(default_factory=dict)
     #: The sample log's lines (``--log_samples``), or ``None`` when there is none.
     samples: list | None = field(default=None, repr=False)
@@ -227,7 +227,7 @@ def check_field_types(path: str, data: dict) -> None:
     >>> check_field_types("r.json", {"results": {}, "config": ["x"]})
     Traceback (most recent call last):
     ...
-    hanyi.report.results.NoResultsError: r.json: field 'config' is a list, expected an object
+    hanyi.results.runs.NoResultsError: r.json: field 'config' is a list, expected an object
     """
     names = {dict: "an object", list: "a list", str: "a string"}
 
@@ -286,7 +286,7 @@ def load_runs(paths: list[str]) -> list[Run]:
     Files of one model below one path are merged; the same model under two paths gives two runs (``hanyi report
     RUN_A RUN_B`` compares them).
     """
-    from hanyi.report.provenance import read_samples, task_provenance
+    from hanyi.results.provenance import read_samples, task_provenance
 
     by_key: dict[tuple[int, str, str], list[tuple[str, dict]]] = {}
     for index, path in enumerate(paths):

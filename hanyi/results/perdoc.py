@@ -1,14 +1,14 @@
 """The per-doc results layer: run x task x doc x metric, with provenance, read once from lmms-eval's sample logs.
 
 Every per-doc view reads it: the report's intervals, paired tests and breakdowns (:mod:`hanyi.report.build`,
-:mod:`hanyi.report.decomposed`, :mod:`hanyi.report.stats`) and the leaderboard's intake
+:mod:`hanyi.results.decomposed`, :mod:`hanyi.results.stats`) and the leaderboard's intake
 (:mod:`hanyi.leaderboard.intake`), which re-scores a submission's predictions through the replay model and reads
 the re-scored run here. One implementation each of:
 
 * :func:`per_doc_scores` / :func:`per_doc`: a metric's per-doc values, kept only when their mean reproduces the
   aggregate lmms-eval reported (as a fraction or a percentage: the ``scale``);
 * :func:`cluster_key` / :func:`cluster_labels` / :func:`doc_clusters`: the docs that share an image, story or pun;
-* :func:`doc_hashes`: each doc's content hash (:func:`hanyi.report.samples.content_hash`);
+* :func:`doc_hashes`: each doc's content hash (:func:`hanyi.results.samples.content_hash`);
 * :func:`task_layer`: all of that for one task of one run, with its provenance, as plain dicts keyed by ``doc_id``.
 """
 
@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import math
 
-from hanyi.report.results import Run
+from hanyi.results.runs import Run
 
 
 def _item_value(item, key: str):
@@ -84,7 +84,7 @@ def cluster_key(run, task: str) -> str | None:
     config = ((getattr(run, "raw", None) or {}).get("configs") or {}).get(task)
     if isinstance(config, dict) and "task" in config:
         return config.get("cluster_key") or None
-    from hanyi.report.aggregations import task_files
+    from hanyi.results.aggregations import task_files
     from hanyi.task_yaml import read
 
     path = task_files().get(task)
@@ -108,16 +108,51 @@ def cluster_labels(lines: list[dict], key: str | None, metric: str | None = None
     return out if any(label is not None for label in out) else None
 
 
+def breakdown_source(t, task: str, name: str):
+    """``(source metric, decomposed aggregation)`` of a metric the report computed from the sample log
+    (:mod:`hanyi.metrics.from_samples`): the first source its breakdown names whose items every logged line holds;
+    None for any other metric, or when no source was logged."""
+    if t is None or not t.samples or not getattr((getattr(t, "metrics", None) or {}).get(name), "from_samples", False):
+        return None
+    from hanyi.metrics.from_samples import interval_sources
+
+    lines = [s for s in t.samples if isinstance(s, dict)]
+    return next(((s, f) for s, f in interval_sources(task, name.split(",")[0]) if all(s in ln for ln in lines)), None)
+
+
+def from_samples_per_doc(run, task: str, name: str) -> dict:
+    """``{doc_id: statistic}`` of a metric the report computed from the sample log, from the decomposed aggregation
+    its breakdown names over the logged items of its source (finite statistics only: a NaN is an unscored doc);
+    ``{}`` for any other metric. The report's per-doc path (paired comparison of two runs) reads it."""
+    t = run.tasks.get(task)
+    found = breakdown_source(t, task, name)
+    if found is None:
+        return {}
+    source, fn = found
+    lines = [s for s in t.samples if isinstance(s, dict)]
+    per_doc = getattr(fn, "doc_values", None) or fn.per_doc  # one number per line (UNPIE's one split: NaN off it)
+    try:
+        values = [float(v) for v in per_doc([s[source] for s in lines])]
+    except Exception:  # an older or foreign log
+        return {}
+    return {s.get("doc_id"): v for s, v in zip(lines, values) if math.isfinite(v)}
+
+
+def leaves(run, task: str, depth: int = 0) -> list[str]:
+    t = run.tasks.get(task)
+    if t is None or not t.is_group or depth > 6:
+        return [task]
+    return [leaf for sub in t.subtasks for leaf in leaves(run, sub, depth + 1)]
+
+
 def metric_of(run: Run, task: str, name: str):
-    """The :class:`~hanyi.report.results.Metric` ``name`` of ``task`` in ``run``; ``None`` when absent."""
+    """The :class:`~hanyi.results.runs.Metric` ``name`` of ``task`` in ``run``; ``None`` when absent."""
     t = run.tasks.get(task)
     return t.metrics.get(name) if t else None
 
 
 def per_doc(run: Run, task: str, name: str) -> tuple[dict, float]:
     """``({doc key: value}, scale)`` reproducing the reported value; a group pools its tasks' docs."""
-    from hanyi.report import decomposed
-
     t = run.tasks.get(task)
     m = metric_of(run, task, name)
     if t is None or m is None or isinstance(m.value, dict) or m.value is None:
@@ -125,7 +160,7 @@ def per_doc(run: Run, task: str, name: str) -> tuple[dict, float]:
     if not t.is_group:
         vals, scale = per_doc_scores(t.samples, name, m.value)
         if not vals:  # a metric the report computed from the sample log (a diagnostic no longer emitted)
-            found = decomposed.from_samples_per_doc(run, task, name)
+            found = from_samples_per_doc(run, task, name)
             mean = sum(found.values()) / len(found) if found else None
             vals = found if mean is not None and math.isclose(mean, m.value, rel_tol=1e-9, abs_tol=1e-12) else {}
         return {(task, d): v for d, v in vals.items()}, scale
@@ -147,15 +182,13 @@ def per_doc(run: Run, task: str, name: str) -> tuple[dict, float]:
 def doc_clusters(run: Run, task: str, name: str) -> tuple[str | None, dict]:
     """``(cluster key, {(task, doc_id): cluster label})`` of a task's (a group: its tasks') logged docs, from the
     ``cluster_key`` its tasks set (:func:`hanyi.report.cluster_labels`); ``(None, {})`` when none is set."""
-    from hanyi.report import decomposed
-
-    leaves = decomposed._leaves(run, task)
-    keys = {cluster_key(run, leaf) for leaf in leaves if leaf in run.tasks} - {None}
+    found = leaves(run, task)
+    keys = {cluster_key(run, leaf) for leaf in found if leaf in run.tasks} - {None}
     if len(keys) != 1:
         return None, {}
     key = keys.pop()
     out = {}
-    for leaf in leaves:
+    for leaf in found:
         lines = [s for s in (run.tasks[leaf].samples if leaf in run.tasks else None) or () if isinstance(s, dict)]
         for line, label in zip(lines, cluster_labels(lines, key, name.split(",")[0]) or ()):
             out[leaf, line.get("doc_id")] = label
@@ -164,13 +197,13 @@ def doc_clusters(run: Run, task: str, name: str) -> tuple[str | None, dict]:
 
 def doc_hashes(run: Run, task: str, images: bool = True) -> dict:
     """``{(task, doc_id): content hash}`` from a task's sample log (a group: its subtasks'), for the docs that log one
-    (:func:`hanyi.report.samples.content_hash`; ``images=False``: without the logged image digests)."""
+    (:func:`hanyi.results.samples.content_hash`; ``images=False``: without the logged image digests)."""
     t = run.tasks.get(task)
     if t is None:
         return {}
     if t.is_group:
         return {k: v for sub in t.subtasks for k, v in doc_hashes(run, sub, images).items()}
-    from hanyi.report.samples import content_hash  # the doc's content, not lmms-eval's prompt-only doc_hash
+    from hanyi.results.samples import content_hash  # the doc's content, not lmms-eval's prompt-only doc_hash
 
     hashes = {(task, s.get("doc_id")): content_hash(s, images) for s in t.samples or [] if isinstance(s, dict)}
     return {k: v for k, v in hashes.items() if v is not None}
@@ -180,7 +213,7 @@ def task_layer(run: Run, task: str) -> dict:
     """One task of one run as the layer's plain record: ``metrics`` ({metric: {doc_id: value}} of every numeric
     metric whose per-doc values reproduce its aggregate), ``scales`` ({metric: 1 or 100}), ``values`` ({metric:
     aggregate}), ``clusters`` ({doc_id: label}; empty when the task names no ``cluster_key``), ``hashes`` ({doc_id:
-    content hash}) and ``provenance`` (:func:`hanyi.report.provenance.task_provenance`)."""
+    content hash}) and ``provenance`` (:func:`hanyi.results.provenance.task_provenance`)."""
     t = run.tasks[task]
     values, metrics, scales = {}, {}, {}
     for name, m in t.metrics.items():

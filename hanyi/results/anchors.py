@@ -2,7 +2,7 @@
 
 An anchor file has ``benchmark``, ``paper``, ``tables`` (``id``, ``cite``, ``caption``, ``unit``, ``columns``,
 ``rows: [{model, values, setting?, kind?}]``, optional ``note``) and ``map``, a list of entries. Every table also
-says how the paper produced its numbers, for :func:`hanyi.report.provenance.comparability`: ``judge`` (``none``: no
+says how the paper produced its numbers, for :func:`hanyi.results.provenance.comparability`: ``judge`` (``none``: no
 judge), ``n`` (docs behind a number; ``unpublished``) and ``prompt_variant`` (``default``: the task's shipped
 template; ``any``: a baseline row), each a value or a ``{column: value, "*": default}`` map, a row's own winning; a
 missing one makes every comparison with the table "not comparable (unknown ...)". Map entries::

@@ -1,13 +1,13 @@
 """Uncertainty for the report: 95 % intervals for headline numbers and paired comparisons of two runs.
 
 Per-doc scores come from lmms-eval's sample log (``--log_samples``): the item a task's ``process_results`` returned
-for a metric, one per doc. :func:`per_doc_scores` reads the per-doc value (a number, or a dict's ``correct`` /
+for a metric, one per doc. :func:`hanyi.results.perdoc.per_doc_scores` reads the per-doc value (a number, or a dict's ``correct`` /
 ``instance_score``) and keeps it only when the mean of those values reproduces the aggregated number lmms-eval
 reported (as a fraction or a percentage), so an interval is never attached to an aggregate that is not a per-doc mean.
 
 * **Intervals** (:func:`interval`) and the **paired comparison** (:func:`paired`, on the docs both runs scored, matched
   by task and ``doc_id``) are :mod:`hanyi.metrics.intervals`' methods, one per kind of number, over docs or over
-  the clusters the task's ``cluster_key`` names (:func:`cluster_labels`).
+  the clusters the task's ``cluster_key`` names (:func:`hanyi.results.perdoc.cluster_labels`).
 """
 
 from __future__ import annotations
@@ -15,13 +15,6 @@ from __future__ import annotations
 from hanyi.metrics.intervals import mcnemar_exact  # noqa: F401  (one source, re-exported)
 from hanyi.metrics.resample import ITERS as BOOTSTRAP_ITERS
 from hanyi.metrics.resample import LEVEL, SEED, _binom_cdf, clopper_pearson  # noqa: F401  (one source, re-exported)
-from hanyi.report.perdoc import (  # noqa: F401  (the per-doc layer, re-exported)
-    _item_value,
-    cluster_key,
-    cluster_labels,
-    per_doc_candidates,
-    per_doc_scores,
-)
 
 
 def interval(values: list[float], clusters: list | None = None) -> dict:

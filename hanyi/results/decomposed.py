@@ -13,7 +13,7 @@ on every resample and the results averaged with the group's own weights, equal (
 or by size (lmms-eval's ``weight_by_size``), whichever reproduces the group's value; nested groups multiply the
 levels' weights. Subtasks that share no cluster are strata (resampled within themselves); a cluster shared by
 subtasks (one pun in three languages' tasks) is drawn for all of them together. A subtask whose aggregation is
-lmms-eval's plain ``mean`` takes part with its per-doc scores (:func:`stats.per_doc_scores`).
+lmms-eval's plain ``mean`` takes part with its per-doc scores (:func:`hanyi.results.perdoc.per_doc_scores`).
 """
 
 from __future__ import annotations
@@ -24,8 +24,9 @@ import numpy as np
 
 from hanyi.metrics import intervals, resample
 from hanyi.metrics.resample import PER_DOC_KEY
-from hanyi.report import stats
-from hanyi.report.aggregations import aggregation
+from hanyi.results.aggregations import aggregation
+from hanyi.results.perdoc import breakdown_source as _breakdown_source
+from hanyi.results.perdoc import cluster_key, cluster_labels, leaves, per_doc_scores
 
 NO_STATS = (
     "no per-doc statistics for it in the sample log (a run made before hanyi logged them, or with the start-up hook "
@@ -96,43 +97,13 @@ def unit_stats(run, task: str, name: str):
     return NO_STATS
 
 
-def _breakdown_source(t, task: str, name: str):
-    """``(source metric, decomposed aggregation)`` of a metric the report computed from the sample log
-    (:mod:`hanyi.metrics.from_samples`): the first source its breakdown names whose items every logged line holds;
-    None for any other metric, or when no source was logged."""
-    if t is None or not t.samples or not getattr((getattr(t, "metrics", None) or {}).get(name), "from_samples", False):
-        return None
-    from hanyi.metrics.from_samples import interval_sources
-
-    lines = [s for s in t.samples if isinstance(s, dict)]
-    return next(((s, f) for s, f in interval_sources(task, name.split(",")[0]) if all(s in ln for ln in lines)), None)
-
-
-def from_samples_per_doc(run, task: str, name: str) -> dict:
-    """``{doc_id: statistic}`` of a metric the report computed from the sample log, from the decomposed aggregation
-    its breakdown names over the logged items of its source (finite statistics only: a NaN is an unscored doc);
-    ``{}`` for any other metric. The report's per-doc path (paired comparison of two runs) reads it."""
-    t = run.tasks.get(task)
-    found = _breakdown_source(t, task, name)
-    if found is None:
-        return {}
-    source, fn = found
-    lines = [s for s in t.samples if isinstance(s, dict)]
-    per_doc = getattr(fn, "doc_values", None) or fn.per_doc  # one number per line (UNPIE's one split: NaN off it)
-    try:
-        values = [float(v) for v in per_doc([s[source] for s in lines])]
-    except Exception:  # an older or foreign log
-        return {}
-    return {s.get("doc_id"): v for s, v in zip(lines, values) if math.isfinite(v)}
-
-
 def _aligned_clusters(run, task: str, name: str, fn, arr):
     """One cluster label per row of ``arr`` (the task's ``cluster_key`` in the logged items), or None: rows are one
     per logged line, or ``per_doc`` of each line's item alone gives them (a filtered aggregation); else no labels."""
     t = run.tasks[task]
     lines = [s for s in t.samples or [] if isinstance(s, dict)]
     metric = name.split(",")[0]
-    labels = stats.cluster_labels(lines, stats.cluster_key(run, task), metric)
+    labels = cluster_labels(lines, cluster_key(run, task), metric)
     if labels is None or len(arr) == len(lines):
         return labels
     source = (_breakdown_source(t, task, name) or (metric, fn))[0]
@@ -152,11 +123,11 @@ def _leaf(run, task: str, name: str, value: float):
         return found
     if found is None:  # lmms-eval's own mean: the per-doc scores it averaged
         samples = run.tasks[task].samples
-        vals, scale = stats.per_doc_scores(samples, name, value)
+        vals, scale = per_doc_scores(samples, name, value)
         if not vals or scale != 1.0:
             return "the aggregate is not a mean of logged per-doc scores"
         lines = {s.get("doc_id"): s for s in samples if isinstance(s, dict)}
-        labels = stats.cluster_labels([lines[d] for d in vals], stats.cluster_key(run, task), name.split(",")[0])
+        labels = cluster_labels([lines[d] for d in vals], cluster_key(run, task), name.split(",")[0])
         return [(1.0, resample.sum_mean, resample.as_array(list(vals.values())), labels)]
     combine, arr = found
     if len(arr) == 0 or not _close(float(combine(arr)), value):
@@ -216,7 +187,7 @@ def interval(run, task: str, name: str) -> dict | None:
     if out.get("ci_low") is None:
         return {"why": out.get("why", "no interval"), "final": True}
     keep = ("ci_low", "ci_high", "stderr", "method", "n", "n_units", "clusters", "deff", "mdd")
-    key = {stats.cluster_key(run, s) for s in _leaves(run, task)} - {None}
+    key = {cluster_key(run, s) for s in leaves(run, task)} - {None}
     clustered = any(part[3] is not None for part in found)
     return {**{k: out[k] for k in keep if k in out}, **({"cluster_key": sorted(key)[0]} if clustered and key else {})}
 
@@ -225,13 +196,6 @@ def _strata(combine, arr):
     """A mean over splits (UNPIE's All): each row's split, so a resample keeps every split; else None."""
     column = getattr(combine, "split_column", None)
     return arr[:, column].tolist() if column is not None and arr.ndim == 2 else None
-
-
-def _leaves(run, task: str, depth: int = 0) -> list[str]:
-    t = run.tasks.get(task)
-    if t is None or not t.is_group or depth > 6:
-        return [task]
-    return [leaf for sub in t.subtasks for leaf in _leaves(run, sub, depth + 1)]
 
 
 def _scored(arr) -> int:
