@@ -5,7 +5,7 @@
 Issue 20 item 3d asks for one process-wide cache of string encodings per backbone (BERTScore token embeddings, VULCA
 sentence embeddings, NLI logits), shared by all tasks. A cache shared across tasks keeps every score independent of
 which tasks run, and in which order, only if a string's outputs do not depend on what else is in its batch. Padding
-is known to break that (docs/performance.md); the proposal was to encode strings in batches of *identical token
+is known to break that (docs/dev/performance.md); the proposal was to encode strings in batches of *identical token
 length* (no padding) in a canonical order. This script tests that proposal on the tiny offline BERT of
 ``tests/fixtures/vulca/tiny_nli.py`` (2 layers, hidden 32) and, with ``--base``, on a random-weight model of
 bert-base shape (12 layers, hidden 768, the tiny tokenizer), for three backbones:

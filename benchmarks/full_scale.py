@@ -27,9 +27,9 @@ a slope against built-in lmms-eval tasks.
    with ``--nproc`` (default 2) gloo processes, with the helpers of benchmarks/multiprocess_parity.py, and prints
    both wall times and whether every metric is identical.
 
-Figures on a shared 2-core machine are noisy: read ratios of interleaved runs (docs/performance.md).
+Figures on a shared 2-core machine are noisy: read ratios of interleaved runs (docs/dev/performance.md).
 Backbones: the tiny offline NLI model (tests/fixtures/vulca/tiny_nli.py) serves VULCA's NLI metrics; it also
-serves as UNPIE's BERTScore model and VULCA's embedder where those can load it (see docs/performance.md).
+serves as UNPIE's BERTScore model and VULCA's embedder where those can load it (see docs/dev/performance.md).
 """
 
 from __future__ import annotations

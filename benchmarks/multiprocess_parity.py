@@ -163,7 +163,7 @@ def metrics_of(results: dict) -> dict:
 
 def differences(a: dict, b: dict) -> list[str]:
     """Every metric that is absent on one side or does not agree under the float rule (:mod:`hanyi.floats`,
-    docs/contributing.md): a value that passes through a neural backbone (S_Sim, BERTScore, the VULCA models) within
+    docs/dev/contributing.md): a value that passes through a neural backbone (S_Sim, BERTScore, the VULCA models) within
     its tolerance, since each process has its own thread pool and batches; every other metric value exactly (NaN
     equals NaN).
 

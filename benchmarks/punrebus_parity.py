@@ -13,7 +13,7 @@ their regexes, split rule, per-pair Sentence-BERT loop and lemmatisation with NL
 (independent of hanyi's lemmatiser, so drift in ours, e.g. its rule fallback, shows up as a difference); "ours" is
 hanyi.metrics as the tasks call it (each distinct string encoded once, in batches, where the official loop encodes
 one string per call; both average in float32 as the official tensors do, so the two S_Sim values agree within the
-float rule of docs/contributing.md, not bit for bit). Prints both values, their
+float rule of docs/dev/contributing.md, not bit for bit). Prints both values, their
 difference, the words the two lemmatisers disagree on, and the S_Sim wall-time ratio.
 
 The official path needs the WordNet data offline (``hanyi setup`` installs it; or point NLTK_DATA at a

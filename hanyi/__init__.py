@@ -1,7 +1,7 @@
 """hanyi (含义, "implied meaning"): lmms-eval tasks for cultural and implied-meaning VLM benchmarks.
 
 Importing this package is cheap (standard library only); it runs at every interpreter start-up through the
-``_hanyi_autohook.pth`` discovery hook, see :mod:`hanyi._autohook` and ``docs/discovery.md``.
+``_hanyi_autohook.pth`` discovery hook, see :mod:`hanyi._autohook` and ``docs/dev/discovery.md``.
 """
 
 import os as _os

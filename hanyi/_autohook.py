@@ -8,7 +8,7 @@ once per target module and waits for ``lmms_eval.tasks`` to be imported, then ap
 ``replay`` model there (:func:`hanyi.host.discovery.patch_lm_eval_tasks_module`). Nothing else is touched: task
 discovery is the only lmms-eval callable the hook replaces (``hanyi eval`` adds its own extras, :mod:`hanyi.host`).
 
-Set ``HANYI_NO_AUTOHOOK=1`` to turn it off (both harnesses). ``docs/discovery.md`` explains why it exists (lmms-eval
+Set ``HANYI_NO_AUTOHOOK=1`` to turn it off (both harnesses). ``docs/dev/discovery.md`` explains why it exists (lmms-eval
 0.7.3 builds its task index before it reads ``LMMS_EVAL_PLUGINS``; lm-eval 0.4.13 has no plugin route at all) and
 when it stands down by itself.
 """

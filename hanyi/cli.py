@@ -415,7 +415,7 @@ def cmd_eval(argv) -> int:
     sys.argv = ["lmms-eval", *(a for a in argv if a != "--allow_errors")]
     started = time.time()
     try:
-        with eval_extras():  # hanyi eval's own run-time extras (docs/discovery.md), lmms-eval's put back after
+        with eval_extras():  # hanyi eval's own run-time extras (docs/dev/discovery.md), lmms-eval's put back after
             status = lmms_main() or 0
     except OSError as exc:  # a full disk while writing results or sample logs
         print(failure_line("hanyi eval", exc), file=sys.stderr)

@@ -1,4 +1,4 @@
-"""The float rule: how hanyi compares a number from one run with the same number from another (docs/contributing.md,
+"""The float rule: how hanyi compares a number from one run with the same number from another (docs/dev/contributing.md,
 "Floats: one rule").
 
 A value that passes through a neural backbone (all-MiniLM-L6-v2, BERTScore's mBERT, the VULCA NLI model and embedder)
@@ -10,7 +10,7 @@ strings give float32 outputs a few units in the last place apart. So:
 * every other number (counts, shares of 0/1 scores, BLEU, chrF, METEOR, IoU) is arithmetic on the same inputs and is
   compared exactly everywhere.
 
-Measured (docs/contributing.md): all-MiniLM-L6-v2 cosines move by at most 3.6e-7 (3 float32 units at 1.0) between 1
+Measured (docs/dev/contributing.md): all-MiniLM-L6-v2 cosines move by at most 3.6e-7 (3 float32 units at 1.0) between 1
 and 2 threads and between one string per call and batches of 7 to 128; the mean S_Sim of the plain-run fixture by
 1.3e-7 relative between an Intel and an AMD CPU. The tolerance leaves room for deeper models and for GPUs.
 

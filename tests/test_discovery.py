@@ -85,7 +85,7 @@ print(sorted(hooks[0].pending) if hooks else "gone")
     ],
 )
 def test_finder_leaves_meta_path_when_nothing_is_left_to_wait_for(hide, expected):
-    """Issue 39 item 13: docs/discovery.md said the finder removes itself when lmms_eval.tasks loads; it stayed in
+    """Issue 39 item 13: docs/dev/discovery.md said the finder removes itself when lmms_eval.tasks loads; it stayed in
     every lmms-eval process. Now it leaves where lm-eval is absent, and the doc says it stays where lm-eval is here."""
     pytest.importorskip("lm_eval")
     env = {k: v for k, v in os.environ.items() if k != _autohook.OPT_OUT_ENV}
@@ -93,7 +93,7 @@ def test_finder_leaves_meta_path_when_nothing_is_left_to_wait_for(hide, expected
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.strip().splitlines()[-1] == expected
-    with open(os.path.join(os.path.dirname(__file__), "..", "docs", "discovery.md"), encoding="utf-8") as f:
+    with open(os.path.join(os.path.dirname(__file__), "..", "docs", "dev", "discovery.md"), encoding="utf-8") as f:
         doc = " ".join(f.read().split())
     assert "When lmms-eval imports that module, the finder removes itself" not in doc
     assert "Where lm-eval is not installed, that is the moment `lmms_eval.tasks` loads" in doc

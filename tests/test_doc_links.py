@@ -57,7 +57,7 @@ def _read(path: str) -> str:
 
 
 def test_the_pages_are_found():
-    assert "README.md" in PAGES and "docs/discovery.md" in PAGES
+    assert "README.md" in PAGES and "docs/dev/discovery.md" in PAGES
     from hanyi import BENCHMARKS
 
     assert sum(p.startswith("hanyi/tasks/") for p in PAGES) == len(BENCHMARKS) and len(PAGES) > 20

@@ -1,4 +1,4 @@
-"""The float rule (docs/contributing.md, "Floats: one rule"; hanyi.floats): which keys are backbone values, and how
+"""The float rule (docs/dev/contributing.md, "Floats: one rule"; hanyi.floats): which keys are backbone values, and how
 two runs' numbers are compared."""
 
 from __future__ import annotations
@@ -47,4 +47,4 @@ def test_a_backbone_value_is_held_to_the_stated_tolerance_not_tighter_not_looser
     assert floats.same_value(key, value, value * (1 + 5e-7))  # float noise of another CPU: passes
     assert floats.same_value(key, 1e-9, 5e-7)  # near 0: the absolute tolerance
     assert not floats.same_value(key, value, value * (1 + 1e-4))  # a real difference: fails
-    assert floats.RTOL >= 1e-6 and floats.ATOL >= 1e-6  # the measured noise is up to 3.6e-7 (docs/contributing.md)
+    assert floats.RTOL >= 1e-6 and floats.ATOL >= 1e-6  # the measured noise is up to 3.6e-7 (docs/dev/contributing.md)

@@ -19,7 +19,7 @@ from hanyi.metrics.unpie_aggregations import unpie_mean_correct_all
 
 scipy_stats = pytest.importorskip("scipy.stats")
 
-REL = 1e-6  # the float rule (docs/contributing.md)
+REL = 1e-6  # the float rule (docs/dev/contributing.md)
 
 
 # ---- shares of 0/1 scores: exact Clopper-Pearson, clustered by the design effect -------------------------------------

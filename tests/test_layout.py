@@ -64,7 +64,7 @@ def test_split_modules_stay_within_300_lines():
 
 
 def test_each_benchmark_utils_py_stays_within_the_style_budget():
-    """docs/contributing.md (STYLE): a benchmark's ``utils.py`` holds only the hooks its YAMLs name, under 150 lines;
+    """docs/dev/contributing.md (STYLE): a benchmark's ``utils.py`` holds only the hooks its YAMLs name, under 150 lines;
     aggregation hooks live beside it (``aggregate.py``)."""
     sizes = {
         str(path.relative_to(PKG)): len(path.read_text(encoding="utf-8").splitlines())

@@ -32,7 +32,7 @@ pytestmark = pytest.mark.slow
 
 #: The fixture was written by hanyi 0.3.0 on another machine. A number that passes through a neural backbone (here
 #: Pun Rebus element_sim, all-MiniLM-L6-v2) is compared within the float rule's tolerance (hanyi.floats,
-#: docs/contributing.md): its last bits follow the CPU, the thread count and the batch shape (0.3.0 encoded the corpus
+#: docs/dev/contributing.md): its last bits follow the CPU, the thread count and the batch shape (0.3.0 encoded the corpus
 #: in one batch, elements 1.7 each distinct string once in batches of 256, and averages in float32 as the official
 #: scorer). Every other number is compared exactly: :func:`plain_run_fixture.differences`.
 #: Entries of 0.3.0's results that are no longer results entries, each with the task that holds its numbers now:

@@ -34,7 +34,7 @@ a judge's score on a scale (:func:`is_judge_scale`) always by the cluster bootst
 Clopper-Pearson, so never outside the scale even when every doc scored the scale's minimum; a value that is not the
 mean of its per-doc scores (corpus BLEU) has no interval, and says so. A cell is a function
 of its submission alone: ``rank(..., cache_dir=...)`` keeps each submission's cells (:func:`cells`), so a rebuild
-computes only the new submissions' cells (docs/performance.md, "The leaderboard at 100 submissions").
+computes only the new submissions' cells (docs/dev/performance.md, "The leaderboard at 100 submissions").
 
 **Rank interval**: :func:`hanyi.metrics.intervals.rank_draws`, ``RANK_ITERS`` = 1,000 paired resamples (seed
 :func:`bench_seed`: one stream per benchmark, from :data:`hanyi.metrics.resample.SEED` and the benchmark's name) of

@@ -14,7 +14,7 @@ The paper-faithful functions port the official scorer (``scorer/element_scorer.p
    cosine over P starting from 0 (all-MiniLM-L6-v2), then the mean over G (duplicates in G count), and the dataset
    value is the mean over the parsed images; both means in float32, as the official scorer's tensors
    (:func:`official_mean`). A cosine carries the backbone's float noise: compared across machines, batchings and
-   processes within the tolerance of :mod:`hanyi.floats` (docs/contributing.md), bit for bit only in one process.
+   processes within the tolerance of :mod:`hanyi.floats` (docs/dev/contributing.md), bit for bit only in one process.
 
 NLTK's WordNet data is often absent offline; :func:`lemmatize_noun` then uses :func:`singularize_rule`, a rule-based
 port of WordNet's noun morphology (see ``docs/punrebus.md``), and :func:`lemmatizer_backend` says which path ran. The

@@ -3,7 +3,7 @@
 
 Each one reads numbers that ``process_results`` logged per doc, so it is cheap, needs no backbone and gives the same
 value whatever the order of its items, except S̄_Sim, summed in float32 in doc order as the official scorer does (the
-order moves its last float32 bits, within the float tolerance of docs/contributing.md). The decomposed ones (:mod:`hanyi.metrics.resample`) are registered under
+order moves its last float32 bits, within the float tolerance of docs/dev/contributing.md). The decomposed ones (:mod:`hanyi.metrics.resample`) are registered under
 their lmms-eval name, so ``hanyi report`` recomputes their intervals from a plain run's sample log. Nothing here
 imports ``hanyi.tasks``.
 """
@@ -36,7 +36,7 @@ def punrebus_mean_over_parsed(items):
 def official_mean_of_finite(stats):
     """``combine`` of S̄_Sim: the official scorer's dataset mean (:func:`hanyi.metrics.elements.official_mean`: a
     float32 running sum in doc order, times the float32 reciprocal of the count) over the finite statistics. The
-    order of the docs moves the last float32 bits: within the float tolerance across processes (docs/contributing.md)."""
+    order of the docs moves the last float32 bits: within the float tolerance across processes (docs/dev/contributing.md)."""
     return official_mean([v for v in stats.tolist() if math.isfinite(v)])
 
 

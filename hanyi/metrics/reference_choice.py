@@ -195,7 +195,7 @@ def bert_embeddings(scorer, sentences: Sequence[str], batch_size: int) -> dict:
 def bertscore_f1(scorer, candidates: list[str], references: list[str], batch_size: int, ahead=()) -> list[float]:
     """BERTScore F1 of each (candidate, reference) pair, as ``BERTScorer.score`` computes it (``greedy_cos_idf`` over
     padded batches), from embeddings computed once per distinct string in the process (with ``ahead`` too, in
-    batches): a pair's F1 differs from ``BERTScorer.score``'s by the batch's padding only (docs/contributing.md)."""
+    batches): a pair's F1 differs from ``BERTScorer.score``'s by the batch's padding only (docs/dev/contributing.md)."""
     import torch
     from bert_score.utils import greedy_cos_idf
     from torch.nn.utils.rnn import pad_sequence

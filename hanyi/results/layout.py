@@ -1,6 +1,6 @@
 """Sort a task's metric names into headline metrics and per-category tables, from the names alone.
 
-The contributor guide's convention (``docs/contributing.md``, "Metric names"): per-category metrics are separate
+The contributor guide's convention (``docs/dev/contributing.md``, "Metric names"): per-category metrics are separate
 metric names ``<metric>_<dimension>_<label>`` (``acc_domain_life``, ``accuracy_cat_A``). A name is read as a category
 cell when a shorter metric of the same task is its prefix and the next word is a known dimension, or when it belongs
 to a family of at least :data:`MIN_FAMILY` names sharing a first word that is not itself a metric (``feat_symbolism``,

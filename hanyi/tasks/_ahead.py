@@ -5,7 +5,7 @@ doc encodes one string per call, and a judge asked per doc has at most that many
 the whole task first: :class:`ScoreAhead` calls the YAML's ``ahead`` function with every response, which encodes
 each distinct string of the task once, in batches, into the per-process caches ``process_results`` reads, and
 announces the judge requests (sent at ``HANYI_JUDGE_CONCURRENCY`` in flight once ``process_results`` asks for the
-first of them). The numbers are the same either way (a backbone's within the float tolerance of docs/contributing.md):
+first of them). The numbers are the same either way (a backbone's within the float tolerance of docs/dev/contributing.md):
 ``process_results`` scores alone whatever the caches lack. Plain lmms-eval: a filter is a task's own code.
 """
 

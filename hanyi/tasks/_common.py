@@ -120,7 +120,7 @@ def prompt_kwargs(lmms_eval_specific_kwargs: dict | None, **defaults) -> dict:
             raise IncompleteModelBlock(
                 f"this model's lmms_eval_specific_kwargs block lacks {', '.join(missing)}; lmms-eval uses a model's "
                 "block instead of the task's default block, so it must repeat every key of the default block "
-                "(docs/contributing.md, 'Per-model prompt settings')"
+                "(docs/dev/contributing.md, 'Per-model prompt settings')"
             )
     return {**defaults, **block}
 

@@ -134,7 +134,7 @@ def judge_expression(prompt, config) -> dict:
 def punrebus_elements_ahead(responses, docs):
     """Every gold and parsed element of the task encoded at once, each distinct string once, in batches
     (:class:`ScoreAhead`; ``process_results`` then reads the encodings): the official scorer encodes one string per
-    call, which costs about 4x and changes a cosine by at most a few float32 units (docs/contributing.md)."""
+    call, which costs about 4x and changes a cosine by at most a few float32 units (docs/dev/contributing.md)."""
     if backbones.metric_key("sbert", "element_sim") is None:
         return
     preds = [el.parse_elements_official(_response([r])) or [] for r in responses]
