@@ -144,7 +144,7 @@ def synthetic_board(n_models: int, seed: int = 1, benchmarks: tuple[str, ...] | 
 
     from hanyi.leaderboard.entries import Board, Cell, Entry, Row, Section
     from hanyi.leaderboard.ranking import reference_rows
-    from hanyi.report.anchors import ANCHORS_DIR
+    from hanyi.results.anchors import ANCHORS_DIR
 
     rng = np.random.default_rng(seed)
     skills = np.sort(rng.uniform(0.2, 0.8, n_models))[::-1]

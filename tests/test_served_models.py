@@ -249,7 +249,7 @@ def test_scores_equal_a_replay_of_the_same_answers(served_runs, replay):
     assert all(r["response"] in ANSWERS for r in records)  # every answer is the server's
     replayed = _numbers(replay(records, list(GROUPS), limit=LIMIT)["results"])
     assert replayed
-    from hanyi.report.provenance import task_provenance
+    from hanyi.results.provenance import task_provenance
 
     for name, res in runs.items():  # the provenance says the answers came from a served model, and which
         backend = task_provenance(res, "cvlue_vqa", None)["model_backend"]

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from hanyi.report.provenance import model_backend, task_provenance
+from hanyi.results.provenance import model_backend, task_provenance
 
 
 @pytest.mark.parametrize(

@@ -297,7 +297,7 @@ def _task_manager():
 def installed_tasks(benchmark: str) -> dict[str, frozenset]:
     """``{task: the metric keys it declares as judged}`` of the installed tasks of ``benchmark`` (tasks only: a group
     or tag such as ``cii`` is no task)."""
-    from hanyi.report.results import benchmark_of
+    from hanyi.results.runs import benchmark_of
 
     tm = _task_manager()
     return {

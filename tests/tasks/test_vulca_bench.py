@@ -287,7 +287,7 @@ def test_with_a_judge_the_uncalibrated_score_has_its_own_key_and_a_failed_verdic
 @pytest.mark.slow
 def test_two_runs_are_compared_doc_by_doc_per_culture_clustered_on_the_artwork(group_run, replay, tmp_path):
     from hanyi.report import main as report_main
-    from hanyi.report.lmms_output import save_like_cli
+    from hanyi.results.lmms_output import save_like_cli
 
     results, _, rows, _ = group_run
     records = [
