@@ -223,11 +223,10 @@ class _FakeOutput:
 
 
 def _patched(monkeypatch):
-    from hanyi import host
-    from hanyi.host import run_intervals
+    from hanyi.host import ownership, run_intervals
 
     cls = type("TaskOutput", (_FakeOutput,), {})
-    monkeypatch.setattr(host, "is_hanyi_task", lambda task: True)
+    monkeypatch.setattr(ownership, "is_hanyi_task", lambda task: True)
     assert run_intervals.patch_task_output(cls) and not run_intervals.patch_task_output(cls)
     return cls
 
@@ -425,8 +424,7 @@ def test_the_hook_installs_no_interval_patch_but_hanyi_eval_does(eval_extras):
 
 
 def test_per_doc_stats_land_on_their_own_docs_under_two_ranks(monkeypatch):
-    from hanyi import host
-    from hanyi.host import run_intervals
+    from hanyi.host import ownership, run_intervals
     from hanyi.metrics.resample import decomposed, sum_mean
 
     @decomposed(sum_mean)
@@ -434,7 +432,7 @@ def test_per_doc_stats_land_on_their_own_docs_under_two_ranks(monkeypatch):
         return [float(x) for x in items]
 
     cls = type("TaskOutput", (_FakeOutput,), {})
-    monkeypatch.setattr(host, "is_hanyi_task", lambda task: True)
+    monkeypatch.setattr(ownership, "is_hanyi_task", lambda task: True)
     run_intervals.patch_task_output(cls)
     monkeypatch.setenv("WORLD_SIZE", "2")
     # rank 0 scored docs 0, 2, 4; rank 1 docs 1, 3: gathered rank by rank; doc d scores d / 10
@@ -497,7 +495,7 @@ def test_hanyi_tasks_get_lmms_evals_standard_errors_without_its_per_metric_impor
     from lmms_eval.api import metrics
     from lmms_eval.evaluator_utils import TaskOutput
 
-    from hanyi import host
+    from hanyi.host import ownership
     from hanyi.metrics.resample import decomposed, sum_mean
 
     @decomposed(sum_mean)
@@ -509,7 +507,7 @@ def test_hanyi_tasks_get_lmms_evals_standard_errors_without_its_per_metric_impor
 
     table = {"m_mean": metrics.mean, "m_plain": plain, "m_dec": dec}
     items = [0.0, 1.0, 1.0, 0.5, 0.25]
-    monkeypatch.setattr(host, "is_hanyi_task", lambda task: True)
+    monkeypatch.setattr(ownership, "is_hanyi_task", lambda task: True)
     lmms_eval_way = _real_output(table, items)
     original = TaskOutput.calculate_aggregate_metric.__wrapped__  # under the interval hook
     original(lmms_eval_way, bootstrap_iters=100)

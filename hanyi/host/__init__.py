@@ -9,6 +9,9 @@ start-up hook off (``HANYI_NO_AUTOHOOK=1``), gives the same headline numbers. Wh
 * :mod:`hanyi.host.run_intervals`: run-time extras of ``hanyi eval`` only (standard errors of decomposed
   aggregations in the results, per-doc statistics in the sample log). ``hanyi report`` computes the same intervals
   from the sample log.
+* :mod:`hanyi.host.cache_chunks`: ``hanyi eval --use_cache``: every answer cached as it is made, under the key a
+  resumed run looks it up by.
+* :mod:`hanyi.host.ownership`: the one test of whether a task is hanyi's, which every extra applies first.
 
 Imported only by the start-up hook (:mod:`hanyi._autohook`) and ``hanyi eval`` (:mod:`hanyi.cli`). ``hanyi report``,
 the metrics and the task folders never import it.
@@ -17,18 +20,6 @@ the metrics and the task folders never import it.
 from __future__ import annotations
 
 import contextlib
-import os
-
-from hanyi import TASKS_DIR
-
-
-def is_hanyi_task(task) -> bool:
-    """True when ``task`` (an lmms-eval task object) is one of hanyi's: its ``process_results`` is defined in a file
-    under :data:`hanyi.TASKS_DIR`. The one test of "is this task hanyi's" in this package."""
-    fn = getattr(getattr(task, "config", None), "process_results", None)
-    code = getattr(fn, "__code__", None)
-    filename = os.path.abspath(code.co_filename) if code is not None else ""
-    return filename.startswith(os.path.abspath(TASKS_DIR) + os.sep)
 
 
 def install_eval_extras() -> None:

@@ -157,10 +157,10 @@ def wrap_aggregation(task_output_cls, marker: str, after=None, arguments=None) -
     """Wrap ``task_output_cls.calculate_aggregate_metric`` once per ``marker``: ``arguments(self, args, kwargs) ->
     (args, kwargs)`` gives what lmms-eval's method is called with, and ``after(self, args, kwargs)`` runs after
     lmms-eval has aggregated, with the arguments the wrapper was given; both for hanyi's tasks only
-    (:func:`hanyi.host.is_hanyi_task`). True if it patched."""
+    (:func:`hanyi.host.ownership.is_hanyi_task`). True if it patched."""
     import functools
 
-    from hanyi import host
+    from hanyi.host import ownership
 
     if task_output_cls is None:
         from lmms_eval.evaluator_utils import TaskOutput as task_output_cls
@@ -170,7 +170,7 @@ def wrap_aggregation(task_output_cls, marker: str, after=None, arguments=None) -
 
     @functools.wraps(original)
     def calculate_aggregate_metric(self, *args, **kwargs):
-        ours = host.is_hanyi_task(getattr(self, "task", None))
+        ours = ownership.is_hanyi_task(getattr(self, "task", None))
         call_args, call_kwargs = arguments(self, args, kwargs) if ours and arguments is not None else (args, kwargs)
         result = original(self, *call_args, **call_kwargs)
         if ours and after is not None:
