@@ -1,5 +1,5 @@
 """hanyi's per-request work on a served model's path: each prompt rendered once, pictures handed over as plain
-images (benchmarks/served_cost.py measures the cost; docs/performance.md)."""
+images (benchmarks/served_cost.py measures the cost; docs/dev/performance.md)."""
 
 import io
 

@@ -55,6 +55,7 @@ from dataclasses import dataclass, field
 
 from hanyi.leaderboard.entries import DUPLICATE, PENDING, REJECTED, Entry, Rejected
 from hanyi.leaderboard.submission_schema import show
+from hanyi.leaderboard.tasks_index import task_manager
 
 #: The largest submission file read (bytes): a full-size run of the largest benchmark is a few MB.
 MAX_BYTES = 64 * 1024 * 1024
@@ -552,21 +553,6 @@ def protocol(prov: dict, task, judge: str | None, fingerprint: str | None) -> di
 
 
 # ---- re-scoring through the replay model -----------------------------------------------------------------------------
-_TASK_MANAGER = None
-
-
-def task_manager():
-    """One lmms-eval TaskManager over hanyi's tasks only (the board's installed tasks)."""
-    global _TASK_MANAGER
-    if _TASK_MANAGER is None:
-        from lmms_eval.tasks import TaskManager
-
-        import hanyi
-
-        _TASK_MANAGER = TaskManager("ERROR", include_path=hanyi.TASKS_DIR, include_defaults=False)
-    return _TASK_MANAGER
-
-
 def _aggregations(task: str) -> dict:
     """``{metric: aggregation function}`` of the installed task's ``metric_list`` (as lmms-eval resolves it)."""
     from lmms_eval.api.registry import get_aggregation

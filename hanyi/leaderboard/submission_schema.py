@@ -289,7 +289,7 @@ def show(text, limit: int = 80) -> str:
 
 # ---- the installed tasks ---------------------------------------------------------------------------------------------
 def _task_manager():
-    from hanyi.leaderboard.intake import task_manager
+    from hanyi.leaderboard.tasks_index import task_manager
 
     return task_manager()
 
