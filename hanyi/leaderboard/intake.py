@@ -421,7 +421,8 @@ def _compare(path, digest, doc, tasks, run) -> tuple[Entry | None, list[str]]:
         entry.scales[name] = layer["scales"]
         entry.clusters[name] = layer["clusters"] or _verdict_clusters(run, name, sub)
         judge = board_judge if board_judge and judged else judge
-        entry.protocol[name] = protocol(layer["provenance"], t, judge, sub.get("data_fingerprint"))
+        backend = prov.get("model_backend") if isinstance(prov.get("model_backend"), dict) else None
+        entry.protocol[name] = protocol(layer["provenance"], t, judge, sub.get("data_fingerprint"), backend)
         entry.provenance[name] = {
             **{k: v for k, v in prov.items() if k not in ("limit",)},
             "judge_model": judge,
@@ -538,10 +539,17 @@ def _verdict_clusters(run, name: str, sub: dict) -> dict:
     return {line["doc_id"]: label for line, label in zip(lines, labels) if label is not None}
 
 
-def protocol(prov: dict, task, judge: str | None, fingerprint: str | None) -> dict[str, str | None]:
+def protocol(
+    prov: dict, task, judge: str | None, fingerprint: str | None, backend: dict | None = None
+) -> dict[str, str | None]:
     """The fields rows must share to be ranked together, from the board's re-scored provenance
-    (:func:`hanyi.results.provenance.task_provenance`) and the judge the verdicts name."""
+    (:func:`hanyi.results.provenance.task_provenance`) and the judge the verdicts name; and, named beside them, the
+    engine that produced the submitter's answers (``model_backend`` of the submitter's provenance: the board's own
+    re-score is always the replay model). The engine is part of the system under test, as the model is, so it never
+    splits a ranking (:data:`hanyi.leaderboard.ranking.SYSTEM_FIELDS`); the section's protocol line says which engines
+    its rows ran on, since numbers can move between backends (docs/run-at-scale.md)."""
     return {
+        "model_backend": str((backend or {}).get("engine") or "unrecorded"),
         "task_version": None if task.version is None else str(task.version),
         "prompt_variant": prov.get("prompt_variant") or "default",
         "judge_model": judge or "none",

@@ -207,6 +207,10 @@ def scale_interval(values: list[float], clusters: list | None = None) -> dict:
 
 #: Protocol fields that name a judge: they matter to a column only where the judge scored that column.
 JUDGE_FIELDS = ("judge", "judge_model", "judge_version")
+#: Protocol fields that describe the system under test, not how it is scored: named in a section's protocol line,
+#: never a reason to rank rows apart or to mark a cell (a vLLM-served model is ranked beside a transformers one, as
+#: two models are).
+SYSTEM_FIELDS = ("model_backend",)
 
 
 def entry_column(bench: str, entry: Entry) -> str:
@@ -236,7 +240,7 @@ def section_key(bench: str, entry: Entry) -> tuple:
     if not col:
         return ("", ())
     task = _split(col)[0]
-    fields = dict(entry.protocol.get(task) or {})
+    fields = {k: v for k, v in (entry.protocol.get(task) or {}).items() if k not in SYSTEM_FIELDS}
     judged_here = any(_split(c)[0] == task for c in entry.judged or {})
     if judged_here and col not in entry.judged:
         for k in JUDGE_FIELDS:
@@ -269,7 +273,12 @@ def section_protocol(entries: list[Entry]) -> dict:
             out[k] = values.pop()
             continue
         for t, per in sorted(per_task.items()):
-            out[f"{t}: {k}"] = next(iter(per)) if len(per) == 1 else "differs by row (marked on the cells)"
+            if len(per) == 1:
+                out[f"{t}: {k}"] = next(iter(per))
+            elif k in SYSTEM_FIELDS:  # named, never marked: rows may run on different engines
+                out[f"{t}: {k}"] = ", ".join(f"{v} ({n} row{'s' * (n != 1)})" for v, n in sorted(per.items(), key=str))
+            else:
+                out[f"{t}: {k}"] = "differs by row (marked on the cells)"
     return out
 
 
@@ -651,6 +660,7 @@ def _mark_differences(rows: list[Row], entries: list[Entry]) -> None:
                 if (task, str(k)) in majorities
                 and v != majorities[(task, str(k))][0]
                 and (judged or k not in JUDGE_FIELDS)
+                and k not in SYSTEM_FIELDS
             ]
             if diffs:
                 note = "another protocol than the section's: " + ", ".join(diffs)

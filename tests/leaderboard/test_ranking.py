@@ -560,3 +560,26 @@ def test_a_judge_of_another_metric_of_the_ranking_task_neither_splits_nor_marks_
     assert section.ranking_column == "cii_none/acc" and c.rank == 3
     assert "judge_model" not in c.cells["cii_none/acc"].note
     assert "judge_model=judge-b" in c.cells["cii_none/judge_score"].note
+
+
+def test_the_engine_that_served_the_answers_is_named_in_the_protocol_and_never_splits_or_marks(no_anchors):
+    entries = [two_tasks("a", ones(*range(9)), [4.0, 3.0]), two_tasks("b", ones(*range(6)), [2.0, 5.0])]
+    entries.append(two_tasks("v", ones(*range(3)), [5.0, 5.0]))
+    for e, engine in zip(entries, ("transformers", "transformers", "vllm")):
+        for fields in e.protocol.values():
+            fields["model_backend"] = engine
+    (section,) = ranking.rank(entries, [], no_anchors).sections  # one ranking: the engine is part of the system
+    assert [r.rank for r in ranked_rows(section)] == [1, 2, 3]
+    v = next(r for r in ranked_rows(section) if r.label == "v")
+    assert all("model_backend" not in (c.note or "") for c in v.cells.values())
+    assert section.protocol["cii_none: model_backend"] == "transformers (2 rows), vllm (1 row)"
+
+
+def test_the_intake_protocol_names_the_submitters_engine():
+    from types import SimpleNamespace
+
+    from hanyi.leaderboard.intake import protocol
+
+    task = SimpleNamespace(version=1.0)
+    assert protocol({}, task, None, None, {"engine": "sglang", "host": "h"})["model_backend"] == "sglang"
+    assert protocol({}, task, None, None)["model_backend"] == "unrecorded"
