@@ -673,7 +673,7 @@ def test_exported_groups_score_exactly_like_hanyi(exported, evaluate, tmp_path):
     theirs = _comparable(theirs)
     assert sorted(ours) == sorted(theirs)
     # exactly, but for a backbone value (element_sim): another process, whose MiniLM encoded other batches (this
-    # worker's earlier tests filled its cache), within the float rule (docs/dev/contributing.md)
+    # worker's earlier tests filled its cache), within the float rule (docs/contributing.md)
     assert floats.differences(ours, theirs) == []
     assert any(isinstance(v, float) for m in ours.values() for v in m.values())  # real numbers were compared
 
