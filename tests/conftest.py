@@ -112,7 +112,7 @@ def fake_judge():
     import importlib.util
     import sys
 
-    name = "hanyi_tests_judge_server"  # the same module object tests/metrics/test_judge.py loads
+    name = "hanyi_tests_judge_server"  # the same module object tests/metrics/judge/helpers.py loads
     if name not in sys.modules:
         spec = importlib.util.spec_from_file_location(name, os.path.join(os.path.dirname(__file__), "judge_server.py"))
         sys.modules[name] = importlib.util.module_from_spec(spec)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import logging
 import math
@@ -30,53 +29,8 @@ from hanyi.metrics.judge import (
     summarize_judgements,
     warn_judge_disabled,
 )
-from hanyi.metrics.judge.config import ENV_VARS
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
-
-
-def _load_judge_server():
-    name = "hanyi_tests_judge_server"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, REPO_ROOT / "tests" / "judge_server.py")
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[name]
-
-
-judge_server = _load_judge_server()
-
-
-def score_1_to_5(text: str) -> int | None:
-    return parse_integer_score(text, 1, 5)
-
-
-def expected_score(prompt: str) -> int:
-    return score_1_to_5(judge_server.default_answer([{"role": "user", "content": prompt}]))
-
-
-def make_config(base_url: str, cache_dir: Path, **overrides) -> JudgeConfig:
-    options = dict(concurrency=4, max_retries=10, backoff_base_s=0.005, backoff_max_s=0.05, timeout_s=10.0)
-    options.update(overrides)
-    return JudgeConfig(base_url=base_url, model="fake-judge", cache_dir=str(cache_dir), **options)
-
-
-def cache_files(cache_dir: Path) -> list[Path]:
-    return sorted(p for p in cache_dir.rglob("*.json") if not p.name.startswith(".tmp-"))
-
-
-@pytest.fixture
-def fake_judge():
-    with judge_server.serve_fake_judge() as server:
-        yield server
-
-
-@pytest.fixture(autouse=True)
-def _no_judge_env(monkeypatch):
-    for var, _ in ENV_VARS.values():
-        monkeypatch.delenv(var, raising=False)
-
+from .helpers import REPO_ROOT, cache_files, expected_score, judge_server, make_config, score_1_to_5
 
 # A child process that judges N prompts; optionally waits for a start signal so two children overlap.
 CHILD = textwrap.dedent(

@@ -10,21 +10,8 @@ import time
 import pytest
 
 from hanyi.metrics.judge import JudgeClient
-from hanyi.metrics.judge.config import ENV_VARS
 
-from .test_judge import judge_server, make_config, score_1_to_5
-
-
-@pytest.fixture
-def fake_judge():
-    with judge_server.serve_fake_judge() as server:
-        yield server
-
-
-@pytest.fixture(autouse=True)
-def _no_judge_env(monkeypatch):
-    for var, _ in ENV_VARS.values():
-        monkeypatch.delenv(var, raising=False)
+from .helpers import judge_server, make_config, score_1_to_5
 
 
 def _closed_port() -> int:
