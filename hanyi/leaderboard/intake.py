@@ -29,6 +29,11 @@ on the board (``HANYI_JUDGE_BASE_URL`` + ``HANYI_JUDGE_MODEL``) the re-score jud
 kept (``Entry.judged`` says which). A re-score that fails after every check passed is the board's failure: the file
 is pending, not cached, and the next build retries it; so is any error the checks did not foresee.
 
+A benchmark whose headline is a group's number (:data:`SCORED_GROUPS`: VULCA-Bench's all-sample DCR over its eight
+cultures) has that group re-scored too when the submission holds every task of it: lmms-eval computes the group's
+aggregate, and the entry keeps it as a task of its own (its docs keyed by their place in the group,
+:func:`hanyi.results.perdoc.doc_keys`). A submission claims only its tasks, so the group's values are the board's.
+
 Across files (:func:`intake`), in the order they arrived (recorded in the cache, never the folder's alphabetical
 order): an accepted file whose predictions of a task are those of an earlier accepted file (:func:`content_hashes`:
 identity by content, whatever the bytes, key order or model name) is a duplicate of it; a model name that looks like
@@ -60,7 +65,10 @@ from hanyi.leaderboard.tasks_index import task_manager
 #: The largest submission file read (bytes): a full-size run of the largest benchmark is a few MB.
 MAX_BYTES = 64 * 1024 * 1024
 #: Format of the cache files (bump when Entry or the checks change).
-CACHE_VERSION = 2
+CACHE_VERSION = 3
+#: Per benchmark, the groups the board re-scores as a whole when a submission holds every one of their tasks: the
+#: group whose aggregate is the paper's headline (hanyi.leaderboard.ranking.RANKING_COLUMNS ranks by it).
+SCORED_GROUPS = {"vulca_bench": ("vulca_bench",)}
 #: The file in the cache folder that records the order submissions arrived in (``{"<sha256> <path>": number}``).
 ARRIVALS = "arrivals.json"
 #: What ``check`` says (and the exit code it uses) when the board, not the file, failed.
@@ -339,15 +347,18 @@ def check_document(path: str, digest: str | None, doc, reasons: list[str]) -> En
     if reasons:
         return _refused(path, digest, doc, reasons)
     tasks = sorted(doc["tasks"])
+    groups = scored_groups(doc["benchmark"], tasks)
     with tempfile.TemporaryDirectory(prefix="hanyi-board-") as work:
         try:
-            run = rescore(doc, tasks, work)
+            run = rescore(doc, tasks, work, groups)
         except Exception as exc:  # the input passed every check: the board's data, scorer or judge failed
             from hanyi.results.runs import one_line
 
             why = one_line(f"{PENDING_NOTE} (the re-score failed: {type(exc).__name__}: {exc})")[:500]
             return _refused(path, digest, doc, [why], PENDING)
         entry, reasons = _compare(path, digest, doc, tasks, run)
+        if entry is not None:
+            reasons = _add_groups(entry, run, groups)
     if reasons:
         return _refused(path, digest, doc, reasons)
     entry.content = content_hashes(doc)
@@ -433,6 +444,47 @@ def _compare(path, digest, doc, tasks, run) -> tuple[Entry | None, list[str]]:
             },
         }
     return (None if reasons else entry), reasons
+
+
+def scored_groups(benchmark: str, tasks: list[str]) -> dict[str, list[str]]:
+    """``{group: its tasks}`` of the :data:`SCORED_GROUPS` of ``benchmark`` whose every task ``tasks`` holds."""
+    out = {}
+    for group in SCORED_GROUPS.get(benchmark, ()):
+        members = task_manager()._get_config(group).get("task") or []
+        if members and all(isinstance(m, str) and m in tasks for m in members):
+            out[group] = list(members)
+    return out
+
+
+def _add_groups(entry: Entry, run, groups: dict[str, list[str]]) -> list[str]:
+    """The re-scored groups as tasks of ``entry``: values, per-doc scores (keyed by the doc's place in the group),
+    clusters, and the protocol its tasks share (the data's fingerprint: the group's own docs); a reason when the
+    re-score has no such group or its tasks' protocols differ."""
+    from hanyi.leaderboard.submission_schema import judged_metrics
+    from hanyi.results import perdoc
+
+    reasons = []
+    for group, members in groups.items():
+        t = run.tasks.get(group)
+        if t is None or not t.is_group:
+            reasons.append(f"{group}: the board's re-score has no value for the group")
+            continue
+        # the group aggregates no judged metric: a judge of its tasks' own judged columns is no part of its protocol
+        skip = ("data_fingerprint", "judge_model", "judge_version")
+        protocols = [{k: v for k, v in entry.protocol[m].items() if k not in skip} for m in members]
+        if any(p != protocols[0] for p in protocols):
+            reasons.append(f"{group}: its tasks were not run under one protocol (version, prompt, backbones)")
+            continue
+        judged = {m for member in members for m in judged_metrics(member)}
+        layer = perdoc.task_layer(run, group)
+        entry.values[group] = {m: v for m, v in layer["values"].items() if math.isfinite(v) and m not in judged}
+        entry.per_doc[group] = {m: v for m, v in layer["metrics"].items() if m not in judged}
+        entry.scales[group] = {m: v for m, v in layer["scales"].items() if m not in judged}
+        entry.clusters[group] = layer["clusters"]
+        fingerprint = perdoc.data_fingerprint(layer["hashes"])
+        entry.protocol[group] = {**entry.protocol[members[0]], "judge_model": "none", "data_fingerprint": fingerprint}
+        entry.provenance[group] = {**entry.provenance[members[0]], "judge_model": None, "tasks": list(members)}
+    return reasons
 
 
 def _minor(version: str) -> str | None:
@@ -572,9 +624,10 @@ def _aggregations(task: str) -> dict:
     return {k: v for k, v in out.items() if callable(v)}
 
 
-def rescore(doc: dict, tasks: list[str], work: str):
+def rescore(doc: dict, tasks: list[str], work: str, groups: dict[str, list[str]] | None = None):
     """The board's run of ``tasks`` on the submission's predictions: a replay file, lmms-eval's evaluator, the
-    results and sample logs written as the CLI writes them, read back as a :class:`hanyi.results.runs.Run`."""
+    results and sample logs written as the CLI writes them, read back as a :class:`hanyi.results.runs.Run`.
+    ``groups`` (:func:`scored_groups`) are evaluated as groups, so the run holds their aggregates too."""
     from lmms_eval import evaluator
 
     from hanyi.models.replay import ReplayModel
@@ -592,7 +645,7 @@ def rescore(doc: dict, tasks: list[str], work: str):
     with _quiet():
         results = evaluator.simple_evaluate(
             model=ReplayModel(path=path, on_missing="empty"),
-            tasks=tasks,
+            tasks=[*(groups or {}), *(t for t in tasks if not any(t in m for m in (groups or {}).values()))],
             task_manager=task_manager(),
             log_samples=True,
             bootstrap_iters=0,

@@ -26,6 +26,11 @@ shown with :data:`UNVERIFIED_NOTE`, never a ranking column and never a reason to
   Homo and Hetero only, and with 500 puns each the pooled share is their mean; then the SM and LM settings'.
 * VULCA: ``vulca_baseline/expert_alignment``, the §4.4 / Table 1 alignment of the model's own (not persona-guided)
   critiques; its tables 4, 5 and 7 are per-feature scores with no overall column.
+* VULCA-Bench: ``vulca_bench/dcr``, the all-sample Dimension Coverage Rate (the paper's headline, the release's mean
+  over every critique): the group, which the intake re-scores when a submission holds all eight cultures
+  (:data:`hanyi.leaderboard.intake.SCORED_GROUPS`), its docs keyed by their place in the group so the cultures' doc
+  ids never collide and clustered on the artwork; a submission of fewer cultures is ranked apart by the first
+  culture's ``dcr`` it has, in the release's order (western, chinese, ... korean).
 
 **Cells** are value [95 % interval] by the report's method for a mean of per-doc scores
 (:func:`hanyi.results.stats.interval`: exact Clopper-Pearson for 0/1 scores, clustered by the design effect where
@@ -85,6 +90,9 @@ from hanyi.results import anchors as anchor_mod
 RANK_ITERS = 1000
 #: The level of the tier tests (after Holm).
 ALPHA = 0.05
+#: VULCA-Bench's cultures in the release's (and the group's) order: a section without the whole group ranks by the
+#: first of these every row has.
+VULCA_BENCH_CULTURES = ("western", "chinese", "japanese", "islamic", "mural", "hermitage", "indian", "korean")
 #: Per benchmark, the ranking column candidates in order (``(task, metric)``); see the module docstring.
 RANKING_COLUMNS = {
     "punrebus": (
@@ -107,6 +115,10 @@ RANKING_COLUMNS = {
         ("unpie_grounding_text", "exact_match"),
     ),
     "vulca": (("vulca_baseline", "expert_alignment"), ("vulca", "expert_alignment")),
+    "vulca_bench": (
+        ("vulca_bench", "dcr"),
+        *((f"vulca_bench_{c}", "dcr") for c in VULCA_BENCH_CULTURES),
+    ),
 }
 
 

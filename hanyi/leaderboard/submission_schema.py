@@ -323,6 +323,10 @@ def judged_metrics(task: str) -> frozenset:
         from hanyi.tasks.unpie.constants import JUDGE_METRIC
 
         return frozenset([JUDGE_METRIC])
+    if task.startswith("vulca_bench_"):  # VULCA-Bench, another benchmark than VULCA (whose prefix it shares)
+        from hanyi.tasks.vulca_bench.constants import JUDGE_METRIC
+
+        return frozenset([JUDGE_METRIC])
     if task.startswith("vulca_"):
         from hanyi.submit.hanyi_format import JUDGED_FIELDS
 

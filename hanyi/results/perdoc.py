@@ -9,7 +9,8 @@ the re-scored run here. One implementation each of:
   aggregate lmms-eval reported (as a fraction or a percentage: the ``scale``);
 * :func:`cluster_key` / :func:`cluster_labels` / :func:`doc_clusters`: the docs that share an image, story or pun;
 * :func:`doc_hashes`: each doc's content hash (:func:`hanyi.results.samples.content_hash`);
-* :func:`task_layer`: all of that for one task of one run, with its provenance, as plain dicts keyed by ``doc_id``.
+* :func:`task_layer`: all of that for one task of one run, with its provenance, as plain dicts keyed by ``doc_id``
+  (a group: by the doc's place in the group, :func:`doc_keys`, since each of its tasks numbers its docs from 0).
 """
 
 from __future__ import annotations
@@ -215,23 +216,45 @@ def task_layer(run: Run, task: str) -> dict:
     aggregate}), ``clusters`` ({doc_id: label}; empty when the task names no ``cluster_key``), ``hashes`` ({doc_id:
     content hash}) and ``provenance`` (:func:`hanyi.results.provenance.task_provenance`)."""
     t = run.tasks[task]
+    key = doc_keys(run, task)
     values, metrics, scales = {}, {}, {}
     for name, m in t.metrics.items():
         if isinstance(m.value, (int, float)) and not isinstance(m.value, bool):
             values[name] = m.value
             vals, scale = per_doc(run, task, name)
             if vals:
-                metrics[name] = {d: v for (_, d), v in vals.items()}
+                metrics[name] = {key(k): v for k, v in vals.items()}
                 scales[name] = scale
     _key, clusters = doc_clusters(run, task, next(iter(metrics), ""))
     return {
         "values": values,
         "metrics": metrics,
         "scales": scales,
-        "clusters": {d: label for (_, d), label in clusters.items() if label is not None},
-        "hashes": {d: h for (_, d), h in doc_hashes(run, task).items()},
+        "clusters": {key(k): label for k, label in clusters.items() if label is not None},
+        "hashes": {key(k): h for k, h in doc_hashes(run, task).items()},
         "provenance": t.provenance,
     }
+
+
+def doc_keys(run: Run, task: str):
+    """``key((leaf task, doc_id)) -> int``: the layer's doc key. A task's is its ``doc_id``; a group's tasks each
+    number their docs from 0, so a group's key is the doc's place in the group: its ``doc_id`` plus the docs of the
+    tasks before its own, in the group's order (each task's split size, else its largest logged ``doc_id`` + 1). Runs
+    of one group on one data therefore give each doc the same key, and no two docs share one.
+
+    A non-group task's keys are its doc ids, unchanged."""
+    t = run.tasks.get(task)
+    if t is None or not t.is_group:
+        return lambda k: k[1]
+    offsets, start = {}, 0
+    for leaf in leaves(run, task):
+        offsets[leaf] = start
+        lt = run.tasks.get(leaf)
+        ids = [s.get("doc_id") for s in (lt.samples if lt else None) or () if isinstance(s, dict)]
+        ids = [d for d in ids if isinstance(d, int)]
+        size = lt.n_original if lt is not None and isinstance(lt.n_original, int) else 0
+        start += max(size, max(ids, default=-1) + 1)
+    return lambda k: offsets[k[0]] + k[1]
 
 
 def data_fingerprint(hashes: dict[int, str | None]) -> str:

@@ -5,6 +5,7 @@ from hanyi.metrics import vulca_bench as vb
 from hanyi.metrics.vulca_bench_bilingual import dcr_bilingual
 from hanyi.tasks import _common
 from hanyi.tasks._common import render, require_images, visuals
+from hanyi.tasks.vulca_bench.constants import JUDGE_METRIC
 
 ValidUtf8Responses = _common.ValidUtf8Responses  # the response filter every task YAML names
 _FIX = "Rebuild the data with `hanyi prepare vulca_bench --jsonl <release jsonl> --images <dir>`."
@@ -121,9 +122,9 @@ def _judge(doc, text, tag) -> dict:
 
     config = JudgeConfig.from_env()
     if config is None:
-        warn_judge_disabled(["judge_score_uncalibrated"])
+        warn_judge_disabled([JUDGE_METRIC])
         return {}
     prompt = render("vulca_bench", "judge.jinja", critique=text.strip(), culture=tag["culture"], title=doc.get("title"))
     (result,) = get_judge_client(config).judge_many([prompt], lambda t: parse_integer_score(t, 1, 5))
     score = float("nan") if result.value is None else float(result.value)
-    return {"judge_score_uncalibrated": {"score": score, "error": result.error, "judge_model": config.model, **tag}}
+    return {JUDGE_METRIC: {"score": score, "error": result.error, "judge_model": config.model, **tag}}
