@@ -123,7 +123,7 @@ def check_content(out: str, label: str, host: str) -> bool:
     ok = True
     for name in sorted(os.listdir(out)):
         path = os.path.join(out, name, "README.md")
-        if not os.path.isfile(path) or name in ("_task_utils", "hanyi_common"):
+        if not os.path.isfile(path) or name in ("_task_utils", "cultural_utils"):
             continue
         with open(path, encoding="utf-8") as f:
             text = f.read()

@@ -4,7 +4,7 @@ The equivalence test (slow) runs lmms-eval's own ``dummy`` model over the five b
 hanyi's tasks in this process and once through the exported folders in a subprocess where ``hanyi`` is a shadow
 package that raises on import and the start-up hook is off, and requires identical results. The exported folders sit
 in ``lmms_eval/tasks/`` once merged; the subprocesses stand for that by adding the export directory to
-``lmms_eval.tasks.__path__`` (so ``lmms_eval.tasks._task_utils.hanyi_common`` and ``lmms_eval.tasks.<bench>`` import).
+``lmms_eval.tasks.__path__`` (so ``lmms_eval.tasks._task_utils.cultural_utils`` and ``lmms_eval.tasks.<bench>`` import).
 """
 
 from __future__ import annotations
@@ -176,7 +176,7 @@ def exported_hub(tmp_path_factory) -> str:
 
 
 def test_git_add_stages_every_exported_file(exported_hub):
-    """Issue 41 item 1: upstream's ``.gitignore`` has ``data/``, so ``git add`` left ``hanyi_common/data/`` (12 files
+    """Issue 41 item 1: upstream's ``.gitignore`` has ``data/``, so ``git add`` left ``cultural_utils/data/`` (12 files
     that every folder imports) out of the pull request. Git's own matching, with upstream's ignore rules (a dated copy
     in ``docs/upstream/lmms-eval.gitignore``), on the export copied into ``lmms_eval/tasks/``: nothing is ignored.
     (``--data-root sample`` copies the samples for local tests; CII's keeps the hub's ``data/`` layout its YAML
@@ -460,7 +460,7 @@ def test_rewrite_refuses_a_bare_hanyi_name():
     with pytest.raises(lt.ExportError, match="binds the name"):
         lt.rewrite_imports("import hanyi.metrics\n", "z.py")
     out = lt.rewrite_imports("def f():\n    from hanyi.metrics import choice\n    return choice\n", "x.py")
-    assert "from lmms_eval.tasks._task_utils.hanyi_common.metrics import choice" in out
+    assert "from lmms_eval.tasks._task_utils.cultural_utils.metrics import choice" in out
     out = lt.rewrite_imports("from hanyi.tasks.cii import utils\n", "x.py")
     assert out == "from lmms_eval.tasks.cii import utils\n"
 
@@ -519,10 +519,10 @@ def test_exported_glue_loads_with_hanyi_blocked(exported, tmp_path):
         "    spec = importlib.util.spec_from_file_location(os.path.basename(path)[:-3], path)\n"
         "    spec.loader.exec_module(importlib.util.module_from_spec(spec))\n"
         "assert not [m for m in sys.modules if m == 'hanyi' or m.startswith('hanyi.')]\n"
-        "from lmms_eval.tasks._task_utils import hanyi_common\n"
-        "from lmms_eval.tasks._task_utils.hanyi_common.task_data import vulca_embed_reference, vulca_reference\n"
+        "from lmms_eval.tasks._task_utils import cultural_utils\n"
+        "from lmms_eval.tasks._task_utils.cultural_utils.task_data import vulca_embed_reference, vulca_reference\n"
         "assert os.path.isfile(vulca_reference.DEFAULT_OUT) and os.path.isfile(vulca_embed_reference.DEFAULT_OUT)\n"
-        "print(hanyi_common.TASKS_DIR)\n"
+        "print(cultural_utils.TASKS_DIR)\n"
     )
     proc = subprocess.run(
         [sys.executable, "-c", script], cwd=str(tmp_path), env=_shadow_env(str(tmp_path)), capture_output=True,
@@ -536,10 +536,10 @@ _SETTINGS_PROBE = """
 import json, os, sys
 import lmms_eval.tasks
 lmms_eval.tasks.__path__.append(sys.argv[1])  # as if the export were copied into lmms_eval/tasks/
-from lmms_eval.tasks._task_utils.hanyi_common import settings
-from lmms_eval.tasks._task_utils.hanyi_common.metrics import reference_choice
-from lmms_eval.tasks._task_utils.hanyi_common.metrics.judge.config import JudgeConfig
-from lmms_eval.tasks._task_utils.hanyi_common.metrics.zeroshot_nli import NLIConfig
+from lmms_eval.tasks._task_utils.cultural_utils import settings
+from lmms_eval.tasks._task_utils.cultural_utils.metrics import reference_choice
+from lmms_eval.tasks._task_utils.cultural_utils.metrics.judge.config import JudgeConfig
+from lmms_eval.tasks._task_utils.cultural_utils.metrics.zeroshot_nli import NLIConfig
 judge = JudgeConfig.from_env()
 try:
     settings.value("cvlue_loglik")
@@ -601,8 +601,8 @@ import json, sys
 import lmms_eval.tasks
 lmms_eval.tasks.__path__.append(sys.argv[1])  # as if the export were copied into lmms_eval/tasks/
 from loguru import logger
-from lmms_eval.tasks._task_utils.hanyi_common.metrics import circular
-from lmms_eval.tasks._task_utils.hanyi_common.metrics.judge.config import JudgeConfig
+from lmms_eval.tasks._task_utils.cultural_utils.metrics import circular
+from lmms_eval.tasks._task_utils.cultural_utils.metrics.judge.config import JudgeConfig
 seen = []
 logger.add(lambda m: seen.append([m.record["level"].name, m.record["name"], m.record["message"]]), level="DEBUG")
 circular.complete_questions([{"qid": "a", "rotation": 0, "n_rotations": 2}], warn=True)

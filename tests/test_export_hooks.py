@@ -101,9 +101,9 @@ def _environment(folder: pathlib.Path):
 def test_prompts_render_the_official_bytes_after_the_hooks(hooked, upstream):
     repo = hooked[upstream][0]
     if upstream == "lmms-eval":
-        lib, folders = repo / "lmms_eval/tasks/_task_utils/hanyi_common", repo / "lmms_eval/tasks"
+        lib, folders = repo / "lmms_eval/tasks/_task_utils/cultural_utils", repo / "lmms_eval/tasks"
     else:
-        lib = repo / "lm_eval/tasks/hanyi_common"
+        lib = repo / "lm_eval/tasks/cultural_utils"
         folders = lib / "tasks"
     common = (lib / "tasks" / "_common.py").read_text(encoding="utf-8")
     assert "keep_trailing_newline=False" in common and "StrictUndefined" in common

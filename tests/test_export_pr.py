@@ -78,7 +78,7 @@ def test_applying_the_lm_eval_pull_request_adds_folders_rows_and_extras(lm_expor
     assert "pyproject.toml" in written and "lm_eval/tasks/README.md" in written
     assert not (checkout / "lm_eval/tasks/PULL_REQUEST.md").exists()  # the description stays beside, not inside
     assert (checkout / "lm_eval/tasks/unpie/README.md").is_file()
-    assert (checkout / "lm_eval/tasks/hanyi_common/__init__.py").is_file()
+    assert (checkout / "lm_eval/tasks/cultural_utils/__init__.py").is_file()
     families = re.findall(r"^\| \[(\w+)\]", (checkout / "lm_eval/tasks/README.md").read_text(), re.M)
     assert families == ["aclue", "cii", "mmlu", "punrebus", "unpie", "xnli"]  # alphabetical, as upstream keeps it
     extras = tomllib.loads((checkout / "pyproject.toml").read_text())["project"]["optional-dependencies"]
@@ -121,7 +121,7 @@ def test_one_lm_eval_pull_request_per_benchmark_carries_only_what_it_imports(tmp
 
     out = tmp_path / "cii-pr"
     assert export_main(["lm-eval", "--out", str(out), "--benchmarks", "cii"]) == 0
-    assert sorted(p.name for p in out.iterdir()) == [".hanyi-export.json", "PULL_REQUEST.md", "cii", "hanyi_common"]
+    assert sorted(p.name for p in out.iterdir()) == [".hanyi-export.json", "PULL_REQUEST.md", "cii", "cultural_utils"]
     lines = sum(len(p.read_text(encoding="utf-8").splitlines()) for p in out.rglob("*.py"))
     assert lines <= 2500, lines
     assert requirements.extra_packages([str(out)], "lm_eval") == []

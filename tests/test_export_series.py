@@ -60,7 +60,7 @@ def test_the_shared_pull_request_imports_on_its_own_and_each_benchmark_on_top(ma
         "import lmms_eval.tasks\n"
         "root = sys.argv[1]\n"
         "lmms_eval.tasks.__path__.append(root)\n"
-        "lib = os.path.join(root, '_task_utils', 'hanyi_common')\n"
+        "lib = os.path.join(root, '_task_utils', 'cultural_utils')\n"
         "for dirpath, _, files in sorted(os.walk(lib)):\n"
         "    for f in sorted(files):\n"
         "        if f.endswith('.py'):\n"

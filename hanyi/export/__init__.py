@@ -1,7 +1,7 @@
 """``hanyi export``: hanyi's tasks as self-contained folders for other harnesses (see ``docs/upstream.md``).
 
 * ``hanyi export lmms-eval --out DIR [--benchmarks ...] [--data-root sample|<dir>|hub]`` writes one folder per
-  benchmark and the code they share (``_task_utils/hanyi_common/``), ready to copy into ``lmms_eval/tasks/``
+  benchmark and the code they share (``_task_utils/cultural_utils/``), ready to copy into ``lmms_eval/tasks/``
   (:mod:`hanyi.export.lmms_eval_tasks`); it needs black, isort and ruff at upstream's pins (``pip install -c constraints.txt 'hanyi[export]'``).
 * ``--dataset-repo BENCH=ORG/NAME`` writes that hub dataset as BENCH's ``dataset_path`` (one per benchmark).
 * ``hanyi export lm-eval --out DIR [--data-root ...]`` writes the lm-eval tasks (``hanyi/lm_eval_tasks``) as folders
@@ -50,7 +50,7 @@ def main(argv=None, prog: str = "hanyi export") -> int:
                    "review cap: --out/shared/ first, then --out/<bench>/ (--benchmarks ignored)")  # fmt: skip
     p.add_argument("--force", action="store_true", help="replace a PULL_REQUEST.md in --out that hanyi did not write")
     q = subs.add_parser("lm-eval", help="task folders for lm-evaluation-harness (lm_eval/tasks/<name>/)")
-    q.add_argument("--out", required=True, help="directory to write <benchmark>/ folders and hanyi_common/ into")
+    q.add_argument("--out", required=True, help="directory to write <benchmark>/ folders and cultural_utils/ into")
     q.add_argument("--data-root", default="hub", help="dataset_path, as for lmms-eval")
     q.add_argument("--dataset-repo", action="append", default=[], metavar="BENCH=ORG/NAME")
     q.add_argument("--benchmarks", nargs="+", metavar="BENCH", help="only these (one pull request per benchmark)")

@@ -3,9 +3,9 @@
 The machinery is the lmms-eval exporter's (:mod:`hanyi.export.lmms_eval_tasks`, with :data:`LM_EVAL` as its target);
 what differs is only where things go and what is fixed at export time:
 
-* ``<out>/<bench>/`` holds the YAMLs and ``utils.py`` of ``hanyi/lm_eval_tasks/<bench>/``; ``<out>/hanyi_common/``
+* ``<out>/<bench>/`` holds the YAMLs and ``utils.py`` of ``hanyi/lm_eval_tasks/<bench>/``; ``<out>/cultural_utils/``
   the shared code they reach (the lmms-eval glue of ``hanyi/tasks/<bench>/`` included, as
-  ``lm_eval.tasks.hanyi_common.tasks.<bench>``, with its templates): copy ``<out>/*`` into ``lm_eval/tasks/``.
+  ``lm_eval.tasks.cultural_utils.tasks.<bench>``, with its templates): copy ``<out>/*`` into ``lm_eval/tasks/``.
 * Each ``metric_list: !function utils.X`` (the lmms-eval task's list, read at run time under hanyi) is written out as
   plain YAML; every ``!function hanyi.a.b.f`` becomes ``!function utils.f``, imported in ``utils.py``.
 * The ``default`` prompt kwargs of the lmms-eval task YAMLs are baked into the generated ``_glue`` (no YAML of hanyi is
@@ -30,7 +30,7 @@ from hanyi.export import lmms_eval_tasks as lt
 from hanyi.task_yaml import FunctionRef, read
 
 LM_EVAL = lt.Target(
-    f"{lt.ROOT}.lm_eval_tasks", "lm_eval.tasks", "hanyi_common", "lm_eval.tasks.hanyi_common",
+    f"{lt.ROOT}.lm_eval_tasks", "lm_eval.tasks", "cultural_utils", "lm_eval.tasks.cultural_utils",
     '_os.path.join(_os.path.dirname(_os.path.abspath(__file__)), "tasks")', "where the lmms-eval glue's templates are",
 )  # fmt: skip
 GLUE = f"{lt.ROOT}.lm_eval_tasks._glue"
@@ -123,7 +123,7 @@ def _metric_yaml(bench: str, task: str, imports: dict) -> str:
 
 def export(out: str, data_root: str = "hub", repos=None, only=None) -> dict:
     """Write ``<out>/<bench>/`` for each lm-eval benchmark (``only`` those: one pull request per benchmark, the shared
-    code then what they import) and ``<out>/hanyi_common/``; returns what was written."""
+    code then what they import) and ``<out>/cultural_utils/``; returns what was written."""
     chosen = [b for b in benchmarks() if not only or b in only]
     unknown = sorted(set(only or ()) - set(benchmarks()))
     if unknown:
@@ -222,7 +222,7 @@ def pull_request(out: str, benchmarks: list[str]) -> str:
 
     pkgs = requirements.extra_packages([os.path.join(out, d) for d in [*benchmarks, LM_EVAL.lib_dir]], "lm_eval")
     lines = ["# Add text-only tasks of Chinese/visual-pun benchmarks: " + ", ".join(benchmarks), "",
-             "One folder per benchmark under `lm_eval/tasks/` (YAMLs and a `utils.py`), and `lm_eval/tasks/hanyi_common/`, "
+             "One folder per benchmark under `lm_eval/tasks/` (YAMLs and a `utils.py`), and `lm_eval/tasks/cultural_utils/`, "
              "the metric, prompt and data code they share (lm-eval has no shared-helper folder; the name is not "
              "`data/`, which lm-eval's `.gitignore` ignores). Each folder's README gives the paper, BibTeX, tasks, "
              "metrics, data access and requirements.", "", "## Folders", ""]  # fmt: skip
@@ -276,7 +276,7 @@ def _readme(bench: str, path_value: str, folder: str | None = None) -> str:
     out = "\n".join([
         title, "",
         "lm-evaluation-harness tasks; prompts and scoring as the lmms-eval tasks of the same name. The code the "
-        "folders share is in `lm_eval/tasks/hanyi_common/`.", "",
+        "folders share is in `lm_eval/tasks/cultural_utils/`.", "",
         f"## Paper\n\n{paper.strip()}\n",
         "\n".join(readme.data_access(bench, path_value)) + "\n",
         "\n".join(readme.requirements_section(folder, "lm_eval", extra=bench)) + "\n" if folder else "",

@@ -5,8 +5,8 @@ Everything is derived from the source tree at export time; nothing here lists a 
 * ``<out>/<bench>/`` holds the benchmark's YAMLs, ``templates/`` and resources, and the ``.py`` files of
   ``hanyi/tasks/<bench>/`` that its YAMLs reach (``!function`` targets and what they import from the folder), with
   ``dataset_path: !function dataset.path`` replaced by a plain string (the folder's ``dataset.py`` stays behind).
-* ``<out>/_task_utils/hanyi_common/`` holds, once for all folders, the shared code those files use, imported as
-  ``lmms_eval.tasks._task_utils.hanyi_common.<module>`` (upstream's own shared-helper folder is
+* ``<out>/_task_utils/cultural_utils/`` holds, once for all folders, the shared code those files use, imported as
+  ``lmms_eval.tasks._task_utils.cultural_utils.<module>`` (upstream's own shared-helper folder is
   ``lmms_eval/tasks/_task_utils/``). Only the top-level statements the folders reach are copied
   (:mod:`hanyi.export.closure`), so report, CLI, data preparation and the like stay behind; the metric code keeps one
   source, ``hanyi/metrics``, and the copies are regenerated, never edited (``--check`` catches drift).
@@ -484,7 +484,7 @@ def record(out: str, paths) -> None:
 
 def _owned(path: str, legacy_file: str = "", legacy_marker: str = "") -> bool:
     """True for a path an earlier export wrote: listed in the manifest of its parent or grandparent (the shared
-    ``_task_utils/hanyi_common``), or, from an older export, starting with its marker line."""
+    ``_task_utils/cultural_utils``), or, from an older export, starting with its marker line."""
     path = os.path.abspath(path)
     for out in (os.path.dirname(path), os.path.dirname(os.path.dirname(path))):
         if os.path.relpath(path, out).replace(os.sep, "/") in _manifest(out):
@@ -510,7 +510,7 @@ def preflight(out: str, benchmarks, force: bool = False) -> None:
 
     Refused: ``out`` that is a file (or a symlink); a ``<out>/<bench>`` that is a symlink, not a folder, or a folder
     no earlier export wrote; an earlier exported ``<out>/<other bench>`` left out of ``benchmarks`` (the shared code
-    would no longer serve it); a ``_task_utils/hanyi_common`` hanyi did not write; a ``PULL_REQUEST.md`` that is a
+    would no longer serve it); a ``_task_utils/cultural_utils`` hanyi did not write; a ``PULL_REQUEST.md`` that is a
     symlink, or that hanyi did not write (unless ``force``).
     """
     if os.path.islink(out) or (os.path.exists(out) and not os.path.isdir(out)):
@@ -608,7 +608,7 @@ def export_shared(out: str, benchmarks, dataset_paths: dict, target: Target = LM
 
 
 def export(out: str, benchmarks=BENCHMARKS, data_root: str = "hub", force: bool = False, repos=None) -> dict:
-    """Write ``<out>/<bench>/`` for each benchmark, ``<out>/_task_utils/hanyi_common/`` and ``<out>/PULL_REQUEST.md``;
+    """Write ``<out>/<bench>/`` for each benchmark, ``<out>/_task_utils/cultural_utils/`` and ``<out>/PULL_REQUEST.md``;
     returns what was written. Every path is checked first (:func:`preflight`), so a refusal leaves ``out`` as it was."""
     from hanyi.export import pr, readme
 

@@ -7,9 +7,11 @@ from __future__ import annotations
 import os
 import re
 
-#: Where the shared code goes, relative to ``<out>`` (= ``lmms_eval/tasks/``), and the package it is imported as.
-LIB_DIR = os.path.join("_task_utils", "hanyi_common")
-LIB_PACKAGE = "lmms_eval.tasks._task_utils.hanyi_common"
+#: Where the shared code goes, relative to ``<out>`` (= ``lmms_eval/tasks/``), and the package it is imported as. The
+#: name says what the code serves, as upstream's own helpers do (``_task_utils/file_utils.py``, ``vqa_eval_metric.py``),
+#: not which project exported it: every exported import line carries it, and upstream keeps no exporter's name.
+LIB_DIR = os.path.join("_task_utils", "cultural_utils")
+LIB_PACKAGE = "lmms_eval.tasks._task_utils.cultural_utils"
 
 ISSUE_REF = re.compile(r"\bissues? \d+|\(#\d+\)")
 _HISTORY = [

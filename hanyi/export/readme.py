@@ -219,7 +219,7 @@ def folder_readme(bench: str, folder: str, dataset_path: str) -> str:
         "## Code in this folder",
         "",
         "The YAMLs, `templates/` and the task modules are this benchmark's; the metric and data code it shares with "
-        f"the other benchmarks of this family is `lmms_eval/tasks/_task_utils/hanyi_common/` (`{LIB_PACKAGE}`).",
+        f"the other benchmarks of this family is `lmms_eval/tasks/_task_utils/cultural_utils/` (`{LIB_PACKAGE}`).",
         "",
         "## Checklist",
         "",
@@ -247,7 +247,7 @@ def requirements_section(folder: str, host: str, extra: str = "") -> list[str]:
     from hanyi.export import requirements
 
     out = os.path.dirname(os.path.abspath(folder))
-    shared = [os.path.join(out, "_task_utils", "hanyi_common"), os.path.join(out, "hanyi_common")]
+    shared = [os.path.join(out, "_task_utils", "cultural_utils"), os.path.join(out, "cultural_utils")]
     pkgs = requirements.extra_packages([folder, *[p for p in shared if os.path.isdir(p)]], host)
     lines = ["## Requirements", ""]
     if not pkgs:
@@ -314,12 +314,12 @@ def patches(package: str = "lmms_eval") -> list[tuple[str, str]]:
     return out
 
 
-LIB = os.path.join("_task_utils", "hanyi_common")
+LIB = os.path.join("_task_utils", "cultural_utils")
 #: Why the judged metrics keep their own client instead of ``lmms_eval/llm_judge`` (the reason a reviewer asks for).
 JUDGE_REASON = (
     "The judged metrics are configured the way `lmms_eval/llm_judge` is (`OPENAI_API_URL`, `MODEL_VERSION`, "
     "`OPENAI_API_KEY`) and emitted only when both are set, but they keep their own client "
-    "(`_task_utils/hanyi_common/metrics/judge/`): `llm_judge` retries and bounds concurrency, yet has no on-disk cache "
+    "(`_task_utils/cultural_utils/metrics/judge/`): `llm_judge` retries and bounds concurrency, yet has no on-disk cache "
     "of judgements keyed by the request (a rerun or a resumed run would pay, and may get different verdicts, for "
     "every request again), no circuit breaker that stops a run against a failing endpoint after a few consecutive "
     "errors, and no total deadline per request (a server dripping headers holds a request past its timeout). The "

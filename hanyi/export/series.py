@@ -6,7 +6,7 @@ benchmarks (the judge client with its cache, retries and breaker, the backbone c
 image checks alone are about 1,900 lines), and two such pull requests would write the same shared files with different
 content. So the series splits the full export (every benchmark) by file:
 
-* ``<out>/shared/``: every file of ``_task_utils/hanyi_common/`` that two or more benchmarks reach, with the content
+* ``<out>/shared/``: every file of ``_task_utils/cultural_utils/`` that two or more benchmarks reach, with the content
   the full export gives it, so it serves every later pull request unchanged;
 * ``<out>/<bench>/``: the benchmark's folder and the shared-code files only it reaches.
 
@@ -31,7 +31,7 @@ SHARED = "shared"
 
 
 def _lib_files(bench: str) -> set[str]:
-    """The files of ``_task_utils/hanyi_common/`` (relative to it) that ``bench``'s folder reaches."""
+    """The files of ``_task_utils/cultural_utils/`` (relative to it) that ``bench``'s folder reaches."""
     found = lt.shared_closure([bench], {})
     return {lt.lib_file(m) for m in found.kept} | {settings_map.MODULE + ".py"}
 

@@ -220,7 +220,7 @@ def _keys_by_folder() -> dict:
 
 
 def generated_module() -> str:
-    """The source of ``hanyi_common/task_settings.py``, where the exported code reads its settings."""
+    """The source of ``cultural_utils/task_settings.py``, where the exported code reads its settings."""
     return f'''"""Where the exported tasks read their settings: upstream's environment variables (``OPENAI_API_URL``, ``MODEL_VERSION``, ``OPENAI_API_KEY`` for the judge), else ``metadata:`` of a folder's ``_default_template_yaml``."""
 
 import os
