@@ -22,6 +22,7 @@ LANGUAGES = {
     "unpie": "English, German, French, Korean",
     "cvlue": "Chinese",
     "vulca": "Chinese, English",
+    "vulca_bench": "Chinese, English",
 }
 TASK_LIST = {"lm_eval": "lm_eval/tasks/README.md", "lmms_eval": "docs/advanced/current_tasks.md"}
 #: The section of lmms-eval's task page the entries go under.
