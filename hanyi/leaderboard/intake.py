@@ -350,7 +350,7 @@ def check_document(path: str, digest: str | None, doc, reasons: list[str]) -> En
     groups = scored_groups(doc["benchmark"], tasks)
     with tempfile.TemporaryDirectory(prefix="hanyi-board-") as work:
         try:
-            run = rescore(doc, tasks, work, groups)
+            run = rescore(doc, tasks, work)
         except Exception as exc:  # the input passed every check: the board's data, scorer or judge failed
             from hanyi.results.runs import one_line
 
@@ -450,7 +450,8 @@ def scored_groups(benchmark: str, tasks: list[str]) -> dict[str, list[str]]:
     """``{group: its tasks}`` of the :data:`SCORED_GROUPS` of ``benchmark`` whose every task ``tasks`` holds."""
     out = {}
     for group in SCORED_GROUPS.get(benchmark, ()):
-        members = task_manager()._get_config(group).get("task") or []
+        tm = task_manager()
+        members = (tm._get_config(group).get("task") or []) if group in tm.all_tasks else []
         if members and all(isinstance(m, str) and m in tasks for m in members):
             out[group] = list(members)
     return out
@@ -624,16 +625,17 @@ def _aggregations(task: str) -> dict:
     return {k: v for k, v in out.items() if callable(v)}
 
 
-def rescore(doc: dict, tasks: list[str], work: str, groups: dict[str, list[str]] | None = None):
+def rescore(doc: dict, tasks: list[str], work: str):
     """The board's run of ``tasks`` on the submission's predictions: a replay file, lmms-eval's evaluator, the
-    results and sample logs written as the CLI writes them, read back as a :class:`hanyi.results.runs.Run`.
-    ``groups`` (:func:`scored_groups`) are evaluated as groups, so the run holds their aggregates too."""
+    results and sample logs written as the CLI writes them, read back as a :class:`hanyi.results.runs.Run`. The
+    benchmark's :func:`scored_groups` are evaluated as groups, so the run holds their aggregates too."""
     from lmms_eval import evaluator
 
     from hanyi.models.replay import ReplayModel
     from hanyi.results.lmms_output import save_like_cli
     from hanyi.results.runs import load_runs
 
+    groups = scored_groups(doc["benchmark"], tasks)
     path = os.path.join(work, "predictions.jsonl")
     with open(path, "w", encoding="utf-8") as f:
         for name in tasks:
@@ -645,7 +647,7 @@ def rescore(doc: dict, tasks: list[str], work: str, groups: dict[str, list[str]]
     with _quiet():
         results = evaluator.simple_evaluate(
             model=ReplayModel(path=path, on_missing="empty"),
-            tasks=[*(groups or {}), *(t for t in tasks if not any(t in m for m in (groups or {}).values()))],
+            tasks=[*groups, *(t for t in tasks if not any(t in m for m in groups.values()))],
             task_manager=task_manager(),
             log_samples=True,
             bootstrap_iters=0,

@@ -77,6 +77,13 @@ def vulca_bench_submissions(replay, fake_judge, tmp_path_factory) -> dict[str, s
     out["tampered"] = str(root / "submissions" / "tampered" / "vulca_bench_submission.json")
     with open(out["tampered"], "w", encoding="utf-8") as f:
         json.dump(doc, f, ensure_ascii=False, indent=1)
+    with open(out["weak"], encoding="utf-8") as f:
+        doc = json.load(f)
+    del doc["tasks"]["vulca_bench_western"]  # a file of seven cultures: no group
+    os.makedirs(root / "submissions" / "partial")
+    out["partial"] = str(root / "submissions" / "partial" / "vulca_bench_submission.json")
+    with open(out["partial"], "w", encoding="utf-8") as f:
+        json.dump(doc, f, ensure_ascii=False, indent=1)
     return out
 
 
@@ -149,3 +156,22 @@ def test_two_models_are_ranked_in_one_section_by_the_groups_dcr(checked, tmp_pat
         assert cell.value == row.entry.values["vulca_bench"]["dcr"] and cell.n == 24
         assert cell.low is not None and cell.low <= cell.value <= cell.high
         assert row.rank is not None and row.rank_low is not None and row.rank_high is not None
+    from hanyi.leaderboard.site import page_name, write_site
+
+    write_site(board, str(tmp_path / "site"))
+    with open(tmp_path / "site" / page_name("vulca_bench"), encoding="utf-8") as f:
+        html = f.read()
+    assert "vulca_bench/dcr" in html and all(f"{n}-vl" in html for n in RUNS)
+
+
+@pytest.mark.slow
+def test_a_file_without_every_culture_has_no_group_and_is_ranked_apart_by_a_culture(checked, tmp_path):
+    from hanyi.leaderboard import ranking
+
+    partial = checked["partial"]
+    assert "vulca_bench" not in partial.values and "vulca_bench_western" not in partial.values
+    assert ranking.entry_column("vulca_bench", partial) == "vulca_bench_chinese/dcr"
+    board = ranking.rank([checked["full"], checked["weak"], partial], [], str(tmp_path))
+    sections = {s.ranking_column: s for s in board.sections if s.benchmark == "vulca_bench"}
+    assert set(sections) == {"vulca_bench/dcr", "vulca_bench_chinese/dcr"}
+    assert sections["vulca_bench_chinese/dcr"].apart  # not the main section
