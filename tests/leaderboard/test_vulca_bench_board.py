@@ -79,7 +79,7 @@ def vulca_bench_submissions(replay, fake_judge, tmp_path_factory) -> dict[str, s
         json.dump(doc, f, ensure_ascii=False, indent=1)
     with open(out["weak"], encoding="utf-8") as f:
         doc = json.load(f)
-    del doc["tasks"]["vulca_bench_western"]  # a file of seven cultures: no group
+    del doc["tasks"]["vulca_bench_chinese"]  # a file of seven cultures: no group
     os.makedirs(root / "submissions" / "partial")
     out["partial"] = str(root / "submissions" / "partial" / "vulca_bench_submission.json")
     with open(out["partial"], "w", encoding="utf-8") as f:
@@ -169,9 +169,10 @@ def test_a_file_without_every_culture_has_no_group_and_is_ranked_apart_by_a_cult
     from hanyi.leaderboard import ranking
 
     partial = checked["partial"]
-    assert "vulca_bench" not in partial.values and "vulca_bench_western" not in partial.values
-    assert ranking.entry_column("vulca_bench", partial) == "vulca_bench_chinese/dcr"
+    assert "vulca_bench" not in partial.values and "vulca_bench_chinese" not in partial.values
+    # the release's culture order (western first), not the columns' name order (hermitage first)
+    assert ranking.entry_column("vulca_bench", partial) == "vulca_bench_western/dcr"
     board = ranking.rank([checked["full"], checked["weak"], partial], [], str(tmp_path))
     sections = {s.ranking_column: s for s in board.sections if s.benchmark == "vulca_bench"}
-    assert set(sections) == {"vulca_bench/dcr", "vulca_bench_chinese/dcr"}
-    assert sections["vulca_bench_chinese/dcr"].apart  # not the main section
+    assert set(sections) == {"vulca_bench/dcr", "vulca_bench_western/dcr"}
+    assert sections["vulca_bench_western/dcr"].apart  # not the main section
