@@ -89,7 +89,7 @@ def test_export_writes_five_folders_without_hanyi(exported):
 
 
 def test_readmes_are_of_upstreams_size_and_the_pull_request_lists_what_runs(exported):
-    """Issue 41 item 4: READMEs were 12-20 KB (upstream's largest task README is 7.7 KB); PULL_REQUEST.md rendered
+    """READMEs were 12-20 KB (upstream's largest task README is 7.7 KB); PULL_REQUEST.md rendered
     "`cii/`: groups " with nothing after it (CII runs as a tag) and listed host patches that no run needs (every group
     runs on unpatched lmms-eval: the equivalence run below)."""
     from hanyi.export import readme
@@ -116,7 +116,7 @@ def _strings(path: str) -> list[str]:
 
 
 def test_exported_messages_name_what_an_upstream_user_does(exported):
-    """Issue 41 item 4: exported messages told upstream users to run ``hanyi setup`` / ``hanyi prepare``; they name a
+    """exported messages told upstream users to run ``hanyi setup`` / ``hanyi prepare``; they name a
     model id, NLTK's downloader or the dataset instead. And a judge that is not configured names, in the start-up
     line, no benchmark's metrics (a punrebus-only run listed those of unpie, cii and vulca): each task's own warning
     names its own."""
@@ -176,7 +176,7 @@ def exported_hub(tmp_path_factory) -> str:
 
 
 def test_git_add_stages_every_exported_file(exported_hub):
-    """Issue 41 item 1: upstream's ``.gitignore`` has ``data/``, so ``git add`` left ``cultural_utils/data/`` (12 files
+    """upstream's ``.gitignore`` has ``data/``, so ``git add`` left ``cultural_utils/data/`` (12 files
     that every folder imports) out of the pull request. Git's own matching, with upstream's ignore rules (a dated copy
     in ``docs/upstream/lmms-eval.gitignore``), on the export copied into ``lmms_eval/tasks/``: nothing is ignored.
     (``--data-root sample`` copies the samples for local tests; CII's keeps the hub's ``data/`` layout its YAML
@@ -187,7 +187,7 @@ def test_git_add_stages_every_exported_file(exported_hub):
 
 
 def test_export_holds_no_path_of_the_exporting_machine(exported_hub):
-    """Issue 41 item 2: in hub mode the ``dataset_path`` of punrebus, cvlue and vulca was the exporter's own
+    """in hub mode the ``dataset_path`` of punrebus, cvlue and vulca was the exporter's own
     ``~/.cache/hanyi/data/<bench>``, expanded. The export for a pull request (hub mode) holds neither the home
     directory, the temporary directory, the user name nor the output directory; ``--dataset-repo`` sets a hub id."""
     import getpass
@@ -213,7 +213,7 @@ def test_export_holds_no_path_of_the_exporting_machine(exported_hub):
 
 
 def test_export_reads_no_hanyi_variable(exported):
-    """Issue 26 item 6: no ``HANYI_`` name anywhere in the exported code, YAMLs or READMEs; every ``os.environ`` read
+    """no ``HANYI_`` name anywhere in the exported code, YAMLs or READMEs; every ``os.environ`` read
     goes through the generated ``task_settings.environ``; each hanyi setting the code reads has a source."""
     from hanyi.settings import CHECKS
 
@@ -415,7 +415,7 @@ def _snapshot(root) -> dict:
     "case", ["out_is_a_file", "foreign_cii_after_others", "symlinked_export", "users_pr", "earlier_folder_left_out"]
 )
 def test_export_checks_everything_before_writing_anything(tmp_path, capsys, case):
-    """Issue 29 item 12: each of these gave a traceback, some after other folders had already been replaced."""
+    """each of these gave a traceback, some after other folders had already been replaced."""
     from hanyi.export import main as export_main
 
     out = tmp_path / "out"
@@ -612,7 +612,7 @@ print(json.dumps(seen))
 
 
 def test_exported_code_logs_through_lmms_evals_eval_logger(exported, tmp_path):
-    """Issue 41 item 4: the exported code logs as lmms-eval's tasks do, through loguru (``eval_logger``), from the
+    """the exported code logs as lmms-eval's tasks do, through loguru (``eval_logger``), from the
     calling module, each message %-formatted (loguru formats with ``{}``: no ``%d`` or ``%r`` left in the text); no
     module logs through :mod:`logging` (httpx's own loggers are only quietened)."""
     proc = subprocess.run(
@@ -673,13 +673,13 @@ def test_exported_groups_score_exactly_like_hanyi(exported, evaluate, tmp_path):
     theirs = _comparable(theirs)
     assert sorted(ours) == sorted(theirs)
     # exactly, but for a backbone value (element_sim): another process, whose MiniLM encoded other batches (this
-    # worker's earlier tests filled its cache), within the float rule (docs/contributing.md)
+    # worker's earlier tests filled its cache), within the float rule (docs/dev/contributing.md)
     assert floats.differences(ours, theirs) == []
     assert any(isinstance(v, float) for m in ours.values() for v in m.values())  # real numbers were compared
 
 
 def test_pull_request_lists_only_lmms_eval_patches_and_the_readme_names_real_variables(tmp_path):
-    """Issue 27 item 15: PULL_REQUEST.md listed patch 0004, which patches lm-evaluation-harness, and the exported
+    """PULL_REQUEST.md listed patch 0004, which patches lm-evaluation-harness, and the exported
     READMEs named a nonexistent ``HANYI_JUDGE_API_KEY``."""
     import re
 
@@ -705,7 +705,7 @@ print(len(get_task_dict(["vulca_baseline"], tm)["vulca_baseline"].test_docs()))
 
 
 def test_prepare_hub_folder_writes_an_uploadable_dataset_the_export_loads(tmp_path, capsys):
-    """Issue 41 item 3: ``hanyi prepare BENCH --hub-folder DIR`` writes parquet shards and a dataset card (licence,
+    """``hanyi prepare BENCH --hub-folder DIR`` writes parquet shards and a dataset card (licence,
     citation, the official release); ``datasets.load_dataset(DIR)`` loads it, it names no path of this machine, and
     the exported tasks load it (hanyi blocked) when ``dataset_path`` names it."""
     import datasets

@@ -1,4 +1,4 @@
-"""``hanyi export lm-eval`` (issue 41 item 5): lm-eval task folders that need no hanyi give the hanyi lm-eval tasks'
+"""``hanyi export lm-eval``: lm-eval task folders that need no hanyi give the hanyi lm-eval tasks'
 numbers. Both sides run lm-eval's evaluator in a subprocess with the same fixed-answer model (answers from each doc:
 right, padded, wrong, empty, picked by the prompt's hash, so a different prompt gives different numbers); the export's side has ``hanyi`` unimportable, as if copied into ``lm_eval/tasks/``."""
 
@@ -108,7 +108,7 @@ def test_exported_yaml_and_code_name_no_hanyi_module(exported):
 
 
 def test_the_export_passes_lm_evals_ruff_check(tmp_path):
-    """Issue 41: lm-eval's own lint rules (its ruff config, recorded in docs/upstream/) find nothing in the hub-mode
+    """lm-eval's own lint rules (its ruff config, recorded in docs/upstream/) find nothing in the hub-mode
     export (the pull request's), as its pre-commit checks a pull request (78 findings before: broad excepts,
     typing-only imports, zip without ``strict=``, ...); and the export logs with :mod:`logging`, as lm-eval's tasks
     do (no loguru)."""

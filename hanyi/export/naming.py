@@ -15,8 +15,8 @@ LIB_PACKAGE = "lmms_eval.tasks._task_utils.cultural_utils"
 
 ISSUE_REF = re.compile(r"\bissues? \d+|\(#\d+\)")
 _HISTORY = [
-    (re.compile(r"\s*\((?:see )?issues? \d+[^()]*\)"), ""),  # " (issue 40)", " (issue 40's watchdog)"
-    (re.compile(r"\s*[;,:—–-]+\s*issues? \d+(?=\))"), ""),  # "...; issue 20)"
+    (re.compile(r"\s*\((?:see )?issues? \d+[^()]*\)"), ""),  # a parenthesised ticket number and words
+    (re.compile(r"\s*[;,:—–-]+\s*issues? \d+(?=\))"), ""),  # a ticket number closing a parenthesis after other words
     (re.compile(r"\b([Uu]ntil|[Ss]ince|[Bb]efore|[Aa]fter) issues? \d+"), r"\1 an earlier release"),
     (re.compile(r"\s*\(#\d+\)"), ""),
 ]
