@@ -1,6 +1,7 @@
 """VULCA-Bench on the board: ``hanyi submit --benchmark vulca_bench`` of a replay run of the whole group on the bundled
-sample (3 docs per culture) is accepted by ``hanyi leaderboard check``, two models are ranked in one section by the
-group's all-sample ``dcr`` (the paper's headline) with intervals, and a raised claim is refused."""
+sample (3 docs per culture) is accepted by ``hanyi leaderboard check``; three models (one with a fake judge's verdicts)
+are ranked in one section by the group's all-sample ``dcr`` (the paper's headline) with intervals; a file of fewer
+cultures is ranked apart by a culture's ``dcr``; and a raised claim is refused."""
 
 from __future__ import annotations
 
@@ -162,6 +163,11 @@ def test_two_models_are_ranked_in_one_section_by_the_groups_dcr(checked, tmp_pat
     with open(tmp_path / "site" / page_name("vulca_bench"), encoding="utf-8") as f:
         html = f.read()
     assert "vulca_bench/dcr" in html and all(f"{n}-vl" in html for n in RUNS)
+    from hanyi.leaderboard import eee
+
+    for row in rows:  # the Every Eval Ever record of each row, the group's column in it, is valid
+        rec = eee.record(section, row, "2026-12-07T00:00:00Z")
+        assert rec is not None and eee.check(rec) == []
 
 
 @pytest.mark.slow
