@@ -135,13 +135,16 @@ def all_splits_scores(splits, stats, scale: float) -> list[float | None]:
 
     x = np.asarray(stats, dtype=float) * scale
     codes = list(splits)
-    counted = [code for code, v in zip(codes, x.tolist()) if not math.isnan(v)]
+    counted = [code for code, v in zip(codes, x.tolist(), strict=True) if not math.isnan(v)]
     n_all, present = len(counted), list(dict.fromkeys(counted))
-    means = {c: float(np.mean([v for d, v in zip(codes, x.tolist()) if d == c and not math.isnan(v)])) for c in present}
+    means = {
+        c: float(np.mean([v for d, v in zip(codes, x.tolist(), strict=True) if d == c and not math.isnan(v)]))
+        for c in present
+    }
     value = sum(means.values()) / len(present) if present else math.nan
     sizes = {c: counted.count(c) for c in present}
     out: list[float | None] = []
-    for code, v in zip(codes, x.tolist()):
+    for code, v in zip(codes, x.tolist(), strict=True):
         if math.isnan(v):
             out.append(None)
             continue
