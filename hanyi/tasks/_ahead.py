@@ -1,4 +1,4 @@
-"""Scoring ahead: a task's response filter that sees every response of the task at once (issue 42).
+"""Scoring ahead: a task's response filter that sees every response of the task at once.
 
 lmms-eval runs ``process_results`` one doc at a time, ``--process_docs_parallel`` (4) at once. A backbone asked per
 doc encodes one string per call, and a judge asked per doc has at most that many requests in flight. A filter sees

@@ -21,7 +21,7 @@ def _environment_class():
         def make_globals(self, d):
             """A template's globals as one plain dict, not Jinja's ``ChainMap`` over the environment's: every render
             copies them into its context, which from a ``ChainMap`` is half the cost of rendering a CII prompt
-            (21.7 -> 10.4 us; issue 20). hanyi never changes globals after loading a template."""
+            (21.7 -> 10.4 us). hanyi never changes globals after loading a template."""
             return {**self.globals, **(d or {})}
 
     return Environment
@@ -36,7 +36,7 @@ def _environment(benchmark: str):
         undefined=jinja2.StrictUndefined,
         keep_trailing_newline=False,
         autoescape=False,
-        auto_reload=False,  # package files: no stat() per render (halves the prompt cost per doc; issue 20)
+        auto_reload=False,  # package files: no stat() per render (halves the prompt cost per doc)
     )
 
 
@@ -198,7 +198,7 @@ def require_images(dataset, column: str, id_field: str, fix: str, fallback=None)
     scale in threads).
     ``fallback(row_id) -> path or None`` says where a doc without an embedded image is served from (e.g. a local
     clone); that file is checked the same way. Raises :class:`hanyi.data.images.ImageUnavailableError` naming up to 10 doc ids and ``fix``.
-    Returns ``dataset`` with ``<column>_sha256``, the sha256 of each doc's image bytes read here (logged per doc: issue 40).
+    Returns ``dataset`` with ``<column>_sha256``, the sha256 of each doc's image bytes read here (logged per doc: reports pair runs on it).
     """
     from hanyi.data.images import ImageUnavailableError
 
@@ -276,11 +276,12 @@ class ValidUtf8Responses:
 def require_image_files(root: str, rel_paths, fix: str) -> dict:
     """Fail at load time unless every image file ``root/<rel>`` exists and decodes (:func:`_undecodable`),
     naming up to 10 of them and ``fix``: a bad file found during generation would stop the run at its doc. Returns
-    ``{rel: sha256}`` of the bytes read (logged per doc: issue 40)."""
+    ``{rel: sha256}`` of the bytes read (logged per doc: reports pair runs on it)."""
     from hanyi.data.images import ImageUnavailableError
 
     rel_paths = sorted(set(rel_paths))
-    out = [p for p in rel_paths if os.path.isabs(p) or ".." in re.split(r"[\\/]+", p)]  # read before (issue 40)
+    # a path out of the root: refused before anything is read
+    out = [p for p in rel_paths if os.path.isabs(p) or ".." in re.split(r"[\\/]+", p)]
     if out:
         raise ImageUnavailableError(f"{len(out)} image path(s) leave {root} (absolute or '..'): {out[:5]}. {fix}")
     gone = [p for p in rel_paths if not os.path.isfile(os.path.join(root, p))]

@@ -9,7 +9,7 @@ _IMAGE_FIX = "Rebuild the data with `hanyi prepare punrebus`, which checks every
 
 
 def _once_each(dataset, key="image_id"):
-    """A row given twice (the same ``key``) would be scored twice: refused, naming the ids (issue 40)."""
+    """A row given twice (the same ``key``) would be scored twice: refused, naming the ids."""
     twice = sorted(k for k, n in Counter(dataset[key]).items() if n > 1)
     if twice:
         raise ValueError(f"{len(twice)} {key}(s) appear in more than one row: {', '.join(twice[:10])}. {_IMAGE_FIX}")
