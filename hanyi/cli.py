@@ -193,7 +193,12 @@ def cmd_tasks(args) -> int:
     for line in TASKS_LEGEND + (("docs - = not counted (--no-count)",) if not args.count else ()):
         print(textwrap.fill(line, columns, subsequent_indent="    "))
     for i, note in enumerate(notes.values(), 1):
-        print(textwrap.fill(f"[{i}] {note}", columns, subsequent_indent="    ", break_on_hyphens=False))
+        # a path or hub id is never split across lines: it is something to copy
+        print(
+            textwrap.fill(
+                f"[{i}] {note}", columns, subsequent_indent="    ", break_on_hyphens=False, break_long_words=False
+            )
+        )
     return 0
 
 
@@ -222,10 +227,8 @@ def _shown_source(source: str, sample_dir: str) -> str:
 def _fit(text: str, room: int) -> str:
     """A member list cut to ``room`` characters at a comma, saying how many members were left out.
 
-    >>> _fit("a, b, c, d", 8)
-    'a, … (+3)'
-    >>> _fit("a, b", 8)
-    'a, b'
+    >>> _fit("a, b, c, d", 9), _fit("a, b", 9), _fit("abcdefghijk, l", 9)
+    ('a, … (+3)', 'a, b', 'abcdefgh…')
     """
     if len(text) <= room:
         return text

@@ -158,8 +158,12 @@ def add_arguments(parser) -> None:
     g.add_argument("--organisation", default=None, help="who made the model")
     g.add_argument("--params", default=None, metavar="COUNT", help="parameter count: 7B, 1.5B, 350M")
     weights = g.add_mutually_exclusive_group()
-    weights.add_argument("--open-weights", dest="open_weights", action="store_true", default=None)
-    weights.add_argument("--closed-weights", dest="open_weights", action="store_false")
+    weights.add_argument(
+        "--open-weights", dest="open_weights", action="store_true", default=None, help="the weights are public"
+    )
+    weights.add_argument(
+        "--closed-weights", dest="open_weights", action="store_false", help="the weights are not public (an API model)"
+    )
     g.add_argument("--link", default=None, help="an http(s) page about the model")
     g.add_argument("--release-date", default=None, metavar="YYYY-MM-DD")
     g.add_argument("--training-data", default=None, metavar="TEXT", help="one line on the training data")
