@@ -14,10 +14,11 @@ Disambiguator images (resolving a cell, the URL cache, opt-in downloads, ``data:
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 
 from hanyi.data.images import ImageUnavailableError, check_images
+from hanyi.data.unpie_caption_file import attach_captions
+from hanyi.data.unpie_ids import CAPTIONS_ENV, CAPTIONS_FILE, caption_key, unpie_id  # noqa: F401  (the public entry)
 from hanyi.data.unpie_images import (  # noqa: F401  (re-exported: hanyi.data.unpie stays the public entry)
     DOWNLOAD_ENV,
     IMAGE_CACHE_ENV,
@@ -39,24 +40,6 @@ CONFIG = "default"
 SPLITS = ("homographic", "heterographic")
 LANGUAGES = ("de", "fr", "ko")
 KINDS = ("grounding", "disambiguation", "reconstruction")
-CAPTIONS_ENV = "HANYI_UNPIE_CAPTIONS"
-CAPTIONS_FILE = "captions.json"
-
-
-def unpie_id(split: str, row_idx: int) -> str:
-    """Stable pun id ``<split>-<row index>`` (e.g. ``homographic-0``)."""
-    return f"{split}-{row_idx}"
-
-
-def caption_key(pun_id: str, meaning_idx: int | None = None) -> str:
-    """Caption-file key: ``<unpie_id>`` for the explanation image, ``<unpie_id>-<j>`` for disambiguator image j.
-
-    >>> caption_key("heterographic-3"), caption_key("heterographic-3", 1)
-    ('heterographic-3', 'heterographic-3-1')
-    """
-    return pun_id if meaning_idx is None else f"{pun_id}-{meaning_idx}"
-
-
 # --- rows -> docs -----------------------------------------------------------------------------------------------
 
 REQUIRED = ("pun_sentence", "pun_phrase", "translation1", "translation2")
@@ -205,62 +188,6 @@ def _stored_sha256(doc: dict) -> str | None:
         with open(path, "rb") as f:
             data = f.read()
     return hashlib.sha256(data).hexdigest() if data else None
-
-
-# --- captions of the Socratic-Model tasks (read at task load; hanyi.data.unpie_captions writes them) -------------
-
-
-def captions_path(configured: str | None = None) -> str | None:
-    """The caption file for ``*_sm`` tasks: ``configured`` (a path given by the caller), ``$HANYI_UNPIE_CAPTIONS``, or
-    ``captions.json`` inside the resolved data directory (prepared or sample). ``None`` when none exists."""
-    for candidate in (configured, os.environ.get(CAPTIONS_ENV)):
-        if candidate:
-            return os.path.expanduser(candidate)
-    from hanyi.data.sources import DataNotFoundError, resolve
-
-    try:
-        root = resolve("unpie")
-    except DataNotFoundError:
-        return None
-    path = os.path.join(root, CAPTIONS_FILE)
-    return path if os.path.isfile(path) else None
-
-
-def attach_captions(docs: list[dict], tag: str = "unpie", path: str | None = None) -> int:
-    """Give each doc its ``caption`` (``""`` when the caption file lacks its key); returns how many lack one.
-
-    The file is :func:`captions_path` (``path``, ``$HANYI_UNPIE_CAPTIONS`` or ``captions.json`` in the data
-    directory); without any, the caption tasks cannot run and ``FileNotFoundError`` says how to make one.
-    """
-    path = captions_path(path)
-    if path is None:
-        raise FileNotFoundError(f"unpie *_sm tasks need a caption file: set {CAPTIONS_ENV} (docs/unpie.md, SM mode)")
-    table = load_captions(path)
-    missing = []
-    for doc in docs:
-        key = caption_key(doc["unpie_id"], doc["meaning_idx"] if "disamb_image" in doc else None)
-        doc["caption"] = (table.get(key) or "").strip()
-        if not doc["caption"]:
-            missing.append(key)
-    if missing:
-        log.warning(
-            "%s: %d of %d docs have no caption in %s (left out of every score, counted in caption_missing): %s",
-            tag,
-            len(missing),
-            len(docs),
-            path,
-            ", ".join(missing[:10]) + (" ..." if len(missing) > 10 else ""),
-        )
-    return len(missing)
-
-
-def load_captions(path: str) -> dict[str, str]:
-    """Read a caption file (JSON object ``{caption_key: caption}``); raises ``ValueError`` on a malformed file."""
-    with open(path, encoding="utf-8") as f:
-        data = json.load(f)
-    if not isinstance(data, dict) or not all(isinstance(v, str) for v in data.values()):
-        raise ValueError(f"{path}: a UNPIE caption file is a JSON object mapping caption keys to strings")
-    return data
 
 
 # --- sample and prepare ------------------------------------------------------------------------------------------

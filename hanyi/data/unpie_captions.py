@@ -6,8 +6,8 @@
 Captions the explanation image of every pun (key ``<split>-<row>``) and both disambiguator images (keys
 ``<split>-<row>-0`` / ``-1``), greedy, unconditional (the paper used BLIP-2 OPT-2.7B and gives no caption prompt or
 decoding settings). Tasks find the file via ``$HANYI_UNPIE_CAPTIONS`` or ``captions.json`` in the data directory
-(:func:`hanyi.data.unpie.captions_path`) and attach each doc's caption when they load
-(:func:`hanyi.data.unpie.attach_captions`). Writing needs the
+(:func:`hanyi.data.unpie_caption_file.captions_path`) and attach each doc's caption when they load
+(:func:`hanyi.data.unpie_caption_file.attach_captions`). Writing needs the
 model's weights (and, realistically, a GPU); not run in CI.
 Unresolvable disambiguator images get no caption and are listed at the end.
 """
