@@ -1,14 +1,14 @@
 """CVLUE glue: prompts from templates/, scoring from hanyi.metrics. See docs/cvlue.md."""
 
-import functools
 import io
-import math
 
 from hanyi import settings
 from hanyi.metrics import bbox, ranking, short_answer_zh
 from hanyi.tasks import _common
-from hanyi.tasks._common import prompt_kwargs, render, require_images, visuals
-from hanyi.tasks.cvlue.constants import ITR_YES, LITE_DOCS, LOGLIK_ENV, RECALL_KS
+from hanyi.tasks._common import prompt_kwargs, visuals
+from hanyi.tasks.cvlue.constants import ITR_YES, LOGLIK_ENV, RECALL_KS
+from hanyi.tasks.cvlue.loading import cvlue_lite_docs, cvlue_process_docs  # noqa: F401  (named by the YAMLs as utils.*)
+from hanyi.tasks.cvlue.prompts import PROMPT_FIELDS, prompt
 
 
 def cvlue_doc_to_visual(doc):
@@ -22,60 +22,17 @@ def cvlue_itr_doc_to_visual(doc):
     return [to_pil(doc["image_path"], doc_hint=f"image_path={doc['image_path']}", base_dir=resolve("cvlue"))]
 
 
-#: the doc fields CVLUE's templates read, besides the dialog history
-PROMPT_FIELDS = ("question", "text", "caption")
-
-
 def cvlue_doc_to_text(doc, lmms_eval_specific_kwargs=None):
     kw = prompt_kwargs(lmms_eval_specific_kwargs, template="vqa.jinja")
     history = tuple(zip(doc.get("history_questions") or [], doc.get("history_answers") or []))
-    return _prompt(kw["template"], tuple((k, doc[k]) for k in PROMPT_FIELDS if k in doc), history)
-
-
-@functools.lru_cache(maxsize=32768)
-def _prompt(template, fields, history):
-    """Cached: lmms-eval's chat path renders each doc's prompt twice (the request's context, then its messages); the
-    paper's 21,507 VQA questions fit (a template reading another field stops with StrictUndefined)."""
-    return render("cvlue", template, history=list(history), **dict(fields))
+    return prompt(kw["template"], tuple((k, doc[k]) for k in PROMPT_FIELDS if k in doc), history)
 
 
 def cvlue_itr_target(doc):
     return ITR_YES
 
 
-_IMAGE_FIX = (
-    "Rebuild the data with `hanyi prepare cvlue --root <release dir>`; docs/cvlue.md says what the release holds."
-)
-
 ValidUtf8Responses = _common.ValidUtf8Responses  # the response filter every task YAML names
-
-
-def cvlue_process_docs(dataset):
-    """Every image present, checked at load time before any model call: embedded ``image`` (VQA, VG, VD) or the
-    ``image_path`` files under the data root (retrieval)."""
-    if {"bbox", "ref_id"} <= set(dataset.column_names):  # a NaN gold box: its doc left the mIoU mean (issue 40)
-        bad = [
-            r
-            for r, b in zip(dataset["ref_id"], dataset["bbox"])
-            if b and not all(isinstance(v, (int, float)) and math.isfinite(v) for v in b)
-        ]
-        if bad:
-            raise ValueError(
-                f"{len(bad)} doc(s) have a non-finite gold bbox (ref_id: {', '.join(map(str, bad[:10]))}). {_IMAGE_FIX}"
-            )
-    if "image" in dataset.column_names:
-        id_field = next(f for f in ("question_id", "ref_id", "image_id", "image_path") if f in dataset.column_names)
-        return require_images(dataset, "image", id_field, _IMAGE_FIX)
-    if "image_path" in dataset.column_names:
-        from hanyi.data.sources import resolve
-
-        sha = _common.require_image_files(resolve("cvlue"), dataset["image_path"], _IMAGE_FIX)
-        return dataset.add_column("image_sha256", [sha.get(p) for p in dataset["image_path"]])  # logged per doc
-    return dataset
-
-
-def cvlue_lite_docs(dataset):
-    return cvlue_process_docs(dataset.select(range(min(LITE_DOCS, len(dataset)))))
 
 
 def _tags(doc, value, **evidence):
