@@ -6,7 +6,7 @@ from hanyi.metrics import free_text
 from hanyi.tasks import _ahead
 from hanyi.tasks.unpie import scoring
 from hanyi.tasks.unpie.constants import ANSWER_LABELS, LANGUAGE_NAMES
-from hanyi.tasks.unpie.utils import _caption_count, _judge_prompt, _response
+from hanyi.tasks.unpie.scoring import caption_count, judge_prompt, response_text
 
 ScoreAhead = _ahead.ScoreAhead  # valid UTF-8 (as utils.ValidUtf8Responses), then the YAML's *_ahead below
 
@@ -20,8 +20,8 @@ def unpie_reconstruction_ahead(responses, docs):
     if config is None or docs is None:
         return
     labels = ANSWER_LABELS["reconstruction"]
-    preds = [(d, free_text.extract_labelled_answer(_response([r]), labels)) for d, r in zip(docs, responses)]
-    prompts = [_judge_prompt(d, p) for d, p in preds if p.strip() and not _caption_count(d).get("caption_missing")]
+    preds = [(d, free_text.extract_labelled_answer(response_text([r]), labels)) for d, r in zip(docs, responses)]
+    prompts = [judge_prompt(d, p) for d, p in preds if p.strip() and not caption_count(d).get("caption_missing")]
     get_judge_client(config).expect(prompts)
 
 
@@ -30,7 +30,7 @@ def unpie_disambiguation_ahead(responses, docs):
     (:class:`ScoreAhead`); ``process_results`` then decides each doc from the cached encodings."""
     scorer = scoring.bertscore_scorer() if docs is not None else None
     strings = []
-    for doc, response in zip(docs if scorer is not None else (), map(_response, ([r] for r in responses))):
+    for doc, response in zip(docs if scorer is not None else (), map(response_text, ([r] for r in responses))):
         if "caption" in doc or doc["image_status"] == data.IMAGE_OK:  # else not scored (process_results)
             label = (dict(LANGUAGE_NAMES)[doc["lang"]],)
             answers = (

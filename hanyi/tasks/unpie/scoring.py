@@ -10,10 +10,31 @@ table), ``HANYI_UNPIE_BERTSCORE_BATCH`` (default 64); the judge comes from ``HAN
 from __future__ import annotations
 
 import math
+import re
 
 from hanyi.metrics import judge
 from hanyi.metrics import reference_choice as rc
 from hanyi.metrics.reference_choice import BATCH_ENV, LAYERS_ENV, MODEL_ENV, bertscore_settings  # noqa: F401
+from hanyi.tasks._common import render
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def response_text(results) -> str:
+    """The model's answer as text: a missing or non-text answer is the empty answer (unanswered, never an error), and
+    a lone surrogate (half a UTF-16 pair, which no tokenizer takes) is U+FFFD, as the task's response filter makes it."""
+    response = results[0] if results else ""
+    return _LONE_SURROGATE.sub("\ufffd", response) if isinstance(response, str) else ""
+
+
+def caption_count(doc) -> dict:
+    """``caption_missing`` of a caption-task doc (1.0: no caption, so it is left out of every score); else ``{}``."""
+    return {"caption_missing": float(not doc["caption"])} if "caption" in doc else {}
+
+
+def judge_prompt(doc, prediction) -> str:
+    """Our "same pun?" judge prompt for a reconstruction (templates/judge_same_pun.jinja)."""
+    return render("unpie", "judge_same_pun.jinja", pun_sentence=doc["target"], prediction=prediction)
 
 
 def bertscore_scorer():

@@ -1,7 +1,5 @@
 """UNPIE glue: docs from hanyi.data.unpie, prompts from templates/, scoring from hanyi.metrics. See docs/unpie.md."""
 
-import re
-
 from hanyi import backbones
 from hanyi.data import unpie as data
 from hanyi.metrics import free_text, mt_overlap
@@ -23,12 +21,12 @@ from hanyi.metrics.unpie_aggregations import (  # noqa: F401  (named by the YAML
     unpie_word_recovered_all,
 )
 from hanyi.tasks import _common
-from hanyi.tasks._common import prompt_kwargs, render, render_once, visuals
+from hanyi.tasks._common import prompt_kwargs, render_once, visuals
 from hanyi.tasks.unpie import scoring
 from hanyi.tasks.unpie.constants import ANSWER_LABELS, JUDGE_METRIC, LANGUAGE_NAMES
+from hanyi.tasks.unpie.scoring import caption_count, judge_prompt, response_text
 
 ValidUtf8Responses = _common.ValidUtf8Responses  # the response filter every task YAML names
-_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def unpie_doc_to_visual(doc, lmms_eval_specific_kwargs=None):
@@ -49,21 +47,9 @@ def unpie_doc_to_text(doc, lmms_eval_specific_kwargs=None):
     return render_once("unpie", kw["template"], image_context=context, language=language, **doc)
 
 
-def _caption_count(doc):
-    """``caption_missing`` of a caption-task doc (1.0: no caption, so it is left out of every score); else ``{}``."""
-    return {"caption_missing": float(not doc["caption"])} if "caption" in doc else {}
-
-
-def _response(results) -> str:
-    """The model's answer as text: a missing or non-text answer is the empty answer (unanswered, never an error), and
-    a lone surrogate (half a UTF-16 pair, which no tokenizer takes) is U+FFFD, as the task's response filter makes it."""
-    response = results[0] if results else ""
-    return _LONE_SURROGATE.sub("\ufffd", response) if isinstance(response, str) else ""
-
-
 def _evidence(doc, response, prediction):
     keys = ("unpie_id", "meaning_idx", "lang", "category")  # category: the doc's split
-    found = {k: doc[k] for k in keys if k in doc} | _caption_count(doc)
+    found = {k: doc[k] for k in keys if k in doc} | caption_count(doc)
     return {**found, "response": response, "prediction": prediction, "image_sha256": doc.get("image_sha256")}
 
 
@@ -82,9 +68,9 @@ def _overlap_item(item, reference):
 
 
 def unpie_grounding_process_results(doc, results):
-    if _caption_count(doc).get("caption_missing"):
-        return _caption_count(doc)
-    response = _response(results)
+    if caption_count(doc).get("caption_missing"):
+        return caption_count(doc)
+    response = response_text(results)
     pred, gold = free_text.extract_labelled_answer(response, ANSWER_LABELS["grounding"]), doc["pun_phrase"]
     item = {**_evidence(doc, response, pred), "gold": gold, "correct": free_text.exact_match(pred, gold)}
     item["exact_match_strict"] = float(free_text.exact_match_strict(response, gold))  # logged for hanyi report
@@ -96,13 +82,13 @@ def unpie_grounding_process_results(doc, results):
         "exact_match_strict": item["exact_match_strict"],
         "exact_match_lenient": item["exact_match_lenient"],
         "answer_rate": float(bool(pred)),
-    } | _caption_count(doc)
+    } | caption_count(doc)
 
 
 def unpie_disambiguation_process_results(doc, results):
-    if _caption_count(doc).get("caption_missing"):
-        return _caption_count(doc)
-    response = _response(results)
+    if caption_count(doc).get("caption_missing"):
+        return caption_count(doc)
+    response = response_text(results)
     pred = free_text.extract_labelled_answer(response, (dict(LANGUAGE_NAMES)[doc["lang"]],))
     item = {**_evidence(doc, response, pred), "target": doc["target"], "distractor": doc["distractor"]}
     item["image_ok"] = "caption" in doc or doc["image_status"] == data.IMAGE_OK  # a caption task needs no image
@@ -112,13 +98,13 @@ def unpie_disambiguation_process_results(doc, results):
     found = scoring.decisions([pred, robust], doc["target"], doc["distractor"], name) if item["image_ok"] else [{}] * 2
     out = {name: {**item, **found[0]}, f"{name}_robust": {**item, "prediction": robust, **found[1]}}
     out["answer_rate"] = float(bool(pred))
-    return out | (_caption_count(doc) or {"image_unresolved": float(not item["image_ok"])})
+    return out | (caption_count(doc) or {"image_unresolved": float(not item["image_ok"])})
 
 
 def unpie_reconstruction_process_results(doc, results):
-    if _caption_count(doc).get("caption_missing"):
-        return _caption_count(doc)
-    response = _response(results)
+    if caption_count(doc).get("caption_missing"):
+        return caption_count(doc)
+    response = response_text(results)
     pred = free_text.extract_labelled_answer(response, ANSWER_LABELS["reconstruction"])
     item = _overlap_item(_evidence(doc, response, pred), doc["target"])
     item["pun_word_recovered"] = float(free_text.word_recovered(pred, doc["pun_phrase"]))
@@ -141,11 +127,7 @@ def unpie_reconstruction_process_results(doc, results):
     if judge is None:
         warn_judge_disabled([JUDGE_METRIC])
     else:  # our prompt, any judge model: never the paper's "correct" (its GPT-4 prompt is unpublished)
-        prompt = _judge_prompt(doc, pred)
+        prompt = judge_prompt(doc, pred)
         verdict = scoring.judge_same_pun(judge, prompt, pred)  # asked here, per doc, and logged
         out[JUDGE_METRIC] = {**item, "judge_model": judge.model, "judge_prompt": prompt, **verdict}
-    return out | _caption_count(doc)
-
-
-def _judge_prompt(doc, prediction):
-    return render("unpie", "judge_same_pun.jinja", pun_sentence=doc["target"], prediction=prediction)
+    return out | caption_count(doc)
