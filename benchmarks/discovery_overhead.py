@@ -1,6 +1,6 @@
 """What the discovery hook costs: interpreter start-up, and the finder on every later import.
 
-The target (issue 2) is <= 5 ms at start-up. Three figures, all measured here in fresh interpreters:
+The target is <= 5 ms at start-up. Three figures, all measured here in fresh interpreters:
 
 1. ``-X importtime`` self+cumulative time of ``hanyi._autohook`` (which includes ``hanyi/__init__``), as imported by
    ``_hanyi_autohook.pth``; median over ``--runs`` interpreters.

@@ -2,7 +2,7 @@
 
     .venv/bin/python benchmarks/encode_invariance.py [--threads 1,2] [--base] [--cost 400]
 
-Issue 20 item 3d asks for one process-wide cache of string encodings per backbone (BERTScore token embeddings, VULCA
+The aim is one process-wide cache of string encodings per backbone (BERTScore token embeddings, VULCA
 sentence embeddings, NLI logits), shared by all tasks. A cache shared across tasks keeps every score independent of
 which tasks run, and in which order, only if a string's outputs do not depend on what else is in its batch. Padding
 is known to break that (docs/dev/performance.md); the proposal was to encode strings in batches of *identical token

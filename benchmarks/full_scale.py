@@ -90,7 +90,7 @@ SLOPES = {
 #: our case -> the built-in its slope target compares it with
 SLOPE_TARGET = {"cii": "mmstar", "punrebus_matching": "mmstar_jpeg", "cvlue_vqa": "chartqa",
                 "unpie_grounding": "chartqa"}  # fmt: skip
-#: issue 42: the mmstar target (slope ratio <= 1.0) is retired; a slope ratio may grow by at most 10 % over the one of
+#: The mmstar target (slope ratio <= 1.0) is retired; a slope ratio may grow by at most 10 % over the one of
 #: the release that retired it (0.3.x), judged on these pairs; every other ratio is printed as info
 RELEASE_SLOPES = {("cii", "ii_bench"): 1.03, ("punrebus_matching", "mmstar_jpeg"): 1.31,
                   ("cvlue_vqa", "chartqa"): 1.20, ("unpie_grounding", "chartqa"): 1.18}  # fmt: skip
@@ -418,7 +418,7 @@ def child(args) -> None:
 
 class _Backbones:
     """Time every backbone call made while scoring, and what it was asked to encode, to compare with one batched
-    pass over the distinct inputs (issue 20 target: within 1.5x)."""
+    pass over the distinct inputs (target: within 1.5x)."""
 
     def __init__(self):
         self.calls: dict[str, dict] = {}

@@ -1,4 +1,4 @@
-"""Cost of the load-time image check (issue 29, item 4) beside one plain decode of the same images.
+"""Cost of the load-time image check beside one plain decode of the same images.
 
     python benchmarks/image_load_check.py [--n 800] [--size 640x480]
 

@@ -1,4 +1,4 @@
-"""A judged task end to end against the fake judge: docs/s of scoring, against N x latency / concurrency (issue 42).
+"""A judged task end to end against the fake judge: docs/s of scoring, against N x latency / concurrency.
 
 Runs ``unpie_reconstruction_text_de`` (both splits, text only; every non-empty answer judged) on synthetic UNPIE data
 at ``--size`` puns through ``lmms_eval.evaluator.simple_evaluate`` with the ``replay`` model and lmms-eval's default

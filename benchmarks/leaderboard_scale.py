@@ -1,5 +1,5 @@
-"""How long the board takes to rank and write 100 submissions of all five benchmarks at full size (issue 38 item 7:
-under 60 s on 2 cores, cached re-scores excluded).
+"""How long the board takes to rank and write 100 submissions of all five benchmarks at full size (under 60 s on 2
+cores, cached re-scores excluded).
 
 Synthesizes the intake's output, one :class:`hanyi.leaderboard.entries.Entry` per (model, benchmark), at the papers'
 sizes (:data:`hanyi.data.build_samples.FULL_SIZES`) and with the metrics each default group emits, per-doc scores

@@ -1,4 +1,4 @@
-"""The five groups at full size with the paper's backbones (random weights): hanyi's own ms per doc (issue 42 item 3).
+"""The five groups at full size with the paper's backbones (random weights): hanyi's own ms per doc.
 
     .venv/bin/python benchmarks/paper_backbones.py [--only punrebus,cii,unpie,cvlue,vulca] [--device cpu|cuda]
         [--models DIR] [--workers 4]

@@ -1,4 +1,4 @@
-"""Time every answer parser on hostile answers (issue 13): deep nesting, unclosed openers, 10^5-char inputs.
+"""Time every answer parser on hostile answers: deep nesting, unclosed openers, 10^5-char inputs.
 
     python benchmarks/parsers_adversarial.py
 

@@ -416,7 +416,7 @@ def deferred():
     """Within this block :func:`require` resolves nothing (no model is loaded, no hub is asked).
 
     For ``hanyi tasks``, which counts docs through each task's ``process_docs``: those call :func:`require` so a
-    real run resolves its backbones at task load, but a doc count needs none of them (issue 27: listing the tasks
+    real run resolves its backbones at task load, but a doc count needs none of them (listing the tasks
     loaded Sentence-BERT and retried the hub for BERTScore). :func:`resolve` itself is not affected.
     """
     before = getattr(_DEFERRED, "on", False)

@@ -157,7 +157,7 @@ def cmd_tasks(args) -> int:
         config = entry["config"].get("dataset_name") or "default"
         try:
             source = sources.resolve(bench) if bench in sources.SOURCES else "?"
-        except sources.DataCorruptError as exc:  # there, but broken: not "not prepared" (issue 40)
+        except sources.DataCorruptError as exc:  # there, but broken: not "not prepared"
             notes.setdefault(bench, f"{bench}: prepared but unreadable: {exc}")
             where = notes[bench] if args.json else f"see [{list(notes).index(bench) + 1}] below"
             rows.append((name, "task", CORRUPT, f"{where}  [{config}]"))
@@ -409,7 +409,7 @@ def cmd_eval(argv) -> int:
     out = next((a.partition("=")[2] for a in argv if a.startswith("--output_path=")), out)
     from hanyi.outputs import claim_run_folder, empty_outputs, failure_line
 
-    try:  # writable, and no other hanyi eval writing into it: two runs never merge (issue 40)
+    try:  # writable, and no other hanyi eval writing into it: two runs never merge
         release = claim_run_folder(out) if out else (lambda: None)
     except OSError as exc:
         print(failure_line("hanyi eval", exc), file=sys.stderr)
@@ -462,7 +462,7 @@ def _delegate(module_name: str, argv, prog: str) -> int:
         raise SystemExit(f"{prog}: not available in this version") from None
     try:
         return module.main(argv, prog=prog) or 0
-    except OSError as exc:  # a full disk, a read-only folder, a symlink refused: one line, exit 1 (issue 40)
+    except OSError as exc:  # a full disk, a read-only folder, a symlink refused: one line, exit 1
         if os.environ.get("HANYI_DEBUG", "").strip() not in ("", "0"):
             raise
         from hanyi.outputs import failure_line
@@ -485,7 +485,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "benchmark",
         nargs="*",
-        metavar="BENCHMARK",  # checked in main(): choices= would print "{[],punrebus,...}" (issue 27)
+        metavar="BENCHMARK",  # checked in main(): choices= would print "{[],punrebus,...}"
         help="only these benchmarks (default: all): " + ", ".join(BENCHMARKS),
     )
     p.add_argument("--no-count", dest="count", action="store_false", help="skip loading data to count docs")

@@ -1,7 +1,7 @@
 """Writing a command's output files: never through a symlink out of its output folder, and a failed write is one line.
 
 ``hanyi report --out`` and ``hanyi submit --out`` followed a planted symlink (``report.md -> ~/.bashrc``) and
-overwrote a file outside their folder (issue 40). :func:`open_output` opens a file for writing only when the folder
+overwrote a file outside their folder. :func:`open_output` opens a file for writing only when the folder
 holding it is inside the output folder (symlinks resolved) and the file itself is not a symlink (``O_NOFOLLOW``).
 :func:`failure_line` turns the ``OSError`` of a full disk or a read-only folder into one line naming the file.
 """

@@ -74,7 +74,7 @@ def _url(value: str) -> str | None:
         parts.port  # noqa: B018 - raises ValueError on a bad port
     except ValueError:
         ok = False
-    if ok and (parts.query or parts.fragment):  # a ?key= was accepted, then every request 404ed (issue 40)
+    if ok and (parts.query or parts.fragment):  # a ?key= was accepted, then every request 404ed
         return "no query string: the base URL only (a key goes in the API-key environment variable)"
     return None if ok else "expected an http(s) URL with a host, e.g. https://api.openai.com/v1"
 

@@ -10,7 +10,7 @@ Behaviour is set at start-up or at any time with :meth:`FakeJudgeServer.configur
   derived from the last message);
 * ``echo_auth_in_errors``: error bodies quote the ``Authorization`` header (to test key scrubbing);
 * ``drip_s``: a 200 answer's body is sent one byte every ``drip_s`` seconds (a slow-dripping server);
-* ``drip_headers_s``: the status line and headers are sent one byte every ``drip_headers_s`` seconds (issue 40);
+* ``drip_headers_s``: the status line and headers are sent one byte every ``drip_headers_s`` seconds;
 * ``truncate_json``: a 200 answer's body is cut to its first half (a truncated JSON body with a correct length).
 
 Counters: ``total_requests``, ``max_in_flight``, ``last_authorization``, ``status_counts``, ``cut_off`` (drips

@@ -1,6 +1,6 @@
 """Paper backbones resolved once, before generation; fallbacks under their own keys; settings checked at task load.
 
-Issue 14 items 1-3, issue 12 item 10, issue 13 item 1. Runs go through the real lmms-eval task loading with a replay
+Runs go through the real lmms-eval task loading with a replay
 model that records when it is first asked to generate.
 """
 
@@ -52,7 +52,7 @@ def _counting(monkeypatch, name):
     return calls
 
 
-# --- issue 13 item 1: settings validated at task load -------------------------------------------------------------
+# --- settings validated at task load -------------------------------------------------------------
 
 
 def test_judge_concurrency_zero_stops_punrebus_expression_before_any_model_call(evaluate, tmp_path, monkeypatch):
@@ -118,7 +118,7 @@ def test_unknown_hanyi_name_is_warned_not_fatal(caplog):
     assert "HANYI_JUDGE_CONCURENCY" in caplog.text
 
 
-# --- issue 14 item 3: missing backbones found before generation, once -------------------------------------------
+# --- missing backbones found before generation, once -------------------------------------------
 
 
 def test_missing_wordnet_is_announced_before_generation_and_checked_once(
@@ -144,7 +144,7 @@ def test_missing_wordnet_is_announced_before_generation_and_checked_once(
 
 
 def test_bertscore_failure_is_decided_once_per_process_not_per_doc(replay, monkeypatch):
-    """Issue 12 item 10: an unloadable BERTScore model was retried in every process_results (~47 s each offline)."""
+    """an unloadable BERTScore model was retried in every process_results (~47 s each offline)."""
     from hanyi.metrics import reference_choice as rc
 
     attempts = []
@@ -166,7 +166,7 @@ def test_bertscore_failure_is_decided_once_per_process_not_per_doc(replay, monke
     assert attempts == [rc.DEFAULT_BERTSCORE_MODEL]
 
 
-# --- issue 14 item 2: fallbacks under their own keys; the paper's keys with WordNet equal the official scorer ---
+# --- fallbacks under their own keys; the paper's keys with WordNet equal the official scorer ---
 
 
 def test_unpie_meteor_without_wordnet_is_meteor_exact_stem(replay, no_wordnet):
@@ -211,7 +211,7 @@ def test_with_wordnet_paper_keys_appear_and_equal_the_official_computation(repla
     assert ur["meteor,none"] == pytest.approx(100 * first / n)  # the other docs answered "" score 0
 
 
-# --- issue 14 item 1: doctor and setup --------------------------------------------------------------------------
+# --- doctor and setup --------------------------------------------------------------------------
 
 
 def test_doctor_json_reports_wordnet_and_every_backbone(capsys, no_wordnet, monkeypatch):
@@ -278,7 +278,7 @@ def test_resolved_api_lists_what_ran_with_fallback_keys(no_wordnet):
             "meteor": "meteor_exact_stem",
         },
         "custom": {},
-        "fingerprint": None,  # no model weights (issue 39: a model backbone's checkpoint fingerprint)
+        "fingerprint": None,  # no model weights (a model backbone's checkpoint fingerprint)
         "weights_verified": False,
     }
     assert backbones.metric_key("wordnet", "element_abs") == "element_abs_rule_lemma"
@@ -329,7 +329,7 @@ def test_unloadable_default_sentence_embedder_drops_element_sim_before_generatio
 def test_an_explicitly_requested_model_that_cannot_load_stops_the_task_at_load(
     replay, monkeypatch, caplog, variable, task
 ):
-    """Issue 29 item 6: HANYI_PUNREBUS_SBERT_MODEL=/nonexistent only warned and dropped element_sim."""
+    """HANYI_PUNREBUS_SBERT_MODEL=/nonexistent only warned and dropped element_sim."""
     from hanyi.settings import SettingsError
 
     monkeypatch.setenv(variable, "/nonexistent/model")
@@ -352,7 +352,7 @@ def test_doctor_table_marks_missing_and_substitute_backbones(capsys, monkeypatch
     assert "OTHER   sbert" in out and "element_sim -> element_sim_custom_model" in out
 
 
-# --- issue 39 item 9: `hanyi doctor` answers from files and settings; weights only with --deep ----------------------
+# --- `hanyi doctor` answers from files and settings; weights only with --deep ----------------------
 
 
 def _fake_model(folder, weights="model.safetensors"):
@@ -364,7 +364,7 @@ def _fake_model(folder, weights="model.safetensors"):
 
 
 def test_doctor_checks_files_and_settings_without_loading_a_model(capsys, monkeypatch, tmp_path):
-    """Issue 39 item 9: `hanyi doctor` took 17-42 s and printed a weight-loading bar; it loaded every model."""
+    """`hanyi doctor` took 17-42 s and printed a weight-loading bar; it loaded every model."""
     from hanyi.metrics import critique_embed, elements, reference_choice, zeroshot_nli
 
     def refuse(*args, **kwargs):
@@ -467,7 +467,7 @@ def test_every_hanyi_variable_the_package_reads_is_registered_for_the_load_time_
 
 @pytest.mark.parametrize("name", ["sbert", "bertscore", "vulca_nli", "vulca_embedder"])
 def test_setup_offline_says_what_to_do_instead_of_hanyi_setup(name, monkeypatch):
-    """Issue 36: `hanyi setup --only bertscore` offline said "fix: hanyi setup", i.e. itself."""
+    """`hanyi setup --only bertscore` offline said "fix: hanyi setup", i.e. itself."""
     from hanyi import backbones, doctor
 
     class Missing:
@@ -483,7 +483,7 @@ def test_setup_offline_says_what_to_do_instead_of_hanyi_setup(name, monkeypatch)
     assert "HANYI_" in line  # the variable that points hanyi at a local copy
 
 
-# ---- issue 39.4: a backbone is the paper's by its weights' fingerprint, not by its folder name alone -------------------
+# ---- a backbone is the paper's by its weights' fingerprint, not by its folder name alone -------------------
 def _random_copy(src, dst):
     """The model at ``src`` with every weight re-drawn at random, saved as ``dst`` (a folder named as the paper's)."""
     import torch

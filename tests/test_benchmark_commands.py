@@ -1,6 +1,6 @@
 """Every benchmark command the docs give runs as documented (``python benchmarks/<name>.py``), ``--help`` at least.
 
-Issue 27 item 11: ``benchmarks/multiprocess.py`` shadowed the ``multiprocess`` package (``datasets`` imports it), so
+``benchmarks/multiprocess.py`` shadowed the ``multiprocess`` package (``datasets`` imports it), so
 ``python benchmarks/punrebus_parity.py`` died with "'multiprocess' is not a package" before printing anything.
 """
 

@@ -1,4 +1,4 @@
-"""``build_sample(out_dir, size=N)``: the requested counts, in the same schema as the bundled sample (issue 20)."""
+"""``build_sample(out_dir, size=N)``: the requested counts, in the same schema as the bundled sample."""
 
 from __future__ import annotations
 

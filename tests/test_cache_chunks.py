@@ -1,4 +1,4 @@
-"""Issue 40 item 1: under ``hanyi eval --use_cache`` a run killed mid-generation keeps every answer made so far (at
+"""under ``hanyi eval --use_cache`` a run killed mid-generation keeps every answer made so far (at
 most one chunk lost) and the same command resumes from them; a lone surrogate never costs the cache. lmms-eval's
 own ``ResponseCache`` is driven here with a scripted model that is "killed" after 6 of 12 answers."""
 

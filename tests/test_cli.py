@@ -112,7 +112,7 @@ def test_tasks_marks_unprepared_benchmarks_with_one_footnote_each(capsys, tmp_pa
 
 
 def test_tasks_explains_the_question_mark_of_hub_datasets_and_how_to_count(capsys, monkeypatch):
-    """Issue 39 item 10: offline, 66 CII and UNPIE rows showed `?` with no legend."""
+    """offline, 66 CII and UNPIE rows showed `?` with no legend."""
     monkeypatch.delenv("HANYI_DATA_ROOT")  # nothing prepared in the default root: cii and unpie read the hub
     assert main(["tasks", "cii", "unpie"]) == 0
     lines = _unwrapped(capsys.readouterr().out)
@@ -204,7 +204,7 @@ print(json.dumps({"rc": rc, "seconds": time.perf_counter() - start, "resolved": 
 
 
 def test_tasks_counts_docs_in_seconds_with_no_model_no_backbone_and_no_network():
-    """Issue 27 item 12: counting docs ran each task's ``process_docs``, which resolved the scoring backbones
+    """counting docs ran each task's ``process_docs``, which resolved the scoring backbones
     (Sentence-BERT loaded, the hub retried 42 times for BERTScore): 188 s to list the tasks. A count needs none."""
     import os
     import subprocess
@@ -224,7 +224,7 @@ def test_tasks_counts_docs_in_seconds_with_no_model_no_backbone_and_no_network()
 
 @pytest.mark.parametrize("flag", ["--help", "-h"])
 def test_eval_help_is_hanyis_own_usage_without_importing_lmms_eval(flag):
-    """Issue 27 item 13: ``hanyi eval --help`` printed lmms-eval's help after 18 s (its import), and not a word on
+    """``hanyi eval --help`` printed lmms-eval's help after 18 s (its import), and not a word on
     what ``hanyi eval`` adds."""
     import subprocess
     import sys
@@ -242,7 +242,7 @@ def test_eval_help_is_hanyis_own_usage_without_importing_lmms_eval(flag):
 
 
 def test_prepare_punrebus_with_an_empty_image_folder_says_no_images_found(capsys, tmp_path):
-    """Issue 27 item 14: an empty ``--images`` folder gave a ``datasets`` "Keys mismatch" error."""
+    """an empty ``--images`` folder gave a ``datasets`` "Keys mismatch" error."""
     from hanyi.data.punrebus_sample import sample_answer_sheet
 
     sheet, images = tmp_path / "sheet.csv", tmp_path / "images"
@@ -280,7 +280,7 @@ def _cii_clone(root, with_images: bool):
 
 
 def test_prepare_cii_from_github_without_images_exits_1_and_says_what_is_missing(capsys, tmp_path, monkeypatch):
-    """Issue 27 item 14: a clone without its images prepared with exit 0 and "Use it with ...", a run that then fails."""
+    """a clone without its images prepared with exit 0 and "Use it with ...", a run that then fails."""
     monkeypatch.delenv("HANYI_CII_IMAGE_ROOT", raising=False)
     _cii_clone(tmp_path / "clone", with_images=False)
     argv = ["prepare", "cii", "--source", "github", "--github-root", str(tmp_path / "clone"), "--out", str(tmp_path)]
@@ -300,7 +300,7 @@ HELP_COMMANDS += [["prepare", bench] for bench in ("punrebus", "cvlue", "cii", "
 
 @pytest.mark.parametrize("command", HELP_COMMANDS, ids=lambda c: " ".join(c) or "hanyi")
 def test_help_text_has_no_rest_markup_and_every_option_is_explained(capsys, command):
-    """Issue 27 item 15: ``hanyi tasks --help`` showed ``{[],punrebus,...}`` and an unexplained ``--json``;
+    """``hanyi tasks --help`` showed ``{[],punrebus,...}`` and an unexplained ``--json``;
     descriptions taken from docstrings showed reST double backticks."""
     try:
         code = main([*command, "--help"])

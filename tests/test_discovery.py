@@ -85,7 +85,7 @@ print(sorted(hooks[0].pending) if hooks else "gone")
     ],
 )
 def test_finder_leaves_meta_path_when_nothing_is_left_to_wait_for(hide, expected):
-    """Issue 39 item 13: docs/dev/discovery.md said the finder removes itself when lmms_eval.tasks loads; it stayed in
+    """docs/dev/discovery.md said the finder removes itself when lmms_eval.tasks loads; it stayed in
     every lmms-eval process. Now it leaves where lm-eval is absent, and the doc says it stays where lm-eval is here."""
     pytest.importorskip("lm_eval")
     env = {k: v for k, v in os.environ.items() if k != _autohook.OPT_OUT_ENV}
@@ -203,7 +203,7 @@ def test_hanyi_eval_registers_the_tasks_itself(tmp_path):
 
 
 def test_with_the_hook_off_a_python_start_imports_nothing_of_hanyi():
-    """Issue 30 item 4: the .pth imported hanyi and hanyi._autohook at every start, HANYI_NO_AUTOHOOK=1 or not."""
+    """the .pth imported hanyi and hanyi._autohook at every start, HANYI_NO_AUTOHOOK=1 or not."""
     code = "import sys; print(sorted(m for m in sys.modules if m == 'hanyi' or m.startswith('hanyi.')))"
     env = {k: v for k, v in os.environ.items() if k != _autohook.OPT_OUT_ENV}
     off = subprocess.run(

@@ -1,4 +1,4 @@
-"""Every relative link in README.md, docs/ and the task folders' READMEs resolves in the source tree (issue 39 item 12).
+"""Every relative link in README.md, docs/ and the task folders' READMEs resolves in the source tree.
 
 A link must work where the Markdown is read as a page: on GitHub and in a checkout. The task READMEs name the copy
 the wheel ships (``hanyi/docs/<bench>.md``) as a path in backticks, not as a link: no relative link from

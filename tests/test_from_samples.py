@@ -1,4 +1,4 @@
-"""Breakdowns computed by the report from the sample log (hanyi.metrics.from_samples, issue 26 item 3)."""
+"""Breakdowns computed by the report from the sample log (hanyi.metrics.from_samples)."""
 
 import json
 import logging

@@ -42,7 +42,7 @@ def test_config_dirs_give_the_hub_single_config_layout(tmp_path):
 
 @pytest.mark.parametrize("link", ["README.md", "hanyi_build.json", "default"])
 def test_a_symlink_where_a_file_is_written_is_refused_and_its_target_untouched(tmp_path, link):
-    """Issue 29 item 10: `hanyi prepare vulca` wrote through a symlinked <out>/vulca/README.md, outside --out."""
+    """`hanyi prepare vulca` wrote through a symlinked <out>/vulca/README.md, outside --out."""
     from hanyi.data.safepath import UnsafePathError
 
     outside = tmp_path / "outside"

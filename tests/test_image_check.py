@@ -1,4 +1,4 @@
-"""The load-time image check (hanyi.tasks._common): PNGs are read as their chunks without PIL (issue 30, item 2);
+"""The load-time image check (hanyi.tasks._common): PNGs are read as their chunks without PIL;
 the verdict must stay what PIL's ``verify`` (PNG) and a 1/8-scale decode (JPEG) gave, for every truncation and byte
 flip of real encoder output, with the reason named and the docs in order."""
 
@@ -97,7 +97,7 @@ def test_the_dataset_check_names_bad_docs_in_order_png_and_jpeg_and_files(tmp_pa
     assert ImageFile.LOAD_TRUNCATED_IMAGES is True  # lmms-eval's setting is back after the check
 
 
-# --- issue 40 item 2: every image checked where it is read, before any model call ---------------------------------
+# --- every image checked where it is read, before any model call ---------------------------------
 
 
 def _png_with(data: bytes, kind: bytes, body: bytes) -> bytes:

@@ -1,4 +1,4 @@
-"""Issue 42 item 4: a JPEG that several tasks of one process use is checked once (memo by content hash)."""
+"""a JPEG that several tasks of one process use is checked once (memo by content hash)."""
 
 import io
 

@@ -1,4 +1,4 @@
-"""The load-time image check hands its threads one slice of the images each, not one task per image (issue 42: the
+"""The load-time image check hands its threads one slice of the images each, not one task per image (the
 slopes of cii and punrebus_matching grew past 10 % once every PNG went through the pool one future at a time, a
 future costing more than checking a 48-px image); the verdicts and their order are the same."""
 

@@ -1,4 +1,4 @@
-"""Issue 40: the report pairs two runs' docs on the images' content, not only their ids and paths. Each image task logs
+"""the report pairs two runs' docs on the images' content, not only their ids and paths. Each image task logs
 the sha256 of the image bytes its load-time check read (``image_sha256``); ``hanyi report`` hashes it into the doc's
 content hash, and a log without it is paired by ids and paths only, with a note saying so."""
 

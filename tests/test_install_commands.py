@@ -1,4 +1,4 @@
-"""The CPU torch install commands (issue 36 item 3): README, docs/install.md and the Makefile install the ``+cpu``
+"""The CPU torch install commands: README, docs/install.md and the Makefile install the ``+cpu``
 wheel from PyTorch's CPU index. This machine's pip has a local wheel folder holding the ``+cpu`` wheel, which hides
 whether a command would fetch the CUDA build from plain PyPI, so the command text is what is checked."""
 

@@ -1,4 +1,4 @@
-"""A 95 % interval for every headline number (issue 15, item 3): decomposed aggregations, the bootstrap, the in-run
+"""A 95 % interval for every headline number: decomposed aggregations, the bootstrap, the in-run
 standard errors and per-doc statistics, and the report's intervals from them.
 
 Oracles: scipy (``binomtest(...).proportion_ci(method="exact")``), a plain numpy bootstrap written here, the
@@ -80,7 +80,7 @@ def test_a_share_over_scored_docs_is_exact_given_the_scored_ones():
 
 
 def test_stratified_bootstrap_resamples_within_parts():
-    from hanyi.metrics import intervals  # issue 37: the one stratified (cluster) bootstrap
+    from hanyi.metrics import intervals  # the one stratified (cluster) bootstrap
 
     a = resample.as_array([0.0, 1.0] * 10)
     b = resample.as_array([0.2, 0.4, 0.6] * 4)
@@ -97,7 +97,7 @@ def test_stratified_bootstrap_resamples_within_parts():
 
 
 def _old_cvlue_mean(items):
-    # CVLUE 0.4 (issue 26): an exactly rounded sum, so the mean does not depend on the order of the items
+    # CVLUE 0.4: an exactly rounded sum, so the mean does not depend on the order of the items
     return math.fsum(i["v"] for i in items) / len(items) if items else 0.0
 
 
@@ -405,7 +405,7 @@ def test_no_interval_when_no_doc_was_scored(tmp_path):
 
 def test_the_hook_installs_no_interval_patch_but_hanyi_eval_does(eval_extras):
     """A plain run (start-up hook on or off) leaves lmms-eval's aggregation alone; ``hanyi eval`` adds the interval
-    hook outside the doc-order one (issue 26)."""
+    hook outside the doc-order one."""
     import subprocess
     import sys
 
@@ -488,7 +488,7 @@ def _real_output(table, items):
 
 
 def test_hanyi_tasks_get_lmms_evals_standard_errors_without_its_per_metric_imports(monkeypatch, eval_extras):
-    """lmms-eval's ``stderr_for_metric`` retries two failing optional imports for every metric (issue 20); for a
+    """lmms-eval's ``stderr_for_metric`` retries two failing optional imports for every metric; for a
     hanyi task the hook writes the same standard errors without calling it."""
     import lmms_eval.evaluator_utils as evu
     import lmms_eval.tasks  # noqa: F401  (the start-up hook patches on this import)

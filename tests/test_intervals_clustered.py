@@ -1,4 +1,4 @@
-"""Honest uncertainty (issue 37): intervals that respect how docs cluster, one method per kind of number, power.
+"""Honest uncertainty: intervals that respect how docs cluster, one method per kind of number, power.
 
 Oracles: scipy (``binomtest(...).proportion_ci(method="exact")``, ``beta.ppf``, ``chi2.sf``, ``norm.ppf``), a naive
 cluster bootstrap written here loop by loop, and the textbook design effect ``1 + (m − 1) ρ`` with ρ the pairwise

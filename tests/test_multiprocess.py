@@ -1,7 +1,7 @@
 """Multi-process runs: ``torchrun`` and ``accelerate launch --cpu`` with 2 gloo processes give the 1-process results.
 
 The launches are plain lmms-eval runs (hanyi's start-up hook off, ``--include_path``): nothing of lmms-eval is
-replaced, so parity holds because every aggregation gives the same value whatever the order of its items (issue 26).
+replaced, so parity holds because every aggregation gives the same value whatever the order of its items.
 
 One launch per launcher covers every top-level group (plus the judge-scored ``cii_ctc``) with ``--model replay`` and
 a fake judge; the tiny LLaVA runs once under ``accelerate launch``. The launches are the slow part (each rank pays

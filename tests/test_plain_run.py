@@ -1,4 +1,4 @@
-"""Plain lmms-eval tasks (issue 26, item 1): nothing of lmms-eval is replaced to get a task's numbers.
+"""Plain lmms-eval tasks: nothing of lmms-eval is replaced to get a task's numbers.
 
 * With the start-up hook off and ``--include_path``, the five groups give the numbers hanyi 0.3.0 gave (every
   run-time patch installed) for the same replayed answers (``tests/fixtures/plain_run``, made by
@@ -102,7 +102,7 @@ def test_a_plain_run_gives_the_numbers_of_before(tmp_path):
                 f"{task}: {metric} is neither emitted nor computed by the report"
             )
             same = (got.value is None and math.isnan(value)) or floats.same_value(key, got.value, value)
-            # issue 39.6: a Pun Rebus category with no parsed doc has no value (NaN), as officially; 0.3.0 gave 0.0
+            # a Pun Rebus category with no parsed doc has no value (NaN), as officially; 0.3.0 gave 0.0
             same = same or (metric.startswith("accuracy_cat_") and value == 0.0 and got.value is None)
             assert same, (task, metric, got.value, value)
             moved += 1
@@ -166,7 +166,7 @@ sys.exit(main([sys.argv[1], "--out", sys.argv[2], "--no-plots"]))
 
 
 def _report_stands_on_its_own(tmp_path):
-    """Issue 26 item 5: ``hanyi report`` on a plain run imports nothing of the task code, the start-up hook, the
+    """``hanyi report`` on a plain run imports nothing of the task code, the start-up hook, the
     host wing or the harnesses, and still gives every headline number of the five groups an interval."""
     env = {**os.environ, "HANYI_NO_AUTOHOOK": "1"}
     out = tmp_path / "report"

@@ -1,4 +1,4 @@
-"""``hanyi prepare`` never reads or writes outside its inputs and ``--out`` (issue 13, items 8 and 9): every builder
+"""``hanyi prepare`` never reads or writes outside its inputs and ``--out``: every builder
 gets a crafted release whose paths use ``..``, absolute paths or symlinks to a file outside, and must refuse with an
 error naming the record, writing nothing outside. ``HANYI_DATA_ROOT=sample`` without ``--out`` is refused too."""
 
@@ -186,7 +186,7 @@ def _png_header(width: int, height: int) -> bytes:
 
 
 def test_vulca_prepare_keeps_the_decompression_bomb_check_with_an_explicit_limit(tmp_path):
-    """Issue 29 item 11: Image.MAX_IMAGE_PIXELS = None let a tiny PNG declaring 16000x16000 px take 1.27 GB."""
+    """Image.MAX_IMAGE_PIXELS = None let a tiny PNG declaring 16000x16000 px take 1.27 GB."""
     from PIL import Image
 
     from hanyi.data.images import synthetic_image

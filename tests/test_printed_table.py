@@ -1,5 +1,5 @@
-"""lmms-eval's own, unpatched table for hanyi's five groups fits a terminal: at most 80 rows and 120 columns (issue 26
-item 3), the "Groups" table included, because each task emits only its paper's main-table columns and their
+"""lmms-eval's own, unpatched table for hanyi's five groups fits a terminal: at most 80 rows and 120 columns, the
+"Groups" table included, because each task emits only its paper's main-table columns and their
 ``_robust`` siblings (breakdowns and diagnostics come from the sample log in ``hanyi report``).
 
 Nothing of lmms-eval is wrapped: the tables below are what ``lmms-eval --tasks punrebus,cvlue,cii,unpie,vulca``
@@ -161,7 +161,7 @@ def test_the_check_counts_what_lmms_eval_prints():
 def test_the_shared_tiny_llava_run_prints_a_table_that_fits(llava_run):
     text = printed(llava_run)
     rows, width = size(text)
-    # issue 37: lmms-eval's own Stderr_Clustered column (17 characters), printed once a task sets a cluster_key
+    # lmms-eval's own Stderr_Clustered column (17 characters), printed once a task sets a cluster_key
     limit = MAX_WIDTH + (len("|Stderr_Clustered") if "|Stderr_Clustered|" in text else 0)
     assert rows <= MAX_ROWS and width <= limit, (rows, width)
     for benchmark in GROUPS:  # every benchmark ran (cii is a tag: its task is cii_none)

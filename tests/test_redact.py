@@ -1,4 +1,4 @@
-"""Every derived form of a secret is masked (issue 29, item 8): table of inputs and what may remain."""
+"""Every derived form of a secret is masked: table of inputs and what may remain."""
 
 from __future__ import annotations
 

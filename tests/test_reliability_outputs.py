@@ -1,4 +1,4 @@
-"""Reliability of what hanyi writes (issue 13, items 4, 5, 9, 10, 11): ``hanyi report`` and ``hanyi submit`` on
+"""Reliability of what hanyi writes: ``hanyi report`` and ``hanyi submit`` on
 hand-written lmms-eval output folders with hostile contents: secrets in ``model_args``, HTML and ``$`` in names,
 NaN values, incomplete or duplicated sample logs, wrong-typed fields, and a ``--out`` folder holding user files."""
 
@@ -101,7 +101,7 @@ def test_report_md_escapes_html_in_names_and_plots_survive_mathtext(tmp_path):
 
 
 def test_report_md_escapes_markdown_links_and_images_in_user_strings(tmp_path):
-    """Issue 29 item 9: a model name or model_args holding [x](javascript:...) or ![](http://...) was copied verbatim
+    """a model name or model_args holding [x](javascript:...) or ![](http://...) was copied verbatim
     into report.md, where a viewer renders a live link and fetches an image."""
     import re
 
@@ -258,7 +258,7 @@ def test_cvlue_vg_nan_box_is_written_as_the_empty_box(tmp_path):
     "task", ["punrebus_matching", "cii_none", "unpie_grounding_homo", "vulca_baseline", "cvlue_vqa"]
 )
 def test_a_lone_surrogate_in_a_response_is_made_valid_utf8_before_it_is_scored_and_logged(evaluate, task, tmp_path):
-    """Issue 29 item 2: a reply cut at max_new_tokens can end in half a surrogate pair; lmms-eval then wrote a 0-byte
+    """a reply cut at max_new_tokens can end in half a surrogate pair; lmms-eval then wrote a 0-byte
     sample log and exited 0. Every task's response filter replaces it (U+FFFD) in the logged resps too."""
     from hanyi.models.replay import ReplayModel
 
@@ -278,7 +278,7 @@ def test_a_lone_surrogate_in_a_response_is_made_valid_utf8_before_it_is_scored_a
 
 @pytest.mark.parametrize("bad", ["x", [1, "y"], {"a": 1}, [[1, 2], 3]])
 def test_per_doc_statistics_that_are_not_numbers_give_no_interval_never_a_traceback(tmp_path, bad):
-    """Issue 29 item 13: per-doc values that are strings or lists gave a TypeError traceback (metrics/resample.py)."""
+    """per-doc values that are strings or lists gave a TypeError traceback (metrics/resample.py)."""
     from hanyi.results.decomposed import unit_stats
     from hanyi.results.runs import load_runs
 
@@ -294,7 +294,7 @@ def test_per_doc_statistics_that_are_not_numbers_give_no_interval_never_a_traceb
 
 
 def test_an_all_nan_run_shows_its_headline_rows_as_nan_and_says_why(tmp_path):
-    """Issue 29 item 13: an all-NaN run showed an empty headline table."""
+    """an all-NaN run showed an empty headline table."""
     nan = float("nan")
     run = write_run(
         tmp_path / "m",
@@ -308,7 +308,7 @@ def test_an_all_nan_run_shows_its_headline_rows_as_nan_and_says_why(tmp_path):
 
 
 def test_a_sample_log_line_that_is_not_json_is_named_not_skipped_silently(tmp_path, caplog):
-    """Issue 29 item 13: a non-JSON sample-log line made the report drop the log without a word."""
+    """a non-JSON sample-log line made the report drop the log without a word."""
     lines = [json.dumps(s) for s in full_log()] + ["{not json"]
     run = write_run(tmp_path / "m", {"punrebus_matching": {"accuracy,none": 1.0}}, samples={"punrebus_matching": lines})
     with caplog.at_level("WARNING", logger="hanyi.report"):

@@ -1,4 +1,4 @@
-"""Issue 40 (reliability round 4): the report never miscounts, every write is safe, crashes are one line each, and
+"""Reliability: the report never miscounts, every write is safe, crashes are one line each, and
 the unclear cases each get a decision (docs/when-things-go-wrong.md, "Hostile inputs")."""
 
 from __future__ import annotations

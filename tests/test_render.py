@@ -1,4 +1,4 @@
-"""Prompt rendering cost: templates are package files, loaded once, not re-checked on disk per doc (issue 20)."""
+"""Prompt rendering cost: templates are package files, loaded once, not re-checked on disk per doc."""
 
 from __future__ import annotations
 

@@ -96,7 +96,7 @@ def test_wrong_typed_values_name_the_file_and_line(tmp_path, line, message):
 
 
 def test_a_lone_surrogate_in_a_response_is_repaired_counted_and_named(tmp_path, caplog):
-    """Issue 29 item 2: a reply cut at max_tokens can hold half a surrogate pair, which no UTF-8 file can hold."""
+    """a reply cut at max_tokens can hold half a surrogate pair, which no UTF-8 file can hold."""
     path = _write(
         tmp_path,
         ['{"task": "t", "doc_id": 0, "response": "A\\ud800B"}', '{"task": "t", "doc_id": 1, "response": "ok"}'],

@@ -136,7 +136,7 @@ def test_every_anchor_file_is_cited_and_well_formed():
 
 
 def _breakdown_names(task: str) -> list[str]:
-    """The metrics ``hanyi report`` adds to ``task`` from its sample log (hanyi.metrics.from_samples, issue 26): a
+    """The metrics ``hanyi report`` adds to ``task`` from its sample log (hanyi.metrics.from_samples): a
     breakdown computed over no items still names every metric it gives (NaN or None)."""
     from hanyi.metrics.from_samples import registry
 
@@ -233,7 +233,7 @@ def test_report_puts_ours_in_the_papers_unit_with_the_difference(tmp_path):
     pun = find_table(rep, "punrebus", "punrebus_matching · accuracy vs. Table 1")
     assert row_of(pun, "m1 (ours)")[1] == "50.00"
     assert row_of(pun, "Claude 3 Opus") == ["Claude 3 Opus", "22.47", "+27.53"]
-    assert row_of(pun, "Human Estimate")[2] == "n/c"  # 3 workers x 50 images, not the 1,011 (issue 27)
+    assert row_of(pun, "Human Estimate")[2] == "n/c"  # 3 workers x 50 images, not the 1,011
     # review defect 3: GPT-4o/GPT-4V/Qwen rows come from the justification prompt (punrebus_expression), Gemini's
     # from its own wording: they are not compared with a punrebus_matching run
     assert not [r[0] for r in pun["rows"] if r[0].startswith(("GPT-4", "Qwen", "Gemini"))]
@@ -338,7 +338,7 @@ def test_report_of_a_replay_run_shows_the_known_accuracy(replay, tmp_path):
 
 @pytest.mark.slow
 def test_report_of_a_replay_run_shows_the_cii_and_cvlue_breakdowns_from_the_sample_log(replay, tmp_path):
-    """Issue 26: the per-category numbers CII and CVLUE no longer emit (CII difficulty, image type and rhetoric;
+    """the per-category numbers CII and CVLUE no longer emit (CII difficulty, image type and rhetoric;
     CVLUE culture groups and semantic fields) are computed by ``hanyi report`` from the sample log, under the old
     names, so their tables are still there; Table 1's emitted domain columns stay as emitted."""
     from hanyi.results.lmms_output import save_like_cli

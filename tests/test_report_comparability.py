@@ -1,4 +1,4 @@
-"""The report never marks a non-comparable number comparable (issue 27, items 1-3): every anchor table says how the
+"""The report never marks a non-comparable number comparable: every anchor table says how the
 paper produced its numbers (judge, doc count, prompt variant), a missing field is "not comparable (unknown)", and the
 paper-shaped tables decide comparability per paper row. Checked on a report built from crafted provenance."""
 
@@ -121,7 +121,7 @@ def test_crafted_provenance_7b_judge_640_docs_other_prompt_and_text_only_rows_ar
         assert "1000 docs in the paper, 640 here" in c["reasons"]
     bleu = [c for c in comps if c["metric"] == "bleu4"]  # no judge behind BLEU-4: the doc count differs, and
     unspecified = "not specified by the paper: the BLEU-4 implementation (ours: sacrebleu corpus BLEU, 13a tokenizer)"
-    assert bleu and all(c["reasons"] == [unspecified, "1000 docs in the paper, 640 here"] for c in bleu)  # issue 39
+    assert bleu and all(c["reasons"] == [unspecified, "1000 docs in the paper, 640 here"] for c in bleu)
 
     paper, ours = paper_rows(rep, "punrebus", "Table 1 (arXiv 2406.10318v1), symbolic")
     assert paper["GPT-4o"] == "⚠ not comparable (a different task; a different prompt variant)"
@@ -163,13 +163,13 @@ def test_the_homo_value_of_a_task_that_scores_both_splits_compares_on_the_docs_o
     rep = json.loads((out / "report.json").read_text(encoding="utf-8"))
     comps = next(s for s in rep["sections"] if s["benchmark"] == "unpie")["comparisons"]
     homo = [c for c in comps if c["metric"] == "bleu4_homo"]
-    assert homo and not any(c["comparable"] for c in homo), homo  # BLEU-4: not specified by the paper (issue 39)
+    assert homo and not any(c["comparable"] for c in homo), homo  # BLEU-4: not specified by the paper
     counted = [c for c in homo if "2000 docs in the paper, 1990 here" in c["reasons"]]
     assert counted == ([] if comparable else homo)  # comparable: the doc count is no reason
 
 
 def test_two_tasks_in_one_paper_table_get_a_mark_column_each_and_their_reasons_once_as_footnotes(tmp_path):
-    """Issue 39 item 14: Pun Rebus Table 1 repeated a two-task "not comparable" text on every paper row, and our
+    """Pun Rebus Table 1 repeated a two-task "not comparable" text on every paper row, and our
     rows merged contradictory reasons ("1011 docs in the paper ... 150 docs in the paper")."""
     run = write_run(
         tmp_path / "run",

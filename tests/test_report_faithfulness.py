@@ -1,4 +1,4 @@
-"""Issue 39 items 2, 3 and 7: what the report's comparability check counts and says (hanyi.results.provenance)."""
+"""what the report's comparability check counts and says (hanyi.results.provenance)."""
 
 import pytest
 

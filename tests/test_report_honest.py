@@ -1,5 +1,5 @@
 """``hanyi report`` says what its numbers are: provenance per task, comparability with the papers, units, 95 %
-intervals and paired comparisons of two runs (issues 14 and 15).
+intervals and paired comparisons of two runs.
 
 Results files and sample logs are written here in lmms-eval 0.7.3's format (``*_results.json`` with ``configs``,
 ``n-samples``, ``config.limit``; ``<date>_samples_<task>.jsonl`` beside it); scipy is the independent oracle.
@@ -325,7 +325,7 @@ def test_two_runs_of_punrebus_textonly_get_the_mcnemar_p_scipy_computes(tmp_path
 
 @pytest.mark.parametrize("changed", [0, 7])
 def test_two_runs_on_different_data_versions_are_not_paired_doc_by_doc(tmp_path, changed):
-    """Issue 29 item 13: `hanyi report A B` paired docs by id only, so two data versions were compared doc by doc."""
+    """`hanyi report A B` paired docs by id only, so two data versions were compared doc by doc."""
     a = [i % 2 == 0 for i in range(30)]
     dirs = []
     for name, correct, shift in (("a", a, 0), ("b", [not x for x in a], changed)):
@@ -437,7 +437,7 @@ def test_report_has_paper_shaped_tables_contents_and_collapsed_breakdowns(tmp_pa
     assert t1["header"] == ["model", *paper["columns"], "comparable"]
     assert [r[0] for r in t1["rows"][: len(paper["rows"])]] == [r["model"] for r in paper["rows"]]  # paper's order
     ours = t1["rows"][t1["ours"][0]]
-    # comparability per paper row: the 3 text-only LLM rows are not compared with an image run (issue 27, item 3)
+    # comparability per paper row: the 3 text-only LLM rows are not compared with an image run
     assert ours[0] == "m (ours, cii_none)" and ours[-1] == "✓ comparable with 20 of 23 paper rows"
     by_model = {r[0]: r[-1] for r in t1["rows"]}
     assert by_model["GPT-4o"] == "✓ comparable"

@@ -1,4 +1,4 @@
-"""What the report says about a run and draws (issue 27, items 6-7): the installed lmms-eval release in the Runs table,
+"""What the report says about a run and draws: the installed lmms-eval release in the Runs table,
 ``n`` = 0 with the reason when no doc was scored, error bars and unclipped labels on the paper-comparison plots, and
 the Pun Rebus element scores in the headline table."""
 
@@ -36,7 +36,7 @@ def test_runs_table_shows_the_installed_lmms_eval_release_not_the_callers_git_br
     # lmms-eval 0.7.3 writes `<git branch>@<commit>` of the directory it ran in (here: main@0123abcd)
     run = write_run(tmp_path / "run", {"cii_none": {"acc,none": 0.6}}, n={"cii_none": 800}, configs={})
     rep = _report(tmp_path, run, "--no-plots")
-    # issue 39 item 14: the cell said "the results file says main@0123abcd", as if that were lmms-eval's commit
+    # the cell said "the results file says main@0123abcd", as if that were lmms-eval's commit
     expected = f"{metadata.version('lmms-eval')} \\(installed\\) | main@0123abcd |"
     assert f"| {expected}" in rep["md"]  # Markdown syntax escaped in report.md
     assert "results file says" not in rep["md"]
@@ -101,7 +101,7 @@ def test_punrebus_element_scores_are_in_the_reports_headline_table(tmp_path):
 
 
 def test_a_zero_bar_is_drawn_and_a_missing_one_is_labelled():
-    """Issue 39 item 14: a 0.0 bar had no height, so it looked like a missing one."""
+    """a 0.0 bar had no height, so it looked like a missing one."""
     pytest.importorskip("matplotlib")
     from hanyi.report import plots
 
@@ -121,7 +121,7 @@ def test_a_zero_bar_is_drawn_and_a_missing_one_is_labelled():
 
 
 def test_one_letter_position_labels_stay_upright_and_long_labels_slant():
-    """Issue 39 item 14: the one-letter answer-position labels (A-G) were rotated."""
+    """the one-letter answer-position labels (A-G) were rotated."""
     pytest.importorskip("matplotlib")
     from hanyi.report import plots
 
@@ -132,7 +132,7 @@ def test_one_letter_position_labels_stay_upright_and_long_labels_slant():
 
 
 def test_label_names_each_run_in_order_and_refuses_a_count_that_does_not_fit(tmp_path, capsys):
-    """Issue 39 item 14: `hanyi report` had no --label, so replay runs were named after their replay files."""
+    """`hanyi report` had no --label, so replay runs were named after their replay files."""
     a = write_run(tmp_path / "a", {"cii_none": {"acc,none": 0.6}}, n={"cii_none": 800}, configs={})
     b = write_run(tmp_path / "b", {"cii_none": {"acc,none": 0.5}}, n={"cii_none": 800}, configs={})
     out = tmp_path / "rep"

@@ -1,4 +1,4 @@
-"""Nothing generated is lost (issue 29, item 1): a run killed while scoring is re-scored from lmms-eval's response
+"""Nothing generated is lost: a run killed while scoring is re-scored from lmms-eval's response
 cache (``--use_cache DIR``) by the replay model, with no generation repeated."""
 
 from __future__ import annotations

@@ -64,7 +64,7 @@ def test_per_benchmark_override_path_or_hub_id(env, tmp_path):
 
 def test_each_task_folders_dataset_file_resolves_when_it_is_executed(env, tmp_path):
     """``dataset_path: !function dataset.path``: the harness executes ``dataset.py`` afresh for each tag, so the path
-    follows the environment when a task is built; ``hanyi.data.sources`` has no module ``__getattr__`` (issue 26)."""
+    follows the environment when a task is built; ``hanyi.data.sources`` has no module ``__getattr__``."""
     import importlib.util
 
     import hanyi
@@ -143,7 +143,7 @@ def _break(target, how):
 
 @pytest.mark.parametrize("how", ["truncated", "empty", "missing", "yaml"])
 def test_a_broken_prepared_folder_is_one_line_naming_the_file(env, tmp_path, how):
-    """Issue 29 item 6: a truncated or 0-row parquet, a README naming a missing file, or a broken YAML header gave
+    """a truncated or 0-row parquet, a README naming a missing file, or a broken YAML header gave
     lmms-eval's RetryError, naming nothing."""
     target = _copy_sample(tmp_path)
     env.setenv("HANYI_CII_DATA", str(target))

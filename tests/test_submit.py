@@ -137,7 +137,7 @@ def test_hanyi_submission_json_from_a_replay_run(replay, tmp_path):
     results = replay(records, ["punrebus_matching"])
     save_like_cli(results, str(tmp_path / "out"), model_args="path=replay")
     argv = [str(tmp_path / "out"), "--benchmark", "punrebus", "--out", str(tmp_path / "sub")]
-    assert main(argv) == 2 and not (tmp_path / "sub").exists()  # the bundled sample is no submission (issue 39)
+    assert main(argv) == 2 and not (tmp_path / "sub").exists()  # the bundled sample is no submission
     assert main([*argv, "--allow-sample"]) == 0
     doc = _load(tmp_path / "sub" / "punrebus_submission.json")
     assert doc["sample"] == ["punrebus_matching"]
@@ -177,7 +177,7 @@ def _results_on(tmp_path, dataset_path):
 
 
 def test_submit_refuses_a_run_on_the_bundled_sample_unless_allow_sample(tmp_path, capsys):
-    """Issue 39 item 15: `hanyi submit` on the synthetic sample wrote submission files without a word."""
+    """`hanyi submit` on the synthetic sample wrote submission files without a word."""
     from hanyi.data.sources import SAMPLE_DIR
 
     out = _results_on(tmp_path, os.path.join(SAMPLE_DIR, "cii"))
@@ -209,7 +209,7 @@ def _punrebus_docs() -> int:
 
 @pytest.mark.parametrize("failed", [True, False])
 def test_a_doc_without_its_prediction_says_what_happened_not_rerun_with_log_samples(failed):
-    """Issue 29 item 13: after a scoring failure, submit said "re-run with --log_samples" (the run had it)."""
+    """after a scoring failure, submit said "re-run with --log_samples" (the run had it)."""
     from hanyi.submit.cvlue import cvlue_vqa
 
     line = {"doc_id": 4, "filtered_resps": ["猫"], "resps": [["猫"]]}

@@ -51,7 +51,7 @@ def test_readme_names_every_group_and_only_real_ones(bench):
 
 @pytest.mark.parametrize("bench", BENCHMARKS)
 def test_readme_links_the_docs_in_the_checkout_and_names_the_wheel_copy(bench):
-    # Every relative link resolves in the source tree (tests/test_doc_links.py, issue 39 item 12); the copy the wheel
+    # Every relative link resolves in the source tree (tests/test_doc_links.py); the copy the wheel
     # ships (docs/ as hanyi/docs/, pyproject force-include) is named as a path, since no link works in both places.
     assert _wheel_docs_target() == "hanyi/docs"
     text = _readme(bench)
@@ -64,7 +64,7 @@ LM_EVAL_BENCHMARKS = ("cii", "punrebus", "unpie")
 
 @pytest.mark.parametrize("bench", LM_EVAL_BENCHMARKS)
 def test_lm_eval_folder_readme_is_a_card_naming_its_tasks_with_working_links(bench):
-    """Issue 27 item 15: the lm-eval task READMEs were two-line stubs; they are lm-eval cards now (paper, BibTeX,
+    """the lm-eval task READMEs were two-line stubs; they are lm-eval cards now (paper, BibTeX,
     groups and tasks, headline metrics, checklist), naming every lm-eval task and group of the folder."""
     from hanyi import LM_EVAL_TASKS_DIR
 

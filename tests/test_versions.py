@@ -1,4 +1,4 @@
-"""Host package ranges (issue 25): the lock, the metadata bounds, `hanyi doctor` and the stop at task load."""
+"""Host package ranges: the lock, the metadata bounds, `hanyi doctor` and the stop at task load."""
 
 from __future__ import annotations
 

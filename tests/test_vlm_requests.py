@@ -1,4 +1,4 @@
-"""A VLM task never sends a request without an image (issue 25, item 7).
+"""A VLM task never sends a request without an image.
 
 llava_hf under transformers >= 5.17 stops the whole run at the first request with no image (IndexError in
 ``_get_device_from_images``); on older releases it logs a generation error per request. So every doc of every task

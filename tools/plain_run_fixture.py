@@ -1,6 +1,6 @@
 """The fixture of tests/test_plain_run.py: fixed answers for the five groups, and the headline numbers they scored.
 
-Issue 26 asks that a plain lmms-eval run (start-up hook off, ``--include_path``, nothing of lmms-eval replaced) give
+A plain lmms-eval run (start-up hook off, ``--include_path``, nothing of lmms-eval replaced) must give
 the same headline numbers as the hanyi of before, for the same replayed answers. This script made the fixture once,
 with hanyi 0.3.0 (main at 63f95a4, every run-time patch installed by the start-up hook)::
 

@@ -69,7 +69,7 @@ def _checked(path: str, stamp: tuple) -> None:
 
     readme = os.path.join(path, MANIFEST)
     for config in _front_matter(readme)["configs"]:
-        columns: dict[str, set] = {}  # parquet file -> its columns: the splits of one config must agree (issue 40)
+        columns: dict[str, set] = {}  # parquet file -> its columns: the splits of one config must agree
         files = (config or {}).get("data_files") or []
         for entry in files if isinstance(files, list) else [files]:
             rel = entry.get("path") if isinstance(entry, dict) else entry

@@ -1,4 +1,4 @@
-"""The one place where hanyi touches lmms-eval's and lm-eval's internals (issue 26, item 7).
+"""The one place where hanyi touches lmms-eval's and lm-eval's internals.
 
 Nothing here is needed for a task's numbers: a plain ``lmms-eval --include_path <hanyi tasks dir>`` run, with the
 start-up hook off (``HANYI_NO_AUTOHOOK=1``), gives the same headline numbers. What lives here, and who imports it:
@@ -30,7 +30,7 @@ def install_eval_extras() -> None:
     from hanyi.host import cache_chunks, run_intervals
 
     run_intervals.install()
-    cache_chunks.install()  # --use_cache: every answer written as it is made (issue 40)
+    cache_chunks.install()  # --use_cache: every answer written as it is made
 
 
 def _host_callables() -> list[tuple[type, str]]:

@@ -1,4 +1,4 @@
-"""``hanyi eval --use_cache``: every answer kept as it is made, and resumed from (issue 40, item 1).
+"""``hanyi eval --use_cache``: every answer kept as it is made, and resumed from.
 
 lmms-eval 0.7.3's response cache (``--use_cache DIR``, ``lmms_eval.caching.response_cache.ResponseCache.execute``)
 hands the model *every* uncached request of a request type in one call and writes the answers (an fsynced JSONL

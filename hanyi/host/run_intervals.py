@@ -1,4 +1,4 @@
-"""In-run standard errors and per-doc statistics for hanyi's decomposed aggregations (issue 15, item 3).
+"""In-run standard errors and per-doc statistics for hanyi's decomposed aggregations.
 
 lmms-eval 0.7.3 computes a metric's standard error only for its registered aggregations (``mean``, ``bleu`` ...,
 ``lmms_eval.api.metrics.stderr_for_metric``); a task's own aggregation function gets ``N/A`` in the stderr column.
@@ -18,7 +18,7 @@ hanyi task, every (metric, filter) whose aggregation is decomposed gets:
 For a hanyi task lmms-eval itself aggregates with ``bootstrap_iters=0`` and the hook writes the standard errors it
 would have written for the other metrics (``mean``'s closed form, ``N/A`` for a task's own function:
 :func:`lmms_eval_stderr`), the same values without the two optional imports its ``stderr_for_metric`` retries for
-every metric (issue 20).
+every metric.
 
 Every decomposed aggregation is light (its per-doc statistics are the numbers ``process_results`` logged), so they
 are recomputed here at no cost. Nothing here may break a run: any exception logs one warning naming task and metric and leaves ``N/A``.

@@ -1,4 +1,4 @@
-"""``hanyi leaderboard``: submissions in, a ranked, validated leaderboard out (issue 38).
+"""``hanyi leaderboard``: submissions in, a ranked, validated leaderboard out.
 
 Usage::
 

@@ -1,5 +1,5 @@
 """What the board's intake hands to its ranking and its site: one :class:`Entry` per accepted submission, one
-:class:`Rejected` per refused file (issue 38).
+:class:`Rejected` per refused file.
 
 The intake (``hanyi/leaderboard/intake.py``) reads ``hanyi-submission`` files, re-scores their per-doc predictions
 with the installed scorers, and builds these; the ranking (``ranking.py``) and the site (``site.py``) read only these.

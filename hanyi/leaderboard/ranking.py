@@ -1,4 +1,4 @@
-"""The board's ranking (issue 38 item 3): accepted :class:`~hanyi.leaderboard.entries.Entry` records in, a
+"""The board's ranking: accepted :class:`~hanyi.leaderboard.entries.Entry` records in, a
 :class:`~hanyi.leaderboard.entries.Board` of sections out. Nothing here reads a file but the anchors; every
 statistic is :mod:`hanyi.metrics.intervals`' (the report's), computed on the board's own re-scores.
 

@@ -1,5 +1,5 @@
 """Write the board as a static site: ``index.html``, one page per benchmark, ``rejected.html``, ``leaderboard.json``,
-``leaderboard.csv`` and one Every Eval Ever record per ranked submission row under ``eee/`` (issue 38, items 4 and 5).
+``leaderboard.csv`` and one Every Eval Ever record per ranked submission row under ``eee/``.
 
 The pages work from ``file://`` with no network: no external CSS, font, image or script; the one script (column
 sorting) is small, inline and optional (the tables read the same without it), and a Content-Security-Policy ``meta``

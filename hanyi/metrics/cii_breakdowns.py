@@ -2,7 +2,7 @@
 
 Every multiple-choice task logs, per doc, its ``acc`` item: ``correct`` plus the doc's ``domain``, ``emotion``,
 ``difficulty``, ``image_types`` and ``rhetorics``. From these the report computes the 26 per-category accuracies
-under the names the tasks emitted before issue 26 (``acc_domain_life``, ``acc_type_meme``, ...), as fractions, with
+under the names the tasks once emitted themselves (``acc_domain_life``, ``acc_type_meme``, ...), as fractions, with
 the official rule of ``eval_cii_sub.py`` (:func:`hanyi.metrics.cii_extract.category_accuracy`): a multi-label question
 counts under each of its labels; NaN for a label no doc carries. Table 1's domain and emotion columns are also emitted
 by ``cii_none``, ``cii_test`` and ``cii_textonly``; the report keeps their emitted values.
@@ -10,7 +10,7 @@ by ``cii_none``, ``cii_test`` and ``cii_textonly``; the report keeps their emitt
 The same ``acc`` items hold each doc's ``miss`` (the official extractor found no option) and ``blank`` (an empty or
 whitespace-only answer): the report computes the official ``miss_rate`` of ``eval_cii.py`` (``cii_miss_rate``: a
 non-blank answer with no option found; the official script never marks a blank answer as a miss) and, beside it,
-``blank_rate`` (ours: blank answers, which hanyi scores wrong); until issue 39 ``miss_rate`` counted blank answers too.
+``blank_rate`` (ours: blank answers, which hanyi scores wrong); ``miss_rate`` once counted blank answers too.
 """
 
 from __future__ import annotations

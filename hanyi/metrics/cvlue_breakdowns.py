@@ -2,7 +2,7 @@
 
 Each task logs, per doc, the item of its headline metric (VQA ``accuracy``, VG ``miou``, VD ``r1``; ITR ``r1``, one
 item per (query, candidate) pair) with its value ``v`` (ITR: the pair's ``score``), ``category`` and
-``culture_group``. From these the report computes, under the names the tasks emitted before issue 26:
+``culture_group``. From these the report computes, under the names the tasks once emitted themselves:
 
 * ``<metric>_<group>``: the mean over the units of culture group ``non_wordnet``, ``moderate`` or ``coco`` (micro);
 * ``<metric>_<group>_macro`` (VQA and VG only): the mean of the group's per-category means;

@@ -1,6 +1,6 @@
 """Breakdowns computed after the run from the sample log, not emitted by the task.
 
-A task emits its paper's main-table columns, their ``_robust`` siblings and a few diagnostics (issue 26). Per-category,
+A task emits its paper's main-table columns, their ``_robust`` siblings and a few diagnostics. Per-category,
 per-label and per-feature numbers are computed by ``hanyi report`` from the per-doc results that lmms-eval writes
 to the sample log (``--log_samples``: every line holds the dict ``process_results`` returned for that doc). The
 task's ``process_results`` therefore logs, per doc, every field a breakdown needs (category, gold, parsed answer,

@@ -1,5 +1,5 @@
 """One interval method per kind of number, clusters respected: the statistics behind ``hanyi report``'s intervals,
-paired comparisons and minimum detectable differences (issue 37). Plain values in, dicts out; no I/O.
+paired comparisons and minimum detectable differences. Plain values in, dicts out; no I/O.
 
 Docs that share an image, a story, a painting or a pun are not independent: resampling them one by one gives
 intervals that are too narrow (Miller 2024, "Adding Error Bars to Evals", arXiv 2411.00640, §2.3). So every method

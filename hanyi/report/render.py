@@ -171,7 +171,7 @@ def write_report(
     plot_files = {}
     for name, data in pngs.items():
         path = os.path.join(out_dir, "plots", slug(name) + ".png")
-        with open_output(out_dir, path, "wb") as f:  # never through a symlink out of the folder (issue 40)
+        with open_output(out_dir, path, "wb") as f:  # never through a symlink out of the folder
             f.write(data)
         plot_files[name] = path
 

@@ -5,7 +5,7 @@ reads from the sample log, so it needs the function itself. Every aggregation a 
 ``hanyi/metrics/*_aggregations.py`` and registered there under its name (:data:`hanyi.metrics.resample.BY_NAME`).
 The name comes from the run's results file (``"<function cii_acc at 0x...>"`` in its task config) or, for a results
 file without configs, from the task's YAML read as text (:mod:`hanyi.task_yaml`: ``!function utils.cii_acc`` names
-``cii_acc``); nothing under ``hanyi/tasks`` is imported (issue 26, item 5). Cached per process.
+``cii_acc``); nothing under ``hanyi/tasks`` is imported. Cached per process.
 """
 
 from __future__ import annotations

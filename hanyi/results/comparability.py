@@ -93,7 +93,7 @@ def row_reasons(run: Run, task: str, task_links: list[anchor_mod.Link], row: dic
 def data_differs(runs: list[Run], task: str, notes: list | None = None) -> str | None:
     """Why two runs of ``task`` must not be paired doc by doc: the same doc ids hold different docs (lmms-eval's
     content differs, e.g. two data versions, or the images' bytes do); ``None`` when the shared docs match or no doc
-    was logged. The images count when both logs carry their digests (issue 40); else ids and paths only, which goes
+    was logged. The images count when both logs carry their digests; else ids and paths only, which goes
     to ``notes`` when the docs are paired."""
     full, plain = ([doc_hashes(r, task, images) for r in runs] for images in (True, False))
     carry = [f != p for f, p in zip(full, plain)]  # a log carries image digests when they change its hashes

@@ -119,7 +119,7 @@ def docs_scored(t) -> str:
         return "" if t.n is None else str(t.n)
     if not t.samples:
         return "0 (no doc scored: the sample log is empty)"
-    # a rerank@K task's doc is one (query, candidate) pair; its metrics and intervals are over queries (issue 39)
+    # a rerank@K task's doc is one (query, candidate) pair; its metrics and intervals are over queries
     queries = {str(s["r1"]["query"]) for s in t.samples if isinstance(s.get("r1"), dict) and "stage1_rank" in s["r1"]}
     if queries:
         return f"{len(queries)} queries ({len(t.samples)} query-candidate pairs)"

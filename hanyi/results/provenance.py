@@ -59,7 +59,7 @@ CUSTOM_SUFFIXES = ("_custom_model", "_custom_judge")
 #: Logged per-doc flags of a doc that was loaded and sent but left out of every score.
 UNSCORED_FLAGS = ("caption_missing", "image_unresolved")
 #: (task prefix, metric, what the paper leaves unspecified and the choice we made): a paper-named key whose value
-#: depends on a choice the paper does not state is never comparable (issue 39; docs/unpie.md, "Metrics").
+#: depends on a choice the paper does not state is never comparable (docs/unpie.md, "Metrics").
 UNSPECIFIED = (
     ("unpie_grounding", "exact_match", "the surface-match normalisation (ours: lowercase, NFKC, edge punctuation)"),
     ("unpie_disambiguation", "disamb_acc_bertscore", "the BERTScore variant (ours: mBERT layer 9, F1, no idf, no baseline rescaling)"),

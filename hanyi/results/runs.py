@@ -196,7 +196,7 @@ def read_results_file(path: str) -> dict:
             data = json.load(f)
         except json.JSONDecodeError as exc:
             raise NoResultsError(f"{path}: not valid JSON ({exc.msg} at line {exc.lineno})") from None
-        except UnicodeDecodeError as exc:  # e.g. a UTF-16 file: one line naming it, no traceback (issue 40)
+        except UnicodeDecodeError as exc:  # e.g. a UTF-16 file: one line naming it, no traceback
             raise NoResultsError(f"{path}: not UTF-8 text (byte {exc.start}); lmms-eval writes UTF-8") from None
         except RecursionError:
             raise NoResultsError(f"{path}: JSON nested too deep to be an lmms-eval results file") from None
@@ -255,7 +255,7 @@ def check_field_types(path: str, data: dict) -> None:
 
 def one_line(text: str) -> str:
     """``text`` with every control or line-breaking character written as its escape (``\\r``, ``\\n``, ``\\x1b``): a
-    CR in ``model_args`` or a newline in a model name broke report.md's table and heading (issue 40).
+    CR in ``model_args`` or a newline in a model name broke report.md's table and heading.
 
     >>> one_line("pretrained=m\\rx"), one_line("a\\nb\\u2028c")
     ('pretrained=m\\\\rx', 'a\\\\nb\\\\u2028c')

@@ -22,7 +22,7 @@ def read_samples(path: str) -> list[dict]:
 def one_per_doc(lines: list[dict], path: str = "") -> list[dict]:
     """``lines`` with a ``doc_id`` logged more than once kept once, its last line (the rule of the replay model), with
     a warning naming ``path`` and the counts: a duplicated line counted twice made n=18 of 12 docs and halved a parse
-    rate (issue 40). Lines without an integer ``doc_id`` are kept as they are.
+    rate. Lines without an integer ``doc_id`` are kept as they are.
 
     >>> [s["v"] for s in one_per_doc([{"doc_id": 0, "v": 1}, {"doc_id": 1, "v": 2}, {"doc_id": 0, "v": 3}])]
     [2, 3]
@@ -75,7 +75,7 @@ def content_hash(sample: dict, images: bool = True) -> str | None:
     which it does not log; the image's id, path or ``data:`` URI are fields), its ``target`` and ``input_media``, and
     (``images``) the :func:`image_digests` the task logged, so other pixels under the same path are another doc.
     lmms-eval's own ``doc_hash`` hashes the prompt only, the same for every Pun Rebus doc, so two runs over other
-    docs were paired (issue 40). Falls back to ``doc_hash`` for a line without a ``doc``; ``None`` without either.
+    docs were paired. Falls back to ``doc_hash`` for a line without a ``doc``; ``None`` without either.
     A line without digests hashes as before they were logged."""
     import hashlib
 
@@ -91,7 +91,7 @@ def content_hash(sample: dict, images: bool = True) -> str | None:
 def judged_note(samples: list | None, name: str) -> str:
     """`` (judged k of N docs; F failed)`` for a judge metric ``name`` some of whose requests failed, from its logged
     per-doc items (``judge_error`` ``request_failed: ...``, ``judge_request_failed``, or a NaN ``judge_score`` without
-    a judge answer); ``""`` otherwise. Without it 4 of 12 answered showed ``9.00 [9.00, 9.00] | 12`` (issue 40).
+    a judge answer); ``""`` otherwise. Without it 4 of 12 answered showed ``9.00 [9.00, 9.00] | 12``.
 
     >>> ok, down = {"verdict": 9, "judge_error": None}, {"verdict": None, "judge_error": "request_failed: HTTP 503"}
     >>> judged_note([{"judge_score": ok}] * 4 + [{"judge_score": down}] * 8, "judge_score")

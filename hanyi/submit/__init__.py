@@ -172,7 +172,7 @@ def make_submission(
         files = cvlue_files(run, samples)
         if partial:
             files["PARTIAL.json"] = {"partial": partial}
-        if samples:  # beside the official files: the same predictions with what a leaderboard checks (issue 38)
+        if samples:  # beside the official files: the same predictions with what a leaderboard checks
             doc = hanyi_submission(run, benchmark, sorted(samples), samples)
             doc |= {"model_card": card} if card else {}
             doc |= {"partial": partial} if partial else {}
@@ -198,7 +198,7 @@ def make_submission(
     for name, data in files.items():
         target = os.path.join(out_dir, name)
         text = json.dumps(_redact_tree(_finite(data)), ensure_ascii=False, indent=1, allow_nan=False)
-        with open_output(out_dir, target) as f:  # never through a symlink out of --out (issue 40)
+        with open_output(out_dir, target) as f:  # never through a symlink out of --out
             f.write(text)
         written.append(target)
     return written

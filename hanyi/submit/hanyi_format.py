@@ -1,6 +1,6 @@
 """The documented ``hanyi-submission`` JSON format (``docs/reading-results.md``): build one from a run, validate it.
 
-Version 2 (written since issue 38; version 1 is still read) adds what a leaderboard needs to re-check a file against
+Version 2 (version 1 is still read) adds what a leaderboard needs to re-check a file against
 its own installed data and scorers (``hanyi leaderboard check``): per task ``n_original`` (the split's size),
 ``data_fingerprint`` (:func:`hanyi.results.perdoc.data_fingerprint` over every doc's content hash) and
 ``prompt_variant``; per prediction ``doc_hash`` (:func:`hanyi.results.samples.content_hash` of the doc it answered)

@@ -1,4 +1,4 @@
-"""Fixtures of the leaderboard's tests (issue 38): real ``hanyi submit`` files of replay runs on the sample data.
+"""Fixtures of the leaderboard's tests: real ``hanyi submit`` files of replay runs on the sample data.
 
 ``leaderboard_submissions`` (session-scoped) returns ``{name: path of a cii_submission.json}``. Every file is what
 ``hanyi submit OUT --benchmark cii --allow-sample`` wrote for a ``--model replay`` run of ``cii_none`` (multiple

@@ -1,5 +1,5 @@
-"""``hanyi leaderboard check FILE``: the board's validation on one file, one line per problem on stderr, exit 1 on any
-(issue 38). Every case starts from a real ``hanyi submit`` file of a replay run (``leaderboard_submissions``) and
+"""``hanyi leaderboard check FILE``: the board's validation on one file, one line per problem on stderr, exit 1 on any.
+Every case starts from a real ``hanyi submit`` file of a replay run (``leaderboard_submissions``) and
 breaks one thing."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The board's intake (issue 38): real ``hanyi submit`` files of replay runs (``leaderboard_submissions``) read,
+"""The board's intake: real ``hanyi submit`` files of replay runs (``leaderboard_submissions``) read,
 checked and re-scored through the replay model; the cache; duplicates; judged metrics re-aggregated or re-judged."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The board's ranking (issue 38 item 3) against brute force on small cases: rank intervals against a plain bootstrap
+"""The board's ranking against brute force on small cases: rank intervals against a plain bootstrap
 loop written here, tiers against scipy's exact binomial test and Holm's procedure by hand, flips against an
 exhaustive enumeration of every change of every doc; protocol sections, reference rows, the overall mean rank.
 Entries are built by hand: no harness, no submission file.

@@ -1,5 +1,5 @@
 """The board's static site (``hanyi.leaderboard.site``) and its Every Eval Ever records (``hanyi.leaderboard.eee``),
-from a :class:`Board` built by hand (issue 38, items 4 and 5)."""
+from a :class:`Board` built by hand."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The board's site in a real headless Chromium (issue 38, item 5), driven through the DevTools protocol over
+"""The board's site in a real headless Chromium, driven through the DevTools protocol over
 ``--remote-debugging-pipe`` (no websocket client, no driver package): the tables render, a click on a header re-sorts
 the rows, a model named ``<img src=x onerror=alert(1)>`` stays inert text, no request leaves the page, and a
 screenshot is not blank. Chromium runs with ``--proxy-server=127.0.0.1:9`` too, so nothing could reach a network

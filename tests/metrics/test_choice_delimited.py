@@ -82,7 +82,7 @@ def test_delimited_parser_still_avoids_the_article_trap(response):
 @pytest.mark.parametrize(
     "response, expected",
     [
-        ("The answer is B", "B"),  # issue 27 item 10: a declared choice, was None
+        ("The answer is B", "B"),  # a declared choice, was None
         ("I choose B because the bats stand for happiness.", "B"),  # was None
         ("E.g. the bats could mean anything", None),  # an abbreviation, was E
         ("A, B and D all fit, but the best is E.", "E"),  # a list of candidates, then the choice; was A
@@ -94,9 +94,9 @@ def test_delimited_parser_reads_declared_choices_and_skips_abbreviations_and_lis
     assert extract_choice_delimited(response, OPTIONS) == expected
 
 
-# Issue 39.8: a leading letter, a delimiter, then a justification that restates the letter ("B, B is right") or
+# a leading letter, a delimiter, then a justification that restates the letter ("B, B is right") or
 # starts with the article ("B, A pair of bats") is one answer, not a list of candidates (0.3.0 read them; the list
-# rule of issue 27 made them unparsed). Every lead the prompts invite x every separator x justifications that start
+# rule once made them unparsed). Every lead the prompts invite x every separator x justifications that start
 # with the same letter, the article, a plain word, or mention the letter later, for every letter.
 LEADS = ["{L}", "{L}.", "{L})", "{L}:", "{L},", "{L} -", "{L}、", "**{L}**", "**{L}.**", "**{L},**", "({L})", "Answer: {L}",
          "Option {L},", "{L}. {T}", "{L}, {T}"]  # fmt: skip

@@ -75,7 +75,7 @@ def test_confusion_counts_each_true_label_of_a_wrong_answer():
 
 
 def test_per_category_accuracy_is_nan_for_a_category_with_no_parsed_doc():
-    """Issue 39.6: the official grade_answers has no value for a category none of the parsed docs carries (0.0 was
+    """the official grade_answers has no value for a category none of the parsed docs carries (0.0 was
     read as "always wrong"); a category whose docs are parsed and all wrong is 0.0."""
     items = [
         {"parsed": True, "correct": False, "pred": "C", "gold": ["B"], "gold_rows": ["B"]},

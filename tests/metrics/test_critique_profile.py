@@ -106,7 +106,7 @@ def test_feature_vector_layout():
 
 
 def test_released_csv_is_looked_up_under_shared_data_not_a_temporary_path():
-    """Issue 12 item 16: the parity test reads ../shared/data/vulca/ beside the repository (as CI has it), not a
+    """the parity test reads ../shared/data/vulca/ beside the repository (as CI has it), not a
     fixed temporary path (the clone itself may well live under /tmp)."""
     shared = os.path.normpath(os.path.join(REPO, os.pardir, "shared", "data", "vulca"))
     assert [os.path.normpath(p) for p in HUMAN_CSV_CANDIDATES[-2:]] == [
@@ -147,7 +147,7 @@ def test_shipped_reference_matches_the_released_statistics():
                                                  "technique_style_focused", "theory_comparison_focused"}  # fmt: skip
 
 
-# ---- issue 12 item 15: expert alignment beside its chance level, and a discriminating variant -----------------------
+# ---- expert alignment beside its chance level, and a discriminating variant -----------------------
 def _reference_feats():
     from hanyi.data.vulca_reference import load_reference
 

@@ -89,7 +89,7 @@ def test_word_recovered_whole_word_with_plural(text, word, found):
     assert word_recovered(text, word) is found
 
 
-# Issue 12 item 12: a chat preamble before the answer line.
+# a chat preamble before the answer line.
 PREAMBLE_CASES = [
     ("Here is the translation:\nDer Mann ging.", "Der Mann ging."),
     ('Sure, here it is:\n\n"Der Mann ging."', "Der Mann ging."),

@@ -1,4 +1,4 @@
-"""Numbers that CII, CVLUE, Pun Rebus and VULCA no longer emit (issue 26 item 3: the five groups' table fits a
+"""Numbers that CII, CVLUE, Pun Rebus and VULCA no longer emit (the five groups' table fits a
 terminal) are computed by ``hanyi report`` from a field logged inside an item the task still emits, under the same
 name and with the same value as the former aggregation.
 
@@ -78,7 +78,7 @@ def test_cii_miss_rate_is_the_former_aggregation_from_the_logged_acc_items(task)
     lines = _log(fn, docs, CII_ANSWERS)
     assert all("miss_rate" not in line for line in lines)  # no longer emitted
     scored = [score_response(r, [d[f"option{k}"] for k in range(1, 7)], d["answer"]) for d, r in zip(docs, CII_ANSWERS)]
-    # the official eval_cii.py: a blank answer is no miss ("" is skipped, whitespace extracts F; issue 39.5)
+    # the official eval_cii.py: a blank answer is no miss ("" is skipped, whitespace extracts F)
     misses = [s["miss"] and not s["blank"] for s in scored]
     former = 100.0 * sum(misses) / len(misses) / 100  # cii_miss_rate (official eval_cii.py, percentage / 100)
     assert 0 < sum(misses) < sum(s["miss"] for s in scored)

@@ -107,7 +107,7 @@ def test_real_bertscore_on_tiny_local_model_batched_equals_per_doc(tiny_bert):
 
 
 def test_repeated_pairs_are_scored_once_with_the_same_decisions():
-    """Issue 20: at full size replayed/real answers repeat; each distinct (candidate, reference) pair is scored once."""
+    """at full size replayed/real answers repeat; each distinct (candidate, reference) pair is scored once."""
     table = {("p", "t"): 0.8, ("p", "d"): 0.2, ("q", "t"): 0.1, ("q", "d"): 0.4}
     scorer = CountingScorer(table)
     preds, targets, distractors = ["p", "q", "p", "p", "q"], ["t"] * 5, ["d"] * 5

@@ -133,7 +133,7 @@ def test_replay_overall_metrics(replayed, replay_out):
     assert replayed["acc,none"] == pytest.approx(0.50)  # fractions: hanyi's unit for accuracies and rates
     assert replayed["acc_robust,none"] == pytest.approx(7 / 12)
     derived = _from_samples(replay_out, "cii_none")  # hanyi report
-    # issue 39.5: the official eval_cii.py marks no blank answer a miss ("" is skipped, "   " extracts F): one miss
+    # the official eval_cii.py marks no blank answer a miss ("" is skipped, "   " extracts F): one miss
     # (the CJK-bound E); the two blank answers are counted apart, in blank_rate (was 0.25 = 3/12 under miss_rate)
     assert (derived["miss_rate"], derived["blank_rate"]) == (pytest.approx(1 / 12), pytest.approx(2 / 12))
 
@@ -172,7 +172,7 @@ def test_only_table1_columns_are_emitted_and_every_category_comes_from_the_sampl
 
 
 def test_sample_log_breakdowns_equal_the_old_per_category_aggregation(replay_out):
-    """The breakdown from the logged ``acc`` items equals what the per-category aggregations computed before issue 26:
+    """The breakdown from the logged ``acc`` items equals what the per-category aggregations once computed:
     per category key an item ``{correct, field}`` for the docs carrying the label and None for the others, then
     ``category_accuracy`` over the non-None items / 100 (the old ``utils._aggregation``)."""
     from hanyi.metrics.cii_extract import category_accuracy
@@ -197,7 +197,7 @@ def test_prompt_variants_emit_only_the_overall_columns(replay):
     assert emitted == {"acc", "acc_robust"}
     derived = _from_samples(out, "cii_cot")
     assert set(derived) == {*CATEGORY_METRICS, "miss_rate", "blank_rate"} and derived["acc_domain_life"] == 1.0
-    assert derived["miss_rate"] == pytest.approx(1 / 12)  # hanyi report: the official miss rate (issue 39.5)
+    assert derived["miss_rate"] == pytest.approx(1 / 12)  # hanyi report: the official miss rate
 
 
 def test_ctc_without_judge_emits_no_judge_metric(replay):
@@ -256,7 +256,7 @@ def test_prepare_from_github_writes_hub_layout_and_reports(tmp_path, task_manage
     args = parser.parse_args(["--source", "github", "--github-root", str(tmp_path / "clone")])
     args.out_dir = str(tmp_path / "out")
     counts = cii.run_prepare(args)
-    cannot_run = counts.pop("cannot_run")  # the CLI exits 1 on it (issue 27): dev-1's image is missing
+    cannot_run = counts.pop("cannot_run")  # the CLI exits 1 on it: dev-1's image is missing
     assert counts == {"counts": {"test": 2, "dev": 1}, "anomalies": {"bad_answer": 1, "missing_image": 1}}
     assert cannot_run.startswith("1 of 3 questions have no image (first: dev-1 (images/dev/dev-1.jpg))")
     ds = datasets.load_dataset(args.out_dir, split="test")
@@ -271,7 +271,7 @@ def test_prepare_from_github_writes_hub_layout_and_reports(tmp_path, task_manage
         utils.cii_process_docs(dev)
     missing = tmp_path / "clone" / dev[0]["local_path"]
     missing.parent.mkdir(parents=True, exist_ok=True)
-    missing.write_bytes(b"jpg")  # found there, then decoded like an embedded image (issue 40): refused
+    missing.write_bytes(b"jpg")  # found there, then decoded like an embedded image: refused
     monkeypatch.setenv("HANYI_CII_IMAGE_ROOT", str(tmp_path / "clone"))
     with pytest.raises(ImageUnavailableError, match=r"id dev-1: "):
         utils.cii_process_docs(dev)
@@ -302,7 +302,7 @@ def test_malformed_multilabel_is_reported():
 
 
 def test_load_time_checks_read_only_the_checked_fields():
-    """The load-time check reads CHECKED_FIELDS only (issue 20: fewer columns converted per doc); every kind of
+    """The load-time check reads CHECKED_FIELDS only (fewer columns converted per doc); every kind of
     anomaly is found from them alone, as from whole rows."""
     from hanyi.data.cii import CHECKED_FIELDS, COLUMNS, check_rows
 
@@ -348,14 +348,14 @@ def test_ctc_with_a_judge_scores_through_the_evaluator(replay, monkeypatch, tmp_
     assert res["ctc_score,none"] == 2.0  # [4] and an unparsable answer scored 0, over 2
     assert res["ctc_score_difficulty_hard,none"] == 4.0 and res["ctc_score_difficulty_medium,none"] == 0.0
     assert res["ctc_judge_failures,none"] == 1.0
-    # issue 37: lmms-eval's Stderr_CLT over the docs each key counts (the one hard doc: none), none for the count
+    # lmms-eval's Stderr_CLT over the docs each key counts (the one hard doc: none), none for the count
     assert res["ctc_score_stderr_clt,none"] == pytest.approx(2.0)  # sd of [4, 0] / √2
     assert res["ctc_score_difficulty_hard_stderr_clt,none"] == "N/A"
     assert res["ctc_judge_failures_stderr_clt,none"] == "N/A"
 
 
 def test_ctc_score_is_nan_never_a_silent_0_when_judge_requests_failed(replay, monkeypatch, tmp_path, caplog):
-    """Issue 29 item 7: with every judge request failing, ctc_score printed 0.0000 beside the paper's 2.71."""
+    """with every judge request failing, ctc_score printed 0.0000 beside the paper's 2.71."""
     import math
     import socket
 
@@ -446,7 +446,7 @@ def test_missing_images_fail_at_load_time_naming_the_docs(tmp_path, monkeypatch)
     for i in (1, 3):  # the sample rows carry the GitHub clone's local_path, as the hub rows do
         (tmp_path / "imgs" / broken[i]["local_path"]).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / "imgs" / broken[i]["local_path"]).write_bytes(b"x")
-    with pytest.raises(ImageUnavailableError, match="does not decode"):  # found there, then decoded (issue 40)
+    with pytest.raises(ImageUnavailableError, match="does not decode"):  # found there, then decoded
         utils.cii_process_docs(broken)
     for i in (1, 3):
         ds[i]["image"].save(tmp_path / "imgs" / broken[i]["local_path"], format="PNG")
@@ -510,7 +510,7 @@ def test_parse_multilabel_cache_returns_fresh_lists_and_still_rejects_bad_cells(
 
 
 def test_an_undecodable_or_truncated_image_fails_at_load_naming_the_docs(tmp_path):
-    """Issue 29 item 4: only nulls were checked at load, so a truncated image stopped the run mid-generation."""
+    """only nulls were checked at load, so a truncated image stopped the run mid-generation."""
     import io
 
     import datasets

@@ -1,4 +1,4 @@
-"""CII-Bench and CVLUE scoring in plain task code (issue 26 item 2): every ``process_results`` returns its metric
+"""CII-Bench and CVLUE scoring in plain task code: every ``process_results`` returns its metric
 dict for any model output, and every aggregation a task YAML names returns the same value whatever the order of its
 items (lmms-eval with 2 processes hands them rank by rank)."""
 
@@ -233,7 +233,7 @@ def _function_refs(node):
 
 
 def test_every_function_target_is_a_name_defined_in_its_file():
-    """Issue 26 item 3: a ``!function`` target is a ``def``, an assignment or a named import in the named file (the
+    """a ``!function`` target is a ``def``, an assignment or a named import in the named file (the
     aggregations are imported by name from ``hanyi.metrics``), never a name made by a module ``__getattr__`` or
     ``globals().update``."""
     import ast
@@ -263,7 +263,7 @@ def test_every_function_target_is_a_name_defined_in_its_file():
     assert checked > 40
 
 
-# ---- issue 26 item 5: the report needs nothing but the sample log and hanyi.metrics ---------------------------------
+# ---- the report needs nothing but the sample log and hanyi.metrics ---------------------------------
 
 #: Run first in a subprocess: every import of ``hanyi.tasks`` (or a module below it) raises ImportError.
 BLOCK_TASKS = """

@@ -52,7 +52,7 @@ def test_every_task_is_registered_versioned_and_groups_hold_the_right_output_typ
     assert set(ALL_TASKS) <= set(task_manager.all_tasks)
     for name in ALL_TASKS:
         # 0.4: groups and fields from the sample log; 0.5 (VQA, VG): their diagnostics too
-        # 0.5 / 0.6 (VQA, VG): score_key v, cluster_key image_path (issue 37)
+        # 0.5 / 0.6 (VQA, VG): score_key v, cluster_key image_path
         assert tasks[name].config.metadata["version"] == (0.6 if name.startswith(("cvlue_vqa", "cvlue_vg")) else 0.5)
     for name in GENERATE_TASKS:
         assert tasks[name].config.output_type == "generate_until"
@@ -202,7 +202,7 @@ def test_vd_log_probs_rank_the_same_without_any_setting(replay):
 
 @pytest.mark.parametrize(
     ("kind", "sign", "mean_rank"),
-    # forced nll on log-probs: ranks 6, 4, 5, 1; any case (issue 29 item 5: NLL validated, then NaN R@k)
+    # forced nll on log-probs: ranks 6, 4, 5, 1; any case (NLL validated, then NaN R@k)
     [("logprob", -1.0, 3.0), ("nll", 1.0, 3.0), ("nll", -1.0, 4.0), ("NLL", -1.0, 4.0), (" LogProb ", -1.0, 3.0)],
 )
 def test_vd_direction_forced_via_env(replay, monkeypatch, kind, sign, mean_rank):
@@ -398,7 +398,7 @@ def test_missing_images_stop_the_task_at_load_time(tmp_path, monkeypatch):
         utils.cvlue_process_docs(itr)
 
 
-# ---- issue 12 items 13-14: gold is always used; retrieval is over all queries ----------------------------------------
+# ---- gold is always used; retrieval is over all queries ----------------------------------------
 def _blind(path, field, blank):
     items = json.loads(path.read_text(encoding="utf-8"))
     path.write_text(json.dumps([{**it, field: blank} for it in items], ensure_ascii=False), encoding="utf-8")

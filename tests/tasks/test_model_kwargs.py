@@ -1,10 +1,10 @@
-"""Per-model ``lmms_eval_specific_kwargs`` blocks (issue 12, item 11; issue 26, item 1).
+"""Per-model ``lmms_eval_specific_kwargs`` blocks (item 11).
 
 lmms-eval 0.7.3 *replaces* the ``default`` block with the block named by ``--model``, so a per-model block is complete
 by construction: it repeats every key of the default block. Each test builds a real ``ConfigurableTask`` from one of
 our task YAMLs with ``model_name`` set: a complete block that changes one key gives the prompt of the default block
-with that key changed; an incomplete block is refused naming the missing keys (before issue 12 these raised
-``KeyError: 'template'`` or silently fell back to the benchmark-wide defaults; until issue 26 the default block was
+with that key changed; an incomplete block is refused naming the missing keys (these once raised
+``KeyError: 'template'`` or silently fell back to the benchmark-wide defaults; the default block was once
 recovered by walking the call stack). Every block the package ships is complete.
 """
 

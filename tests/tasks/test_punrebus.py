@@ -511,7 +511,7 @@ def test_a_doc_without_its_image_stops_the_task_at_load_time(tmp_path):
     "config, loader", [("images", "punrebus_process_docs"), ("textonly", "punrebus_textonly_process_docs")]
 )
 def test_a_gold_label_column_stored_as_a_string_is_refused_at_load(tmp_path, config, loader):
-    """Issue 29 item 6: categories "A,B" became the gold ['A', ',', 'B']."""
+    """categories "A,B" became the gold ['A', ',', 'B']."""
     import datasets
 
     from hanyi.data.sources import SAMPLE_DIR
@@ -525,7 +525,7 @@ def test_a_gold_label_column_stored_as_a_string_is_refused_at_load(tmp_path, con
 
 
 def test_release_download_shows_a_tqdm_bar(tmp_path, monkeypatch, capsys):
-    """Issue 27 item 16: the image zip download (hundreds of MB) showed no progress."""
+    """the image zip download (hundreds of MB) showed no progress."""
     import io
     import urllib.request
 
@@ -542,7 +542,7 @@ def test_release_download_shows_a_tqdm_bar(tmp_path, monkeypatch, capsys):
 
 
 def test_elements_ahead_encodes_every_string_of_the_task_once_and_process_results_reads_the_cache(docs, monkeypatch):
-    """Issue 42 item 1 for all-MiniLM-L6-v2: the task's filter (punrebus_elements_ahead, through ScoreAhead) encodes
+    """For all-MiniLM-L6-v2: the task's filter (punrebus_elements_ahead, through ScoreAhead) encodes
     every distinct gold and parsed element once, in one batch here; scoring the docs then encodes nothing."""
     from hanyi import backbones
     from hanyi.metrics import elements as el

@@ -1,4 +1,4 @@
-"""Pun Rebus and UNPIE in ``hanyi report`` from a plain run's sample log alone (issue 26 items 4-5).
+"""Pun Rebus and UNPIE in ``hanyi report`` from a plain run's sample log alone.
 
 A plain run (in-process lmms-eval, no run-time patch: no ``hanyi_per_doc`` statistics in the sample log) of both
 groups on the fixed answers of tests/fixtures/plain_run: the report gives an interval for every headline number, and

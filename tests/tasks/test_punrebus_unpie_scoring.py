@@ -1,4 +1,4 @@
-"""Pun Rebus and UNPIE scoring in plain task code (issue 26 items 2-3): every ``process_results`` returns a value for
+"""Pun Rebus and UNPIE scoring in plain task code: every ``process_results`` returns a value for
 any model output, every aggregation a YAML names gives the same value whatever the order of its items (lmms-eval
 with 2 processes hands them rank by rank), and the per-category breakdowns come from the sample log."""
 

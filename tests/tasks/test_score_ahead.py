@@ -1,4 +1,4 @@
-"""Scoring ahead (issue 42): a task's response filter sees every response at once, sends the judge's requests at
+"""Scoring ahead: a task's response filter sees every response at once, sends the judge's requests at
 its concurrency whatever ``--process_docs_parallel``, and encodes each distinct string once in batches; the numbers
 are those of scoring each doc alone (a backbone's within the float tolerance)."""
 

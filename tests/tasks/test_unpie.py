@@ -52,18 +52,18 @@ def test_groups_hold_only_generate_until_tasks_with_version(tasks, task_manager)
         for task in leaves.values():
             assert task.OUTPUT_TYPE == "generate_until"
             # 0.2 robust keys (all); 0.3 meteor_exact_stem / disamb_acc_custom_model fallback keys;
-            # disambiguation 0.4: paper and _robust keys in one call; issue 27: caption_missing, exact_match_robust,
-            # reconstruction 0.5: correct_custom_judge; issue 26: 0.6 order-independent METEOR mean and BERTScore batch,
+            # disambiguation 0.4: paper and _robust keys in one call; then caption_missing, exact_match_robust,
+            # reconstruction 0.5: correct_custom_judge; 0.6: order-independent METEOR mean and BERTScore batch,
             # 0.7 each doc scored in process_results (logged), the aggregations combine the logged numbers;
             # grounding 0.4, the others 0.8: one task for both splits (the one-split tasks keep their version)
-            # issue 37: grounding 0.4 / 0.5 (both splits) and disambiguation 1.0: score_key and cluster_key;
+            # grounding 0.4 / 0.5 (both splits) and disambiguation 1.0: score_key and cluster_key;
             # reconstruction 0.9: per-doc scores for lmms-eval's Stderr_CLT; reconstruction 1.0: cluster_key; both
             # splits (grounding 0.6, disambiguation 1.1, reconstruction 1.0): score_key all_splits_score
             expected = {
                 "grounding": 0.4,
                 "reconstruction": 1.0,
                 "disambiguation": 1.0,
-            }  # 0.8: judge per doc; custom key; disambiguation 0.9: the custom key decided by BERTScore (issue 39)
+            }  # 0.8: judge per doc; custom key; disambiguation 0.9: the custom key decided by BERTScore
             if both:
                 expected = {"grounding": 0.6, "reconstruction": 1.0, "disambiguation": 1.1}
             kind = next(k for k in expected if k in task.config.task)
@@ -143,7 +143,7 @@ def test_sm_prompt_pastes_the_caption_inside_quotes_and_a_missing_caption_is_cou
     kw = {"mode": "sm", "template": "disambiguation.jinja", "image_slot": ""}
     assert 'image as context "a photo of share of the profits from a business".' in utils.unpie_doc_to_text(doc, kw)
     assert utils.unpie_doc_to_visual(doc, kw) == []
-    no_caption = {**doc, "caption": ""}  # issue 27 item 8: was a KeyError while requests were built (task aborted)
+    no_caption = {**doc, "caption": ""}  # was a KeyError while requests were built (task aborted)
     assert "image as context. Please" in utils.unpie_doc_to_text(no_caption, kw)  # the template drops the slot
     assert utils.unpie_disambiguation_process_results(no_caption, ["[German]: x"]) == {"caption_missing": 1.0}
     assert utils.unpie_grounding_process_results(no_caption, ["cut"]) == {"caption_missing": 1.0}
@@ -151,7 +151,7 @@ def test_sm_prompt_pastes_the_caption_inside_quotes_and_a_missing_caption_is_cou
 
 
 def test_sm_tasks_score_every_captioned_doc_and_count_the_rest(replay, tasks, tmp_path, monkeypatch):
-    """Issue 27 item 8: a doc without a caption aborted the whole caption task (KeyError while building requests),
+    """a doc without a caption aborted the whole caption task (KeyError while building requests),
     and a captioned doc whose image was not cached was dropped from the accuracy. Now every captioned doc is scored,
     whatever its image, and the rest are counted in ``caption_missing``."""
     shipped = json.load(open(os.path.join(SAMPLE_DIR, "unpie", data.CAPTIONS_FILE), encoding="utf-8"))
@@ -193,7 +193,7 @@ def test_visuals_per_mode_and_unresolvable_disambiguator_image_gives_no_image(ta
 
 
 def test_the_sample_says_why_its_doc_is_left_out_and_advises_no_command_that_cannot_work(caplog):
-    """Issue 39 item 11: every run on the sample warned that https://example.invalid/... is not cached and advised
+    """every run on the sample warned that https://example.invalid/... is not cached and advised
     `hanyi prepare unpie --download-images`, which cannot fetch it (nor touch the bundled sample)."""
     import datasets
 
@@ -223,10 +223,10 @@ def test_image_resolution_order_base64_path_root_cache_and_opt_in(tmp_path, monk
     url = "https://example.invalid/x.jpg"
     with pytest.raises(ImageUnavailableError, match="doc-7.*reserved .invalid host") as err:
         data.load_disamb_image(url, doc_hint="doc-7")
-    assert "HANYI_UNPIE_DOWNLOAD_IMAGES" not in str(err.value)  # no download can fetch it (issue 39 item 11)
+    assert "HANYI_UNPIE_DOWNLOAD_IMAGES" not in str(err.value)  # no download can fetch it
     with pytest.raises(ImageUnavailableError, match="doc-7.*HANYI_UNPIE_DOWNLOAD_IMAGES.*--download-images"):
         data.load_disamb_image("https://u:p@images.example.org:8443/x.jpg", doc_hint="doc-7")  # a real host: advised
-    for yes in ("YES", "True", " 1 "):  # issue 29 item 5: YES validated, then read as off
+    for yes in ("YES", "True", " 1 "):  # YES validated, then read as off
         monkeypatch.setenv(data.DOWNLOAD_ENV, yes)
         with pytest.raises(ImageUnavailableError, match="doc-7: download of https://example.invalid/x.jpg failed"):
             data.load_disamb_image(url, doc_hint="doc-7")
@@ -263,7 +263,7 @@ def test_corrupt_rows_are_skipped_with_their_ids(caplog):
     ],
 )
 def test_an_empty_translation_removes_the_pun_only_from_its_own_language(kind, lang, kept):
-    """Issue 27 item 9: one empty Korean translation removed the pun from every UNPIE task (grounding, German and
+    """one empty Korean translation removed the pun from every UNPIE task (grounding, German and
     French too), so their denominators fell below the paper's 500 / 1,000."""
     row = {
         "pun_sentence": "s",
@@ -454,7 +454,7 @@ def test_disambiguation_with_another_bertscore_model_has_its_own_key(replay, tas
 
 
 def test_the_custom_model_key_is_decided_by_bertscore_with_the_configured_model_not_chrf(tasks, tmp_path, monkeypatch):
-    """Issue 39.1: the rename to disamb_acc_custom_model made its decisions fall back to chrF; each logged score must
+    """the rename to disamb_acc_custom_model made its decisions fall back to chrF; each logged score must
     be the configured model's BERTScore-F1 (here a tiny BERT whose scores are nothing like chrF's 0-100)."""
     from hanyi.metrics import reference_choice as rc
     from hanyi.tasks.unpie import scoring
@@ -539,7 +539,7 @@ def test_tiny_llava_runs_the_unpie_group(llava_run):
     results = llava_run["results"]
     assert results["unpie_grounding"]["exact_match,none"] >= 0.0
     assert "unpie_grounding_homo" not in results and "unpie_reconstruction_ko" in results
-    # the doc whose image cannot be resolved is left out at load: no request without an image (issue 25)
+    # the doc whose image cannot be resolved is left out at load: no request without an image
     assert llava_run["n-samples"]["unpie_disambiguation_fr"]["effective"] == 6 + 5
     assert llava_run["n-samples"]["unpie_reconstruction_ko"]["effective"] == 6 + 6
 
@@ -558,7 +558,7 @@ def test_caption_script_keys_match_what_sm_tasks_read(tmp_path):
 
 
 def test_preamble_answers_scored_robustly_under_their_own_keys(replay, tasks):
-    """Issue 12 item 12: "Here is the translation:\\n<answer>" is the preamble for the paper rule, the answer for
+    """ "Here is the translation:\\n<answer>" is the preamble for the paper rule, the answer for
     the ``_robust`` keys; answers without preamble score the same under both."""
     records = [
         {**r, "response": f"Here is the translation:\n{r['response']}"}
@@ -587,7 +587,7 @@ def test_preamble_answers_scored_robustly_under_their_own_keys(replay, tasks):
 
 
 def test_grounding_answer_after_a_preamble_scores_under_exact_match_robust_only(tasks):
-    """Issue 27 item 10: "The word that creates the pun is:\\ncut" scored 0 on every grounding key."""
+    """ "The word that creates the pun is:\\ncut" scored 0 on every grounding key."""
     doc = list(tasks["unpie_grounding_homo"].test_docs())[0]
     out = utils.unpie_grounding_process_results(doc, ["The word that creates the pun is:\ncut"])
     assert out["exact_match_robust"]["correct"] and out["exact_match_robust"]["prediction"] == "cut"
@@ -597,7 +597,7 @@ def test_grounding_answer_after_a_preamble_scores_under_exact_match_robust_only(
 
 
 def test_download_images_setting_in_upper_case_end_to_end(task_manager, monkeypatch, tmp_path, caplog):
-    """Issue 29 item 5, through task load: HANYI_UNPIE_DOWNLOAD_IMAGES=YES was validated, then read as off."""
+    """through task load: HANYI_UNPIE_DOWNLOAD_IMAGES=YES was validated, then read as off."""
     from lmms_eval.tasks import get_task_dict
 
     monkeypatch.setenv(data.IMAGE_CACHE_ENV, str(tmp_path / "empty-cache"))

@@ -1,7 +1,7 @@
-"""UNPIE aggregations split into per-doc statistics + a combine (issue 15 item 3): equal, bit for bit, to the former
+"""UNPIE aggregations split into per-doc statistics + a combine: equal, bit for bit, to the former
 aggregations; per_doc once per items list (no second judge pass); a finite bootstrap interval. Since 0.7 each doc is
 scored in ``process_results`` (``utils._overlap_item``, ``scoring.decisions``) and the aggregations combine the logged
-numbers (issue 26 item 4): the items here are built that way."""
+numbers: the items here are built that way."""
 
 import math
 import os

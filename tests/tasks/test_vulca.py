@@ -41,7 +41,7 @@ def test_group_is_baseline_plus_eight_persona_kb_and_all_generate_until(task_man
     for group in tasks.values():
         for task in group.values():
             assert task.OUTPUT_TYPE == "generate_until" and task.config.metadata["version"] is not None
-            # issue 26: the paper's main-table number (Table 1) and one diagnostic; every other VULCA number (the
+            # the paper's main-table number (Table 1) and one diagnostic; every other VULCA number (the
             # chance level included) is computed by hanyi report from the sample log (hanyi.metrics.vulca_breakdowns)
             assert [m["metric"] for m in task.config.metric_list] == [
                 "json_valid_rate",
@@ -52,7 +52,7 @@ def test_group_is_baseline_plus_eight_persona_kb_and_all_generate_until(task_man
 
 @pytest.mark.parametrize("task", ALL_TASKS)
 def test_expert_alignment_prints_beside_its_chance_level_and_weakness_labels_are_not_higher_is_better(task):
-    """Issue 27, item 5: expert_alignment's chance level is 0.971, so the report shows it beside it (the first
+    """expert_alignment's chance level is 0.971, so the report shows it beside it (the first
     breakdown, computed from the logged expert_alignment items); the five weakness labels, "lacks specific focus" and
     the empty-answer rate are not "higher is better" (breakdowns computed by hanyi report)."""
     config = task_yaml.read(os.path.join(TASKS_DIR, "vulca", f"{task}.yaml"))
@@ -60,7 +60,7 @@ def test_expert_alignment_prints_beside_its_chance_level_and_weakness_labels_are
         "json_valid_rate",
         "expert_alignment",
         "expert_alignment_custom_model",
-    }  # the chance level is the report's (issue 26)
+    }  # the chance level is the report's
     assert all(m["higher_is_better"] for m in config["metric_list"])
     first = next(item for item in from_samples.registry() if item.applies_to(task))
     assert (first.source, first.compute.__name__) == ("expert_alignment", "chance_level")
@@ -156,7 +156,7 @@ def test_with_tiny_nli_every_metric_is_emitted_or_derived_from_the_sample_log(re
     assert samples[0]["expert_alignment_custom_model"]["score"] in (0.0, 1.0)
     assert samples[0]["expert_alignment_custom_model"]["chance"] == derived["expert_alignment_chance_custom_model"]
     assert set(samples[0]["vulca_nli_custom_model"]) == {"stance", "stance_top1", "features", "quality"}
-    # issue 37: each critique's painting, the cluster_key (one painting's critiques under all conditions cluster)
+    # each critique's painting, the cluster_key (one painting's critiques under all conditions cluster)
     paintings = [s["expert_alignment_custom_model"]["painting"] for s in samples]
     assert len(set(paintings)) == len(samples) and all(p.isdigit() for p in paintings)  # the doc_id, "01" to "12"
     assert [s["json_valid_rate"]["painting"] for s in samples] == paintings
@@ -167,7 +167,7 @@ def test_with_tiny_nli_every_metric_is_emitted_or_derived_from_the_sample_log(re
     "setting, commentary", [("COMMENTARY", True), (" commentary", True), ("Response", False), ("", False)]
 )
 def test_score_text_setting_is_read_in_any_case(task_manager, monkeypatch, session_tmp, setting, commentary):
-    """Issue 29 item 5: HANYI_VULCA_SCORE_TEXT=COMMENTARY was validated, then compared case-sensitively (ignored)."""
+    """HANYI_VULCA_SCORE_TEXT=COMMENTARY was validated, then compared case-sensitively (ignored)."""
     from lmms_eval.tasks import get_task_dict
 
     from hanyi.metrics.critique_json import split_critique
@@ -243,7 +243,7 @@ def test_a_painting_missing_stops_the_task_at_load_time(tmp_path):
 
 
 def test_score_text_setting_in_upper_case_end_to_end(replay, monkeypatch, session_tmp):
-    """Issue 29 item 5, through the evaluator: COMMENTARY scores the commentary part, as commentary does."""
+    """through the evaluator: COMMENTARY scores the commentary part, as commentary does."""
     monkeypatch.setenv("HANYI_VULCA_NLI_MODEL", build_tiny_nli(os.path.join(session_tmp, "tiny_nli")))
     long_json = GOOD + "\nA long appendix " * 20  # the response differs from its commentary part
     values = {}

@@ -95,7 +95,7 @@ def test_embedding_metrics_with_the_shipped_reference_embedder(replay, monkeypat
     ref = load_embed_reference()
     humans = decode_vectors(ref["vectors_b64"], ref["n"], ref["dim"])
     sims = [[sum(a * b for a, b in zip(e, h)) for h in humans] for e in emb]
-    # MiniLM is not the paper's bge-large-zh-v1.5: every sem_* metric under its own key, never the paper's (issue 27)
+    # MiniLM is not the paper's bge-large-zh-v1.5: every sem_* metric under its own key, never the paper's
     assert not [k for k in res if k.startswith("sem_") and "_custom_model" not in k]
     res = {k.replace("_custom_model", ""): v for k, v in res.items()}
     assert res["sem_sim_mean"] == pytest.approx(sum(sum(r) / len(r) for r in sims) / 6, abs=1e-5)

@@ -1,4 +1,4 @@
-"""VULCA scores each critique in process_results and logs plain numbers (issue 26): the per-doc path gives today's
+"""VULCA scores each critique in process_results and logs plain numbers: the per-doc path gives today's
 batched values, every aggregation is order-independent, process_results never raises, and the breakdowns come from
 the sample log with no model."""
 

@@ -328,7 +328,7 @@ class JudgeClient:
 
     def _post(self, payload: dict, headers: dict):
         """POST once and read the whole answer within ``config.timeout_s`` in total, else :class:`_DeadlineExceeded`:
-        httpx's timeouts are per phase and per read (dripped headers held 40 s against 3 s: issue 40), so a watchdog
+        httpx's timeouts are per phase and per read (dripped headers held 40 s against 3 s), so a watchdog
         shuts the attempt's socket down at the deadline (its own connection: no keep-alive; httpx's ``trace`` names it)."""
         import httpx
 

@@ -526,7 +526,7 @@ def test_top_p_is_sent_and_keyed_only_when_set():
     assert "top_p" not in JudgeClient(JudgeConfig(base_url="http://127.0.0.1:9/v1", model="m"))._payload(unset)
 
 
-# --- issue 13: empty answers and slow-dripping servers --------------------------------------------------------
+# --- empty answers and slow-dripping servers --------------------------------------------------------
 
 
 @pytest.mark.parametrize("content", [None, "", "   "])
@@ -563,7 +563,7 @@ def test_httpx_request_log_never_shows_the_judge_url_credentials(fake_judge, tmp
 
 
 def test_an_echoed_basic_credential_from_url_userinfo_never_reaches_a_log_line(fake_judge, tmp_path, caplog, capfd):
-    """Issue 29 item 8: a server echoing ``Authorization: Basic base64(user:pass)`` leaked it into a WARNING; a
+    """a server echoing ``Authorization: Basic base64(user:pass)`` leaked it into a WARNING; a
     password holding ``@`` left its tail in the URL."""
     import base64
 
@@ -596,7 +596,7 @@ def test_with_url_userinfo_and_an_api_key_the_bearer_key_not_sent_is_said_once(
 
 
 def test_a_judge_batch_shows_a_tqdm_bar_of_its_requests(fake_judge, tmp_path, capsys):
-    """Issue 27 item 16: a judge batch of hundreds of requests ran without any progress shown."""
+    """a judge batch of hundreds of requests ran without any progress shown."""
     JudgeClient(make_config(fake_judge.base_url, tmp_path)).judge_many([f"p{i}" for i in range(5)], score_1_to_5)
     err = capsys.readouterr().err
     assert "hanyi judge (fake-judge)" in err and "5/5" in err and "request" in err

@@ -1,4 +1,4 @@
-"""Issue 40, the judge's unclear cases: a judge found down is not asked again doc after doc (a circuit breaker with a
+"""the judge's unclear cases: a judge found down is not asked again doc after doc (a circuit breaker with a
 cool-down and a probe), and ``timeout_s`` bounds a whole attempt, a server that drips its headers included."""
 
 from __future__ import annotations
