@@ -21,7 +21,7 @@ from hanyi.tasks._circular import ROTATION
 from hanyi.tasks._common import prompt_kwargs, render
 from hanyi.tasks.punrebus import loading
 from hanyi.tasks.punrebus.constants import LETTERS, OPTIONS
-from hanyi.tasks.punrebus.utils import _response
+from hanyi.tasks.punrebus.scoring import response_text
 
 
 def punrebus_circular_process_docs(dataset):
@@ -51,7 +51,7 @@ def _results(doc, results, qid, paper_parser):
     gold = list(doc["categories"] or [])
     if not gold or any(g not in LETTERS for g in gold):
         raise ValueError(f"punrebus circular: doc {qid} has categories {gold!r}, expected letters from {LETTERS}")
-    response = _response(results)
+    response = response_text(results)
     preds = (paper_parser(response), extract_choice_delimited(response, _options(doc)))
     items = [
         {**circ.rotation_item(qid, doc[ROTATION], len(LETTERS), gold, pred, LETTERS), "response": response}

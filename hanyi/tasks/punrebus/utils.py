@@ -2,14 +2,11 @@
 are in aggregate.py. See docs/punrebus.md."""
 
 import functools
-import re
 
 from hanyi import backbones
 from hanyi.metrics import choice_punrebus as cp
 from hanyi.metrics import elements as el
-from hanyi.metrics.choice import extract_leading_letter, is_correct_choice
-from hanyi.metrics.choice_delimited import extract_choice_delimited
-from hanyi.metrics.punrebus_aggregations import JUDGE_SCALE
+from hanyi.metrics.choice import extract_leading_letter
 from hanyi.tasks import _ahead, _common
 from hanyi.tasks._common import prompt_kwargs, render, visuals
 from hanyi.tasks.punrebus.constants import JUDGE_METRIC, LETTERS, OPTIONS
@@ -18,10 +15,10 @@ from hanyi.tasks.punrebus.loading import (  # noqa: F401  (named by the YAMLs as
     punrebus_expression_process_docs,
     punrebus_process_docs,
 )
+from hanyi.tasks.punrebus.scoring import choice_items, judge_expression, response_text
 
 ValidUtf8Responses = _common.ValidUtf8Responses  # the response filter every task YAML names
 ScoreAhead = _ahead.ScoreAhead  # the same, then punrebus_expression_ahead (punrebus_expression.yaml)
-_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def _template(kw):
@@ -51,36 +48,13 @@ def _prompt(template, story_zh):
     return render("punrebus", template, options=OPTIONS, doc={} if story_zh is _MISSING else {"story_zh": story_zh})
 
 
-def _response(results) -> str:
-    """The model's answer as text: a missing or non-text answer is the empty answer (unparsed, never an error), and
-    a lone surrogate (half a UTF-16 pair, which no tokenizer takes) is U+FFFD, as the task's response filter makes it."""
-    response = results[0] if results else ""
-    return _LONE_SURROGATE.sub("\ufffd", response) if isinstance(response, str) else ""
-
-
-def _choice_items(doc, response, paper_parser):
-    """Per doc: the paper parser's item under ``accuracy`` (what ``hanyi report`` reads for ``parse_rate``, the
-    per-category accuracies and the confusion rows: hanyi/metrics/punrebus_breakdowns.py), the robust parser's under
-    ``accuracy_robust`` (``parse_rate_robust``)."""
-    gold, rows = list(doc["categories"]), doc.get("category_rows")
-    paper, robust = paper_parser(response), extract_choice_delimited(response, OPTIONS)
-    item = {"parsed": paper is not None, "correct": is_correct_choice(paper, gold), "pred": paper, "gold": gold}
-    item |= {"gold_rows": None if rows is None else list(rows), "story": doc.get("story_zh")}  # story: the cluster_key
-    item["image_sha256"] = doc.get("image_sha256")  # the picture's bytes: hanyi report pairs runs on them
-    rob = {"parsed": robust is not None, "correct": is_correct_choice(robust, gold), "pred": robust, "gold": gold}
-    return {
-        "accuracy": item | ({"score": float(item["correct"])} if paper is not None else {}),
-        "accuracy_robust": rob | {"score": float(rob["correct"]), "story": item["story"]},  # score: for Stderr_CLT
-    }
-
-
 def punrebus_matching_process_results(doc, results):
-    return _choice_items(doc, _response(results), lambda r: extract_leading_letter(r, LETTERS))
+    return choice_items(doc, response_text(results), lambda r: extract_leading_letter(r, LETTERS))
 
 
 def punrebus_textonly_process_results(doc, results):
     """Also the two parse rates, which the text-only task still emits (its own metric list; an lm-eval task too)."""
-    out = _choice_items(doc, _response(results), lambda r: cp.extract_first_char_letter(r, LETTERS))
+    out = choice_items(doc, response_text(results), lambda r: cp.extract_first_char_letter(r, LETTERS))
     out["parse_rate"] = float(out["accuracy"]["parsed"])
     out["parse_rate_robust"] = float(out["accuracy_robust"]["parsed"])
     return out
@@ -89,9 +63,9 @@ def punrebus_textonly_process_results(doc, results):
 def punrebus_expression_process_results(doc, results):
     """The letter's items (as matching) and, with a judge configured, the judge's 1-10 score of the explanation,
     asked here for this doc (the client's disk cache answers a repeated request) and logged with its evidence."""
-    response = _response(results)
+    response = response_text(results)
     # an image answer: accuracy and parse_rate both use the image scorer's parser ("Option X" accepted)
-    out = _choice_items(doc, response, lambda r: extract_leading_letter(r, LETTERS))
+    out = choice_items(doc, response, lambda r: extract_leading_letter(r, LETTERS))
     from hanyi.metrics.judge import JudgeConfig, warn_judge_disabled
 
     config = JudgeConfig.from_env(None)
@@ -114,21 +88,10 @@ def punrebus_expression_ahead(responses, docs):
     config = JudgeConfig.from_env(None)
     if config is not None and docs is not None:
         prompt = "judge_expression.jinja"
-        docs_responses = zip(docs, map(_response, ([r] for r in responses)))
+        docs_responses = zip(docs, map(response_text, ([r] for r in responses)))
         get_judge_client(config).expect(
             [render("punrebus", prompt, options=OPTIONS, doc=d, response=r) for d, r in docs_responses]
         )
-
-
-def judge_expression(prompt, config) -> dict:
-    """One judgement: ``verdict`` (the judge's integer 1-10, None when unparsed or the request failed; not named
-    ``score``, which lmms-eval 0.7.3 reads as a number for its CLT standard error: the caller adds ``score`` for a
-    scored answer only), ``judge_raw`` (its answer, None
-    when the request failed), ``judge_error`` (None when scored) and the ``prompt``."""
-    from hanyi.metrics.judge import get_judge_client, parse_integer_score
-
-    (result,) = get_judge_client(config).judge_many([prompt], lambda t: parse_integer_score(t, *JUDGE_SCALE))
-    return {"verdict": result.value, "judge_raw": result.raw, "judge_error": result.error, "prompt": prompt}
 
 
 def punrebus_elements_ahead(responses, docs):
@@ -137,13 +100,13 @@ def punrebus_elements_ahead(responses, docs):
     call, which costs about 4x and changes a cosine by at most a few float32 units (docs/dev/contributing.md)."""
     if backbones.metric_key("sbert", "element_sim") is None:
         return
-    preds = [el.parse_elements_official(_response([r])) or [] for r in responses]
+    preds = [el.parse_elements_official(response_text([r])) or [] for r in responses]
     golds = [list(d["elements_en"]) for d in docs] if docs is not None else []
     el.encode_distinct([s for elements in (*preds, *golds) for s in elements])
 
 
 def punrebus_elements_process_results(doc, results):
-    response = _response(results)
+    response = response_text(results)
     gold, pred = list(doc["elements_en"]), el.parse_elements_official(response)
     item = {"gold": gold, "pred": pred, "parsed": pred is not None, "lemmatizer": el.lemmatizer_backend()}
     item |= {"story": doc.get("story_zh"), "image_sha256": doc.get("image_sha256")}  # cluster_key; pairing on bytes
