@@ -6,7 +6,7 @@ from hanyi.metrics.critique_json import split_critique
 from hanyi.metrics.critique_scoring import critique_features
 from hanyi.metrics.zeroshot_nli import NLIConfig, try_logits_fn
 from hanyi.tasks import _ahead
-from hanyi.tasks.vulca.utils import _nli_text, _rubric_prompts, _text
+from hanyi.tasks.vulca.scoring import critique_text, nli_text, rubric_prompts
 
 ScoreAhead = _ahead.ScoreAhead  # valid UTF-8 (as utils.ValidUtf8Responses), then vulca_ahead below
 
@@ -16,13 +16,13 @@ def vulca_ahead(responses, docs):
     batches, into the caches ``process_results`` reads; the judge's rubric requests announced (docs known)."""
     from hanyi.metrics.judge import JudgeConfig, get_judge_client
 
-    texts = [_text(r) for r in responses]
+    texts = [critique_text(r) for r in responses]
     config = JudgeConfig.from_env()
     if config is not None and docs is not None:
-        get_judge_client(config).expect([p for d, t in zip(docs, texts) for p in _rubric_prompts(d, t).values()])
+        get_judge_client(config).expect([p for d, t in zip(docs, texts) for p in rubric_prompts(d, t).values()])
     embed = EmbedConfig.from_env()
     if load_embedder(embed) is not None:
         embed_texts([t.strip() for t in texts], embed)
     nli = NLIConfig.from_env()
     if try_logits_fn(nli) is not None:
-        critique_features([_nli_text(t, split_critique(t)) for t in texts], nli)
+        critique_features([nli_text(t, split_critique(t)) for t in texts], nli)

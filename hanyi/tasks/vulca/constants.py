@@ -22,3 +22,7 @@ PERSONA_IDS = tuple(pid for pid, _ in PERSONAS)
 GROUP_TASKS = ("vulca_baseline", *(f"vulca_persona_kb_{pid}" for pid in PERSONA_IDS))
 #: Ablations (group ``vulca_ablations``): baseline with KB (what the code's "basic" round sent), persona without KB.
 ABLATION_TASKS = ("vulca_baseline_kb", *(f"vulca_persona_{pid}" for pid in PERSONA_IDS))
+
+#: Key suffix when the NLI model or template, or the embedder, is not the paper's (``hanyi.backbones``;
+#: docs/backbones.md).
+CUSTOM = "_custom_model"
