@@ -29,10 +29,14 @@ def test_a_decoded_picture_is_a_plain_image_over_the_same_pixels():
     assert to_pil(rgb) is rgb
 
 
-def test_a_broken_picture_file_object_names_the_doc():
-    from PIL import Image
+def test_a_broken_picture_file_object_names_the_doc(monkeypatch):
+    from PIL import Image, ImageFile
 
     from hanyi.data.images import ImageUnavailableError, to_pil
+
+    # lmms-eval sets LOAD_TRUNCATED_IMAGES when imported (another test module of this process may have imported it),
+    # and then Pillow pads a truncated file instead of failing; the load-time check refuses such files before this
+    monkeypatch.setattr(ImageFile, "LOAD_TRUNCATED_IMAGES", False)
 
     truncated = Image.open(io.BytesIO(_png(64)[:60]))
     with pytest.raises(ImageUnavailableError, match="doc 7: image does not decode"):
