@@ -1,4 +1,4 @@
-"""The package layout of issue 16 item 6: ``hanyi/data/`` holds builders only, and builders never import task glue."""
+"""The package layout: ``hanyi/data/`` holds builders only, and builders never import task glue."""
 
 import ast
 import pathlib
