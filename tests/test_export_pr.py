@@ -173,3 +173,13 @@ def test_a_placeholder_dataset_path_stops_the_task_with_one_line(tmp_path, bench
     assert f"`dataset_path` in these YAMLs: `!function dataset.path`, the placeholder `ORG/{bench}`" in (
         folder / "README.md"
     ).read_text(encoding="utf-8")
+
+
+def test_the_help_says_what_hub_mode_writes_for_a_benchmark_without_a_hub_copy(capsys):
+    """The help promised a fall-back to "the default prepared directory"; hub mode writes a placeholder instead."""
+    from hanyi.export import main
+
+    with pytest.raises(SystemExit):
+        main(["lmms-eval", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "default prepared directory" not in text and "placeholder ORG/<bench>" in text

@@ -35,7 +35,8 @@ def main(argv=None, prog: str = "hanyi export") -> int:
     p.add_argument(
         "--data-root",
         default="hub",
-        help="dataset_path: 'hub' (hub id where one exists, else the default prepared directory), 'sample' "
+        help="dataset_path: 'hub' (the hub id where one exists; else the placeholder ORG/<bench>, which stops the "
+        "task with one line saying how to get the data, until --dataset-repo names a real one), 'sample' "
         "(copy the bundled synthetic samples beside the tasks, for testing) or a directory written by hanyi prepare",
     )
     p.add_argument(
