@@ -19,6 +19,25 @@ from hanyi.results.runs import Run
 MAX_PAPER_ROWS = 4
 
 
+def comparison_record(run: str, link, *, name: str, model: str, paper: float, ours: float, ok: bool, reasons) -> dict:
+    """One comparison of ours with a paper number, as ``Section.comparisons`` and ``report.json`` hold it (the
+    difference only where it is comparable)."""
+    return {
+        "run": run,
+        "task": link.task,
+        "metric": name,
+        "table": link.table.get("id"),
+        "cite": link.cite,
+        "column": link.column,
+        "paper_model": model,
+        "paper_value": paper,
+        "ours": ours,
+        "difference": round(ours - paper, 10) if ok else None,
+        "comparable": ok,
+        "reasons": reasons,
+    }
+
+
 def comparison(runs: list[Run], link: anchor_mod.Link, records: list | None = None) -> tuple[Table, BarPlot]:
     """The paper's rows for ``link`` with ours among them (sorted by value), and a bar plot of the same.
 
@@ -46,20 +65,9 @@ def comparison(runs: list[Run], link: anchor_mod.Link, records: list | None = No
             diffs.append(fmt_diff(o - value, decimals) if ok else "n/c")
             if records is not None:
                 records.append(
-                    {
-                        "run": label,
-                        "task": link.task,
-                        "metric": link.metric,
-                        "table": link.table.get("id"),
-                        "cite": link.cite,
-                        "column": link.column,
-                        "paper_model": model,
-                        "paper_value": value,
-                        "ours": o,
-                        "difference": round(o - value, 10) if ok else None,
-                        "comparable": ok,
-                        "reasons": reasons,
-                    }
+                    comparison_record(
+                        label, link, name=link.metric, model=model, paper=value, ours=o, ok=ok, reasons=reasons
+                    )
                 )
         rows.append([model, fmt(value, decimals), *diffs])
         if is_ours:
@@ -89,21 +97,6 @@ def comparison(runs: list[Run], link: anchor_mod.Link, records: list | None = No
         errors=[_interval_in_paper_unit(runs, link, e[0]) if e[2] else None for e in shown],
     )
     return table, plot
-
-
-def _interval_in_paper_unit(runs: list[Run], link: anchor_mod.Link, label: str) -> tuple[float, float] | None:
-    """The 95 % interval of our bar ``label`` (``<run> (ours)...``) in the paper's unit, or ``None``."""
-    run = next((r for r in runs if label.startswith(f"{r.label} (ours)")), None)
-    m = None if run is None else _metric(run, link.task, link.metric)
-    if m is None or m.value is None or isinstance(m.value, dict):
-        return None
-    ci = interval_of(run, link.task, link.metric)
-    if ci.get("ci_low") is None:
-        return None
-    factor = (link.to_paper_unit(m.value) or 0.0) / m.value if m.value else None
-    if factor is None:
-        return None
-    return ci["ci_low"] * factor, ci["ci_high"] * factor
 
 
 def _interval_in_paper_unit(runs: list[Run], link: anchor_mod.Link, label: str) -> tuple[float, float] | None:
@@ -162,20 +155,16 @@ def category_table(runs, task, base, dim, cells, links, display=None, records=No
                         continue
                     ok, reasons = prov_mod.comparability(prov, name, anchor_fields(lk, row.model))
                     records.append(
-                        {
-                            "run": run.label,
-                            "task": task,
-                            "metric": name,
-                            "table": lk.table.get("id"),
-                            "cite": lk.cite,
-                            "column": lk.column,
-                            "paper_model": row.model,
-                            "paper_value": row.value,
-                            "ours": ours,
-                            "difference": round(ours - row.value, 10) if ok else None,
-                            "comparable": ok,
-                            "reasons": reasons,
-                        }
+                        comparison_record(
+                            run.label,
+                            lk,
+                            name=name,
+                            model=row.model,
+                            paper=row.value,
+                            ours=ours,
+                            ok=ok,
+                            reasons=reasons,
+                        )
                     )
     any_link = next((lk for lk in linked if lk is not None), None)
     display = display or {}
