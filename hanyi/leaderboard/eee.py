@@ -3,12 +3,30 @@ newest tagged schema), and their check against the vendored schema (``schema/eva
 ``LICENSE``) by the reference validator, ``jsonschema`` (:func:`check`; a test dependency, imported on use), or by
 the small draft-07 validator below (:func:`validate`, no dependency).
 
-The records also meet what main's 0.3.0 (``schema/eval.schema.0.3.0.json``) requires where the board knows it:
+The records also meet main's 0.3.0 (``schema/eval.schema.0.3.0.json``) where the board knows what it requires:
 ``model_info.additional_details`` carries ``deployment_type`` and ``model_availability`` (from the model card's
 ``open_weights``; ``unknown`` otherwise), each judge's ``model_info`` too, and the judge's version where the protocol
-records one. 0.3.0 also wants the detailed results as ``jsonl`` under the Every Eval Ever repository's own
-``data/...`` layout: the board links its per-doc predictions file (the submission itself, ``json``), which 0.2.2
-accepts; that one field is left to an upload into that repository.
+records one. One record is valid against both schemas: 0.2.2 takes every field 0.3.0 asks for.
+
+Layout (:func:`datastore_paths`): the Every Eval Ever repository's own, ``data/<benchmark>/<developer>/<model>/<uuid>.json``
+with the per-doc results beside it as ``<uuid>_samples.jsonl``; the site writes both under ``eee/`` so that
+``eee/data/`` can be copied into that repository as it is. The developer folder is the Hugging Face id's owner
+(``pretrained=org/name``), else the model card's organisation, else ``unknown-developer`` (that repository's
+validator warns about a record whose identity names no folder); the uuid is derived from the benchmark and the
+submission's sha256 (a version-4 uuid, the same on every rebuild). ``detailed_evaluation_results`` names the jsonl by
+that repository-relative path (0.3.0's pattern), with its sha256 and line count.
+
+The jsonl (:func:`samples`): one line per doc of the submission's predictions, valid against the instance-level
+schema (``schema/instance_level_eval.schema.json``, 0.3.0; the same as 0.2.2's but for its version label), linked
+to one ``evaluation_results`` item by ``evaluation_result_id`` (the column): the first column of the doc's task, the
+ranking column first, that has a per-doc score for the doc. Every Eval Ever asks for one line per (doc, metric); the
+board writes one per doc, with the doc's scores on the task's other columns in ``metadata`` (``score.<metric>``), so
+that a record's file stays the size of the predictions it comes from (CVLUE's 27,000 docs times up to 12 columns
+otherwise). ``input.raw`` names the doc (task, doc id), not the question: the board does not re-host the
+benchmarks' questions and images; ``metadata.doc_hash`` is the doc's content hash, the submission's own.
+``evaluation.score`` is the per-doc score the column averages (0-1 for a share, the judge's 1-5 or 1-10),
+``is_correct`` whether it is the metric's best per-doc value. A doc with no per-doc score in any column of the
+section (no line) is counted in ``detailed_evaluation_results.additional_details``.
 
 Values: :func:`metric_config` gives each metric its direction (``lower_is_better`` for miss, blank and failure rates,
 failure and missing counts and CVLUE's mean rank) and its range (1-5 for CII-Bench's CTC judge scores, 1-10 for Pun
@@ -30,18 +48,23 @@ of ``evaluation_id`` (one submission, one record).
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import os
 import re
+import uuid
 
 from hanyi import __version__
 from hanyi.leaderboard.entries import Row, Section
+from hanyi.redact import redact_text, redact_tree
 
 SCHEMA_VERSION = "0.2.2"
 SCHEMA_PATH = os.path.join(os.path.dirname(__file__), "schema", "eval.schema.json")
 #: main's schema, for the fields a 0.3.0 reader requires (see the module docstring).
 SCHEMA_0_3_0_PATH = os.path.join(os.path.dirname(__file__), "schema", "eval.schema.0.3.0.json")
+#: the schema of each line of a record's ``<uuid>_samples.jsonl`` (0.3.0; 0.2.2's differs only in its version label)
+INSTANCE_SCHEMA_PATH = os.path.join(os.path.dirname(__file__), "schema", "instance_level_eval.schema.json")
 
 
 def load_schema(path: str = SCHEMA_PATH) -> dict:
@@ -216,6 +239,7 @@ def _result(section: Section, row: Row, column: str, retrieved: str) -> dict | N
     if uncertainty:
         score["uncertainty"] = uncertainty
     return {
+        "evaluation_result_id": column,  # the join key of the jsonl's lines
         "evaluation_name": column,
         "source_data": _source_data(task, provenance, cell.n),
         **({"evaluation_timestamp": when} if (when := iso_timestamp(entry.date)) else {}),
@@ -224,10 +248,11 @@ def _result(section: Section, row: Row, column: str, retrieved: str) -> dict | N
     }
 
 
-def record(section: Section, row: Row, retrieved: str, predictions_sha256: str | None = None) -> dict | None:
-    """The Every Eval Ever record of one submission row (``None`` for a reference row or a row with no value);
-    ``retrieved``: when the board built it, Unix seconds as a string (the schema's convention);
-    ``predictions_sha256``: the checksum of the per-doc predictions file the site wrote, where it wrote one."""
+def record(section: Section, row: Row, retrieved: str) -> dict | None:
+    """The Every Eval Ever record of one submission row (``None`` for a reference row or a row with no value), its
+    credentials masked and no path of the submitter's machine in it; ``retrieved``: when the board built it, Unix
+    seconds as a string (the schema's convention). Without ``detailed_evaluation_results``: :func:`attach_samples`
+    adds it once the jsonl is written."""
     entry = row.entry
     if row.reference or entry is None:
         return None
@@ -275,9 +300,8 @@ def record(section: Section, row: Row, retrieved: str, predictions_sha256: str |
             "additional_details": {"task_plugin": "hanyi", "hanyi_version": plain_version(entry.hanyi_version)},
         },
         "evaluation_results": results,
-        **({"detailed_evaluation_results": _detailed(entry, predictions_sha256)} if entry.predictions_file else {}),
     }
-    return _no_paths(out)
+    return redact_tree(_no_paths(out))
 
 
 #: lmms-eval model classes that call a hosted API (the rest run where the submitter ran them; ``replay`` reads a file).
@@ -309,9 +333,186 @@ def _no_paths(value):
     return value
 
 
-def _detailed(entry, sha256: str | None) -> dict:
-    out = {"format": "json", "file_path": entry.predictions_file}
-    return {**out, "hash_algorithm": "sha256", "checksum": sha256} if sha256 else out
+# ---- the Every Eval Ever repository's layout and the per-doc jsonl ---------------------------------------------------
+
+#: What no folder name of that repository may hold (its validator's rule), plus ``/`` and DEL.
+_UNSAFE_PATH = re.compile(r'[<>:"/\\|?*\x00-\x1f\x7f]')
+_WINDOWS_RESERVED = {"CON", "PRN", "AUX", "NUL", *(f"COM{i}" for i in range(1, 10)), *(f"LPT{i}" for i in range(1, 10))}
+#: a folder name of the layout stays this short (the filesystems' 255 bytes, with room for UTF-8)
+_COMPONENT_MAX = 80
+
+
+def path_component(text) -> str | None:
+    """One folder name of the layout from an identity part: as Every Eval Ever's publisher files it where it would
+    (``:`` becomes ``_``), made safe where it would refuse (any character no filesystem takes, or unprintable,
+    becomes ``_``; a trailing dot or space goes; a Windows device name gets a leading ``_``); ``None`` for a part
+    that names nothing (empty, ``unknown``, ``.``, ``..``, ``data``).
+
+    >>> path_component("Qwen2.5-VL-7B"), path_component("gpt-4o:2024"), path_component("Lab 3."), path_component("..")
+    ('Qwen2.5-VL-7B', 'gpt-4o_2024', 'Lab 3', None)
+    >>> path_component("con"), path_component("a*b\\u202ec"), path_component("unknown")
+    ('_con', 'a_b_c', None)
+    """
+    text = _UNSAFE_PATH.sub("_", str(text or "").strip())
+    text = "".join(c if c.isprintable() else "_" for c in text)[:_COMPONENT_MAX].rstrip(". ")
+    if not text or text.lower() in ("unknown", "data") or text in (".", ".."):
+        return None
+    return "_" + text if text.split(".", 1)[0].upper() in _WINDOWS_RESERVED else text
+
+
+def file_uuid(benchmark: str, submission_hash: str, k: int = 0) -> str:
+    """The record's file name: a version-4 uuid (the layout's rule) drawn from the benchmark and the submission's
+    sha256, so that a rebuild names it the same (``k``: the next one, should two rows share both).
+
+    >>> u = file_uuid("cii", "c" * 64); u == file_uuid("cii", "c" * 64), u[14], u != file_uuid("cvlue", "c" * 64)
+    (True, '4', True)
+    """
+    digest = hashlib.sha256(f"hanyi-eee\0{benchmark}\0{submission_hash}\0{k}".encode()).digest()
+    return str(uuid.UUID(bytes=digest[:16], version=4))
+
+
+def datastore_paths(benchmark: str, rec: dict, file_id: str) -> tuple[str, str]:
+    """``(record, samples)``: the repository-relative paths of a record and its jsonl in the Every Eval Ever
+    layout, ``data/<benchmark>/<developer>/<model>/<uuid>.json`` and ``<uuid>_samples.jsonl``. The developer is
+    the owner part of ``model_info.id`` (further parts join the model's name with ``_``), else
+    ``model_info.developer``, else ``unknown-developer``.
+
+    >>> rec = {"model_info": {"id": "Qwen/Qwen2.5-VL-7B-Instruct", "developer": "Alibaba"}}
+    >>> datastore_paths("cii", rec, "u")[0]
+    'data/cii/Qwen/Qwen2.5-VL-7B-Instruct/u.json'
+    >>> datastore_paths("cii", {"model_info": {"id": "qwen7b", "developer": "Alibaba"}}, "u")[1]
+    'data/cii/Alibaba/qwen7b/u_samples.jsonl'
+    >>> datastore_paths("cii", {"model_info": {"id": "../../etc/passwd"}}, "u")[0]
+    'data/cii/unknown-developer/etc_passwd/u.json'
+    >>> datastore_paths("cii", {"model_info": {"id": "m", "developer": "Basic AI"}}, "u")[0]
+    'data/cii/Basic_AI/m/u.json'
+    """
+    info = rec.get("model_info") or {}
+    parts = [p for p in str(info.get("id") or "").split("/") if p.strip()]
+    developer = None
+    if len(parts) >= 2:
+        developer, parts = path_component(parts[0]), parts[1:]
+        if developer is None:  # an owner part that names nothing: the rest is still the model
+            developer = path_component(info.get("developer"))
+    else:
+        developer = path_component(info.get("developer"))
+    model = "_".join(c for c in map(path_component, parts) if c)[:_COMPONENT_MAX].rstrip(". ") or "unknown-model"
+    parts = ["data", path_component(benchmark) or "benchmark", developer or "unknown-developer", model]
+    folder = "/".join(parts)
+    if redact_text(folder) != folder:  # a name the site's masks would cut ("Basic AI"): plain characters only
+        folder = "/".join(re.sub(r"[^A-Za-z0-9_.-]+", "_", p) for p in parts)
+    return f"{folder}/{file_id}.json", f"{folder}/{file_id}_samples.jsonl"
+
+
+def _strs(value) -> list[str]:
+    """A target or a response as the jsonl's list of strings."""
+    if value is None:
+        return []
+    if isinstance(value, list):
+        return [v if isinstance(v, str) else json.dumps(v, ensure_ascii=False, sort_keys=True) for v in value]
+    return [value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, sort_keys=True)]
+
+
+def _extracted(pred: dict) -> tuple[list[str], str]:
+    """``(output.raw, extracted value)`` of one prediction: its response, or the chosen choice of a
+    multiple-choice doc; the value the scorer parsed where the evidence keeps it (``pred``), else the response."""
+    response = pred.get("response")
+    if response is None and isinstance(pred.get("loglikelihoods"), list):
+        lls = [c[0] for c in pred["loglikelihoods"] if isinstance(c, list) and c and isinstance(c[0], (int, float))]
+        response = f"choice {lls.index(max(lls))} of {len(lls)} (log-likelihoods)" if lls else None
+    raw = _strs(response)
+    ev = pred.get("evidence") if isinstance(pred.get("evidence"), dict) else {}
+    parsed = ev.get("pred")
+    if isinstance(parsed, (str, int, float)) and not isinstance(parsed, bool):
+        return raw, str(parsed)
+    return raw, raw[0] if len(raw) == 1 else " ".join(raw)
+
+
+def _best_per_doc(section: Section, entry, task: str, metric: str) -> float:
+    """The best value one doc can score on ``task/metric`` (per-doc unit): the top of the metric's range, or its
+    bottom where lower is better."""
+    low, high = score_range(metric, 1)
+    scale = (entry.scales.get(task) or {}).get(metric) or 1.0
+    lower = f"{task}/{metric}" in section.lower_is_better or lower_is_better(metric)
+    return (low if lower else high) / scale
+
+
+def samples(rec: dict, section: Section, row: Row, doc) -> tuple[list[str], int]:
+    """``(lines, docs left out)``: the jsonl of one record, one JSON line per doc of ``doc`` (the submission file as
+    the site copied it: credentials masked, no path of the submitter's machine) in the tasks of the section's
+    columns, each valid against the instance-level schema. A doc with no per-doc score in any column of its task is
+    left out (counted)."""
+    from hanyi.leaderboard.pages import _category, _verdict
+
+    entry = row.entry
+    tasks = doc.get("tasks") if isinstance(doc, dict) and isinstance(doc.get("tasks"), dict) else {}
+    in_record = {r["evaluation_result_id"] for r in rec["evaluation_results"]}
+    by_task: dict[str, list[str]] = {}
+    for column in sorted(section.columns, key=lambda c: c != section.ranking_column):  # the ranking column first
+        task, _, metric = column.partition("/")
+        if column in in_record:
+            by_task.setdefault(task, []).append(metric)
+    lines, left_out = [], 0
+    for task in sorted(t for t in tasks if t in by_task):
+        preds = tasks[task].get("predictions") if isinstance(tasks[task], dict) else None
+        per_doc = entry.per_doc.get(task) or {}
+        for pred in preds if isinstance(preds, list) else ():
+            d = pred.get("doc_id") if isinstance(pred, dict) else None
+            if not isinstance(d, int) or isinstance(d, bool):
+                continue
+            scored = [(m, per_doc[m][d]) for m in by_task[task] if d in (per_doc.get(m) or {})]
+            scored = [(m, v) for m, v in scored if isinstance(v, (int, float)) and math.isfinite(v)]
+            if not scored:
+                left_out += 1
+                continue
+            metric, score = scored[0]
+            raw, extracted = _extracted(pred)
+            reference = _strs(pred.get("target"))
+            ident = f"hanyi {task} doc {d}"
+            key = json.dumps({"raw": ident, "reference": reference}, sort_keys=True, separators=(",", ":"))
+            metadata = {"task": task, "doc_id": str(d), "doc_hash": pred.get("doc_hash"),
+                        "category": _category(pred), "verdict": _verdict(None, pred.get("verdicts")),
+                        **{f"score.{m}": repr(float(v)) for m, v in scored[1:]}}  # fmt: skip
+            column = f"{task}/{metric}"
+            line = {
+                "schema_version": rec["schema_version"],
+                "evaluation_id": rec["evaluation_id"],
+                "model_id": rec["model_info"]["id"],
+                "evaluation_name": column,
+                "evaluation_result_id": column,
+                "sample_id": f"{task}/{d}",
+                "sample_hash": hashlib.sha256(key.encode("utf-8")).hexdigest(),
+                "interaction_type": "single_turn",
+                "input": {"raw": ident, "reference": reference},
+                "output": {"raw": raw},
+                "answer_attribution": [
+                    {
+                        "turn_idx": 0,
+                        "source": "output.raw",
+                        "extracted_value": extracted,
+                        "extraction_method": "llm_judge" if column in entry.judged else f"hanyi {task} scorer",
+                        "is_terminal": True,
+                    }
+                ],
+                "evaluation": {
+                    "score": float(score),
+                    "is_correct": abs(float(score) - _best_per_doc(section, entry, task, metric)) < 1e-9,
+                },
+                "metadata": {k: str(v) for k, v in metadata.items() if v not in (None, "", "-")},
+            }
+            # every string once more through the masks: the copy's already were, the record's too
+            lines.append(json.dumps(_no_paths(redact_tree(line)), ensure_ascii=False))
+    return lines, left_out
+
+
+def attach_samples(rec: dict, path: str, data: bytes, rows: int, left_out: int) -> dict:
+    """``rec`` with ``detailed_evaluation_results`` naming its jsonl (``path``, repository-relative) as 0.3.0 asks:
+    ``jsonl``, the sha256 of ``data`` (the bytes written), the line count."""
+    details = {"lines": "one per doc, linked to the first column of its task with a per-doc score (ranking first)"}
+    if left_out:
+        details["docs_without_a_per_doc_score"] = str(left_out)
+    return {**rec, "detailed_evaluation_results": {"format": "jsonl", "file_path": path, "hash_algorithm": "sha256",
+            "checksum": hashlib.sha256(data).hexdigest(), "total_rows": rows, "additional_details": details}}  # fmt: skip
 
 
 # A validator of the draft-07 keywords the vendored schema uses (jsonschema is no dependency of hanyi). A keyword it
@@ -330,7 +531,8 @@ _TYPES = {
 
 def validate(instance, schema: dict, root: dict | None = None, where: str = "$") -> list[str]:
     """The ways ``instance`` breaks ``schema`` (a draft-07 subset: type, required, properties, additionalProperties,
-    enum, const, items, minItems, minimum, maximum, local $ref, oneOf, anyOf, allOf, if/then/else), one line each.
+    enum, const, pattern, items, minItems, minimum, maximum, local $ref, oneOf, anyOf, allOf, not, if/then/else),
+    one line each.
 
     >>> validate({"a": 1}, {"type": "object", "required": ["a", "b"], "properties": {"a": {"type": "string"}}})
     ["$: 'b' is required", '$.a: 1 is not of type string']
@@ -356,6 +558,10 @@ def validate(instance, schema: dict, root: dict | None = None, where: str = "$")
         errors.append(f"{where}: {instance!r:.60} is not one of {schema['enum']}")
     if "const" in schema and instance != schema["const"]:
         errors.append(f"{where}: {instance!r:.60} is not {schema['const']!r}")
+    if "pattern" in schema and isinstance(instance, str) and not re.search(schema["pattern"], instance):
+        errors.append(f"{where}: {instance!r:.60} does not match {schema['pattern']!r}")
+    if "not" in schema and not validate(instance, schema["not"], root, where):
+        errors.append(f"{where}: {instance!r:.60} should not be valid under {schema['not']!r}")
     if _TYPES["number"](instance):
         if "minimum" in schema and instance < schema["minimum"]:
             errors.append(f"{where}: {instance} < minimum {schema['minimum']}")
@@ -394,6 +600,6 @@ def validate(instance, schema: dict, root: dict | None = None, where: str = "$")
 
 
 _KEYWORDS = {
-    "$ref", "type", "enum", "const", "minimum", "maximum", "required", "properties", "additionalProperties",
+    "$ref", "type", "enum", "const", "pattern", "not", "minimum", "maximum", "required", "properties", "additionalProperties",
     "minItems", "items", "allOf", "anyOf", "oneOf", "if", "then", "else",
 }  # fmt: skip

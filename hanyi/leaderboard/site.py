@@ -1,5 +1,6 @@
 """Write the board as a static site: ``index.html``, one page per benchmark, ``rejected.html``, ``leaderboard.json``,
-``leaderboard.csv`` and one Every Eval Ever record per ranked submission row under ``eee/``.
+``leaderboard.csv`` and one Every Eval Ever record per ranked submission row under ``eee/data/`` (that repository's
+layout, with each row's per-doc results as its ``<uuid>_samples.jsonl``: :mod:`hanyi.leaderboard.eee`).
 
 The pages work from ``file://`` with no network: no external CSS, font, image or script; the one script (column
 sorting) is small, inline and optional (the tables read the same without it), and a Content-Security-Policy ``meta``
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 import base64
 import csv
+import errno
 import hashlib
 import io
 import json
@@ -23,7 +25,7 @@ from hanyi import __version__
 from hanyi.leaderboard import eee, pages
 from hanyi.leaderboard.entries import Board, Cell, Entry, Section
 from hanyi.leaderboard.pages import esc, scrub_paths
-from hanyi.outputs import OutDirError, open_output
+from hanyi.outputs import OutDirError, UnsafeOutputError, open_output
 from hanyi.pagestyle import CSS, slug
 from hanyi.redact import redact_text, redact_tree
 
@@ -271,16 +273,18 @@ def predictions_to_copy(board: Board) -> dict[str, str]:
     return out
 
 
-def _copy_redacted(source: str, out_dir: str, path: str) -> str:
+def _copy_redacted(source: str, out_dir: str, path: str) -> tuple[str, object]:
     """Copy a submission file into the site, credentials masked in every string of the JSON document, keys included
     (:func:`hanyi.redact.redact_tree`; byte for byte when there is none, else the document written again; a file
-    that is not JSON: :func:`hanyi.redact.redact_text` on its text); returns the sha256 of what was written."""
+    that is not JSON: :func:`hanyi.redact.redact_text` on its text); returns the sha256 of what was written and the
+    document as written (``None`` for a file that is not JSON)."""
     with open(source, "rb") as f:
         data = f.read()
     text = data.decode("utf-8", errors="replace")
     try:
         doc = json.loads(text)
     except ValueError:
+        doc = clean = None
         redacted = scrub_paths(redact_text(text))  # nor a path of the submitter's machine
         if redacted != text:
             data = redacted.encode("utf-8", errors="replace")
@@ -290,7 +294,31 @@ def _copy_redacted(source: str, out_dir: str, path: str) -> str:
             data = (json.dumps(clean, ensure_ascii=False, indent=1) + "\n").encode("utf-8", errors="replace")
     with open_output(out_dir, path, "wb") as f:
         f.write(data)
-    return hashlib.sha256(data).hexdigest()
+    return hashlib.sha256(data).hexdigest(), clean
+
+
+def _make_folder(out_dir: str, name: str) -> None:
+    """Create the folder ``name`` (relative) inside the site, one part at a time, never through a symlink (a
+    symlinked ``eee`` would otherwise have its ``data/...`` folders made where it leads)."""
+    os.makedirs(out_dir, exist_ok=True)
+    path = out_dir
+    for part in name.split("/"):
+        path = os.path.join(path, part)
+        if os.path.islink(path):
+            raise UnsafeOutputError(errno.ELOOP, "refusing to write through a symlink; remove it", path)
+        if not os.path.isdir(path):
+            os.mkdir(path)
+
+
+def _prune(out_dir: str, folder: str) -> None:
+    """Remove ``folder`` (relative) and its parents up to ``eee/data`` while they are empty real folders: a model
+    whose last record went leaves no empty folder behind in the layout a maintainer copies."""
+    while folder.startswith("eee/data/"):
+        path = os.path.join(out_dir, folder)
+        if os.path.islink(path) or not os.path.isdir(path) or os.listdir(path):
+            return
+        os.rmdir(path)
+        folder = os.path.dirname(folder)
 
 
 def write_site(board: Board, out_dir: str) -> list[str]:
@@ -305,32 +333,56 @@ def write_site(board: Board, out_dir: str) -> list[str]:
     built = os.environ.get("SOURCE_DATE_EPOCH") or repr(round(time.time(), 3))
     copies = predictions_to_copy(board)
     benchmarks = list(dict.fromkeys(s.benchmark for s in board.sections))
-    records = [
-        (f"eee/{slug(s.benchmark)}-{slug(r.entry.submission_hash)}.json", s, r)
-        for s in board.sections
-        for r in s.rows
-        if r.entry is not None and not r.reference
-    ]
+    # Every Eval Ever's repository layout under eee/: data/<benchmark>/<developer>/<model>/<uuid>.json, and the
+    # jsonl of a row whose predictions the site copies beside it (eee.datastore_paths)
+    records, samples_of = {}, {}
+    for s in board.sections:
+        for r in s.rows:
+            rec = None if r.entry is None or r.reference else eee.record(s, r, built)
+            if rec is None:
+                continue
+            k = 0
+            while True:  # the same submission twice in a benchmark: the next uuid
+                ident = eee.file_uuid(s.benchmark, r.entry.submission_hash, k)
+                name, samples = eee.datastore_paths(s.benchmark, rec, ident)
+                if f"eee/{name}" not in records:
+                    break
+                k += 1
+            records[f"eee/{name}"] = rec
+            if r.entry.predictions_file in copies:
+                samples_of.setdefault(r.entry.predictions_file, []).append((f"eee/{name}", f"eee/{samples}", s, r))
     html_files = html_pages(board, benchmarks, built)
-    names = [*html_files, *[n for n, _, _ in records], *copies, "leaderboard.csv", "leaderboard.json"]
+    jsonl = [n for rows in samples_of.values() for _, n, _, _ in rows]
+    names = [*html_files, *records, *jsonl, *copies, "leaderboard.csv", "leaderboard.json"]
     previous, owned = _previous_files(out_dir)
     clash = sorted(n for n in names if n not in previous and os.path.lexists(os.path.join(out_dir, n)))
     if clash:
         raise OutDirError(
             f"--out {out_dir}: {clash[0]} exists and is not an earlier hanyi board's; choose a new folder"
         )
-    for folder in ("eee", "predictions"):
-        os.makedirs(os.path.join(out_dir, folder), exist_ok=True)
+    for folder in sorted({"eee", "predictions", *(os.path.dirname(n) for n in records)}):
+        _make_folder(out_dir, folder)
     written, checksums = [], {}
     for name, source in copies.items():
         written.append(os.path.join(out_dir, name))
-        checksums[name] = _copy_redacted(source, out_dir, written[-1])
+        checksums[name], doc = _copy_redacted(source, out_dir, written[-1])
+        for rec_name, samples, section, row in samples_of.get(name, ()):
+            lines, left_out = eee.samples(records[rec_name], section, row, doc)
+            if not lines:  # that repository refuses an empty jsonl: no file, no reference
+                continue
+            data = "".join(line + "\n" for line in lines).encode("utf-8", errors="replace")
+            written.append(os.path.join(out_dir, samples))
+            with open_output(out_dir, written[-1], "wb") as f:
+                f.write(data)
+            checksums[samples] = hashlib.sha256(data).hexdigest()
+            records[rec_name] = eee.attach_samples(
+                records[rec_name], samples[len("eee/") :], data, len(lines), left_out
+            )
+        del doc  # one submission's document in memory at a time
 
     files: dict[str, str] = dict(html_files)
-    for name, section, row in records:
-        rec = eee.record(section, row, built, checksums.get(row.entry.predictions_file))
-        if rec is not None:
-            files[name] = json.dumps(redact_tree(rec), ensure_ascii=False, indent=1) + "\n"
+    for name, rec in records.items():
+        files[name] = json.dumps(redact_tree(rec), ensure_ascii=False, indent=1) + "\n"
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(CSV_HEADER)
@@ -341,12 +393,18 @@ def write_site(board: Board, out_dir: str) -> list[str]:
         "version": FORMAT_VERSION,
         "hanyi_version": __version__,
         "built": built,
-        "files": sorted([*files, *copies, "leaderboard.json"]),
+        "files": sorted([*files, *copies, *(n for n in checksums if n.endswith(".jsonl")), "leaderboard.json"]),
         "sections": [eee._no_paths(_section_json(s)) for s in board.sections],
         "overall": None if board.overall is None else eee._no_paths(_section_json(board.overall)),
         "overall_absent": board.overall_absent,
         "rejected": [vars(r) for r in board.rejected],
-        "every_eval_ever": {"schema": "eval.schema.json", "version": eee.SCHEMA_VERSION},
+        "every_eval_ever": {
+            "schema": "eval.schema.json",
+            "version": eee.SCHEMA_VERSION,
+            "also_valid": "0.3.0",
+            "instance_schema": "instance_level_eval.schema.json",
+            "layout": "eee/data/<benchmark>/<developer>/<model>/<uuid>.json, <uuid>_samples.jsonl",
+        },
     }
     files["leaderboard.json"] = json.dumps(redact_tree(summary), ensure_ascii=False, indent=1, default=str) + "\n"
     for name, text in files.items():
@@ -364,4 +422,5 @@ def write_site(board: Board, out_dir: str) -> list[str]:
         path = _inside(out_dir, stale)
         if path is not None and previous[stale] and _sha256(path) == previous[stale]:
             os.remove(path)
+            _prune(out_dir, os.path.dirname(stale))
     return written

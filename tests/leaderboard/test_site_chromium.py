@@ -400,9 +400,15 @@ def test_a_board_built_by_hanyi_leaderboard_build_from_hanyi_submit_files_passes
     for row in rows:
         link = row["entry"]["predictions_file"]
         assert json.loads((site / link).read_text(encoding="utf-8"))["format"] == "hanyi-submission"
-    records = [json.loads(p.read_text(encoding="utf-8")) for p in sorted((site / "eee").glob("*.json"))]
+    records = [json.loads(p.read_text(encoding="utf-8")) for p in sorted((site / "eee" / "data").glob("*/*/*/*.json"))]
     assert len(records) == len(rows) and all(eee.validate(r, eee.load_schema()) == [] for r in records)
     assert "Beta VL 7B" in {r["model_info"]["name"] for r in records}
+    instance = eee.load_schema(eee.INSTANCE_SCHEMA_PATH)
+    for record in records:  # each row's per-doc results: the jsonl beside its record, every line valid
+        detail = record["detailed_evaluation_results"]
+        lines = (site / "eee" / detail["file_path"]).read_text(encoding="utf-8").splitlines()
+        assert detail["format"] == "jsonl" and len(lines) == detail["total_rows"] > 0
+        assert all(eee.validate(json.loads(line), instance) == [] for line in lines)
 
     start = len(browser.events)
     browser.open((site / "cii.html").as_uri())

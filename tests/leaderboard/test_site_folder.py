@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from hanyi.leaderboard import folder, ranking
+from hanyi.leaderboard import eee, folder, ranking
 from hanyi.leaderboard.entries import Entry
 from hanyi.leaderboard.site import MANIFEST, write_site
 from hanyi.outputs import UnsafeOutputError
@@ -126,7 +126,7 @@ def test_editing_the_public_files_list_deletes_nothing_and_a_stale_file_of_the_b
     (site / "leaderboard.json").write_text(json.dumps(public), encoding="utf-8")
     smaller = hand_board()
     smaller.sections = smaller.sections[:1]  # the apart row (model-d) is gone: its record is stale
-    stale = [n for n in public["files"] if n.startswith("eee/") and "dddd" in n]
+    stale = [n for n in public["files"] if n.startswith("eee/") and eee.file_uuid("cii", "d" * 64) in n]
     assert stale
     write_site(smaller, str(site))
     assert notes.read_text() == "the owner's notes"  # listed in the public JSON only: kept
@@ -139,7 +139,7 @@ def test_a_file_of_the_board_changed_since_it_was_written_is_not_deleted(tmp_pat
     site = tmp_path / "site"
     write_site(hand_board(), str(site))
     manifest = json.loads((site / MANIFEST).read_text(encoding="utf-8"))
-    stale = next(n for n in manifest["files"] if n.startswith("eee/") and "dddd" in n)
+    stale = next(n for n in manifest["files"] if n.startswith("eee/") and eee.file_uuid("cii", "d" * 64) in n)
     (site / stale).write_text("edited by the owner")
     smaller = hand_board()
     smaller.sections = smaller.sections[:1]
