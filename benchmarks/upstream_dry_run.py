@@ -1,33 +1,36 @@
-"""A dry run of the upstream pull requests: each one applied to an upstream checkout and checked as a maintainer would.
+"""A dry run of the upstream pull requests: each one applied to an upstream checkout and checked as a maintainer would,
+in a clean venv per upstream that has only what the pull request declares.
 
     git clone /path/to/lmms-eval /tmp/lmms-eval          # any checkout (the fetch tool's mirror, a fork, ...)
-    python benchmarks/upstream_dry_run.py --lmms-eval /tmp/lmms-eval [--lm-eval /tmp/lm-evaluation-harness]
+    python benchmarks/upstream_dry_run.py --lmms-eval /tmp/lmms-eval [--lm-eval /tmp/lm-evaluation-harness] \
+        [--venvs DIR] [--torch-index URL ...]
 
 The exports are made from an installed hanyi: a wheel of this tree (hatchling, the build backend) unpacked into a
-temporary ``site`` directory, exported in a subprocess whose ``hanyi`` is that copy, so what the clone has and the
-wheel lacks (``docs/``) shows. Each pull request is applied to a scratch clone (``git clone --shared``) as
-:func:`hanyi.export.pr.apply` lands it (the folders, the upstream task list, lm-eval's ``pyproject.toml`` extras; the
-description stays outside) and committed; then, one line each:
+temporary ``site`` directory (what ``pip install`` of the wheel puts in site-packages), exported in a subprocess whose
+``hanyi`` is that copy, so what the clone has and the wheel lacks shows. Each pull request is applied to a scratch
+clone (``git clone --shared``) as :func:`hanyi.export.pr.apply` lands it (the folders, the upstream task list,
+lm-eval's ``pyproject.toml`` extra; the description stays outside) and committed; then, one line each:
 
-* lmms-eval, the series (``hanyi export lmms-eval --series``: the shared code first, then one pull request per
-  benchmark): each pull request's Python lines against the cap of 2,500;
-* lmms-eval, one self-contained pull request per benchmark (``hanyi export lmms-eval --benchmarks B``): its Python lines against
-  the cap of 2,500; its README (paper, BibTeX, data access, requirements, nothing of hanyi); no file ignored by the
-  checkout's ``.gitignore``; the checkout's whole ``.pre-commit-config.yaml``, run as its CI runs it on the changed
-  files with the hooks at the pinned versions (:mod:`hanyi.export.hooks`; a venv of the pins from PyPI, built here
-  or named with ``--hooks-python``), passes and changes nothing;
-* lmms-eval, the sample export of all five in place and ``hanyi`` blocked: the checkout's
-  ``test/eval/test_task_pipeline.py`` fails nothing it does not fail without the export, and every group loads and
-  scores with lmms-eval's ``dummy`` model (``--limit 4``), the checkout's lmms-eval first on ``PYTHONPATH``;
-* lm-evaluation-harness, one pull request per benchmark (``hanyi export lm-eval --benchmarks B``): the same size,
-  README, ignore and whole pre-commit checks; then
-  the checkout's ``tests/test_tasks.py`` over every exported YAML (as its CI lists changed files; groups included),
-  ``hanyi`` blocked, the tasks pointed at synthetic data built for the run (size 48: at least 10 docs a task, lm-eval's
-  default test limit).
+* lmms-eval, the series (``hanyi export lmms-eval --series``): each pull request's Python lines against the cap;
+* per pull request (``hanyi export lmms-eval --benchmarks B``, ``hanyi export lm-eval --benchmarks B``; hub mode,
+  what the pull request holds): its Python lines against the cap of 2,500; its README (paper, BibTeX, dataset source,
+  requirements) and nothing of hanyi in any file; no file ignored by the checkout's ``.gitignore``; the checkout's
+  whole ``.pre-commit-config.yaml`` at its pinned versions (:mod:`hanyi.export.hooks`, hooks from PyPI in a venv of
+  their own, as pre-commit gives each hook) on the changed files, passing and changing nothing;
+* per pull request, its venv (:mod:`upstream_venvs`): ``python -m venv`` with the torch build that imports on this
+  CPU, the checkout installed with the extras its CI installs, and the packages the pull request declares (lmms-eval:
+  the README's ``pip install`` line; lm-eval: the extra the pull request adds): no hanyi in it, torch runs;
+* in that venv, with the checkout first on ``PYTHONPATH``: lmms-eval's ``test/eval/test_task_pipeline.py`` fails
+  nothing it does not fail without the pull request, and the benchmark's group loads and scores with the ``dummy``
+  model (``--limit 4``); lm-eval's CI task test ``tests/test_tasks.py`` over every file the pull request changes under
+  ``lm_eval/tasks/`` (as its CI lists them; the group YAMLs included), with ``PIL`` and ``cv2`` unimportable (text-only
+  tasks import no image library).
 
-Not done here: a fresh venv per upstream with only the declared extras (torch from PyPI is the multi-GB CUDA build);
-the runs use this venv with ``hanyi`` blocked. Exit status 1 when a check fails. Nothing is written outside a
-temporary directory.
+Data: a pull request names hub ids (or placeholders that stop at load), which an offline run cannot reach; only the
+``dataset_path`` of the applied files (and the shared ``EXPORTED_DATASET_PATHS``) is pointed at a local folder of the
+hub layout, built by hanyi's deterministic sample builders (lmms-eval: the bundled samples; lm-eval: size 48, every
+task >= 10 docs, lm-eval's test limit). Venvs are cached under ``--venvs`` by a hash of what went in (a rerun builds
+nothing). Exit status 1 when a check fails.
 """
 
 from __future__ import annotations
@@ -40,8 +43,10 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # upstream_venvs.py, beside this script
+import upstream_venvs as uv  # noqa: E402
+
 GROUPS = ("punrebus", "cvlue", "cii", "unpie", "vulca")
-SHADOW = 'raise ImportError("hanyi is blocked: an exported task folder tried to import it")\n'
 
 
 def run(cmd, cwd=None, env=None, timeout=1800):
@@ -176,163 +181,232 @@ def apply_pr(checkout: str, out: str, host: str, benchmarks, tmp: str, name: str
     return ok, work
 
 
-def hooks_venv(tmp: str, configs: list[str]) -> str:
-    """A venv with the hooks of ``configs`` at their pins and pre-commit, from PyPI; its python."""
+def hooks_venv(root: str, configs: list[str]) -> str:
+    """A venv with the hooks of ``configs`` at their pins and pre-commit, from PyPI (cached under ``root`` by the
+    pins); its python."""
+    import hashlib
+
     from hanyi.export import hooks
 
-    venv = os.path.join(tmp, "hooks-venv")
-    run([sys.executable, "-m", "venv", venv]).check_returncode()
-    py = os.path.join(venv, "bin", "python")
     pins = sorted({p for c in configs for p in hooks.pins(c)})
-    proc = run([py, "-m", "pip", "install", "-q", "pre-commit", *pins])
-    if proc.returncode:
-        raise SystemExit(f"cannot install the pinned hooks ({' '.join(pins)}): {proc.stderr.strip()[-400:]}")
+    venv = os.path.join(root, "hooks-" + hashlib.sha256(" ".join(pins).encode()).hexdigest()[:12])
+    py = os.path.join(venv, "bin", "python")
+    if not os.path.isfile(os.path.join(venv, "pins.txt")):
+        run([sys.executable, "-m", "venv", "--clear", venv]).check_returncode()
+        proc = run([py, "-m", "pip", "install", "-q", "pre-commit", *pins])
+        if proc.returncode:
+            raise SystemExit(f"cannot install the pinned hooks ({' '.join(pins)}): {proc.stderr.strip()[-400:]}")
+        with open(os.path.join(venv, "pins.txt"), "w", encoding="utf-8") as f:
+            f.write("\n".join(pins) + "\n")
     return py
-
-
-def copy_in(export_dir: str, tasks_dir: str) -> list[str]:
-    """Copy the export's folders into ``lmms_eval/tasks/``; returns the copied files, relative to ``tasks_dir``."""
-    copied = []
-    for name in sorted(os.listdir(export_dir)):
-        src = os.path.join(export_dir, name)
-        if not os.path.isdir(src):
-            continue
-        shutil.copytree(src, os.path.join(tasks_dir, name), dirs_exist_ok=True)
-        for root, _, files in os.walk(src):
-            copied += [os.path.relpath(os.path.join(root, f), export_dir) for f in files]
-    return sorted(copied)
 
 
 PIPELINE_TEST = os.path.join("test", "eval", "test_task_pipeline.py")
 #: lm-eval's ``tests/test_tasks.py`` tests the tasks CI lists as changed, in this file (``tests/utils.py``).
 CHANGED = os.path.join(".github", "outputs", "tasks_all_changed_and_modified_files.txt")
 LM_EVAL_DOCS = 48  # synthetic size per benchmark: every lm-eval task has >= 10 docs, lm-eval's default test limit
+#: Image libraries a text-only task must not import (made unimportable for lm-eval's task test).
+IMAGE_MODULES = ("PIL", "cv2")
+_DATASET_PATH = re.compile(r"^dataset_path:.*$", re.M)
 
 
-def pipeline_test(work: str, env: dict) -> tuple[str, list[str]]:
+def changed_task_files(work: str, host: str) -> list[str]:
+    """The files the last commit of ``work`` changed under ``<host>/tasks/``, as lm-eval's CI lists them
+    (``tj-actions/changed-files`` on ``lm_eval/tasks/**``: every file, group YAMLs and ``_yaml`` templates included;
+    its ``tests/utils.py`` keeps the ``.yaml`` ones)."""
+    proc = run(["git", "diff", "--name-only", "--diff-filter=AM", "HEAD~1", "HEAD", "--", f"{host}/tasks"], cwd=work)
+    proc.check_returncode()
+    return sorted(proc.stdout.split())
+
+
+def point_at_local(tasks: str, bench: str, local: str) -> list[str]:
+    """Point the applied pull request's ``dataset_path`` of ``bench`` (its YAMLs, and the shared
+    ``EXPORTED_DATASET_PATHS``) at the local folder ``local``; nothing else changes. The files changed."""
+    changed = []
+    for root, _, files in os.walk(tasks):
+        for name in files:
+            path = os.path.join(root, name)
+            in_bench = os.path.relpath(path, tasks).split(os.sep)[0] == bench
+            if in_bench and name.endswith((".yaml", "_yaml")):
+                new = lambda t: _DATASET_PATH.sub(f'dataset_path: "{local}"', t)  # noqa: E731
+            elif name == "sources.py" and os.path.basename(root) == "task_data":
+                new = lambda t: re.sub(rf'("{bench}":\s*)"[^"]*"', lambda m: f'{m.group(1)}"{local}"', t)  # noqa: E731
+            else:
+                continue
+            with open(path, encoding="utf-8") as f:
+                text = f.read()
+            if new(text) != text:
+                with open(path, "w", encoding="utf-8") as f:
+                    f.write(new(text))
+                changed.append(os.path.relpath(path, tasks))
+    return sorted(changed)
+
+
+def upstream_env(work: str, tmp: str, block=()) -> dict:
+    """The environment of a run in an upstream venv: the checkout first on ``PYTHONPATH`` (after stubs that make
+    ``block`` unimportable), offline, no ``HANYI_*`` variable."""
+    paths = [work]
+    if block:
+        stubs = os.path.join(tmp, "blocked-" + "-".join(block))
+        for mod in block:
+            os.makedirs(os.path.join(stubs, mod), exist_ok=True)
+            with open(os.path.join(stubs, mod, "__init__.py"), "w", encoding="utf-8") as f:
+                f.write(f'raise ImportError("{mod} is blocked: a text-only task imported an image library")\n')
+        paths.insert(0, stubs)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("HANYI_", "PYTHON", "VIRTUAL_ENV"))}
+    env.update(PYTHONPATH=os.pathsep.join(paths), HF_HUB_OFFLINE="1", HF_DATASETS_OFFLINE="1",
+               TRANSFORMERS_OFFLINE="1", TQDM_DISABLE="1", HF_HUB_DISABLE_PROGRESS_BARS="1")  # fmt: skip
+    return env
+
+
+def upstream_venv(label: str, host: str, checkout: str, packages, args) -> str:
+    """Build (or reuse) the venv of ``host`` with the declared ``packages``, print what it is; its python."""
+    spec = uv.spec_for(host, git_head(checkout), packages)
+    python, secs, cached = uv.build(spec, checkout, args.venvs, tuple(args.torch_index or ()))
+    have = uv.probe(python)
+    ok = "error" not in have and not have.get("hanyi") and have.get("torch_runs")
+    detail = (f"{spec.describe()}; " + ("cached" if cached else f"built in {secs:.0f} s") + "; "
+              + (have["error"] if "error" in have else f"torch {have['torch']} runs on this CPU"
+                 f"{', torchvision ' + have['torchvision'] if have['torchvision'] else ', no torchvision'} "
+                 f"({uv.TORCH_WHY[host]}); hanyi importable: {'yes' if have.get('hanyi') else 'no'}; "
+                 f"PIL importable: {'yes' if have.get('PIL') else 'no'}"))  # fmt: skip
+    line(ok, f"{label}: clean venv", detail)
+    return python
+
+
+def git_head(checkout: str) -> str:
+    return run(["git", "rev-parse", "HEAD"], cwd=checkout).stdout.strip()
+
+
+def pipeline_test(python: str, work: str, env: dict) -> tuple[str, list[str]]:
     """The checkout's task-pipeline test: its summary line and the failing test ids."""
-    proc = run(
-        [sys.executable, "-m", "pytest", "-q", "-rf", "-p", "no:cacheprovider", PIPELINE_TEST], cwd=work, env=env
-    )
+    proc = run([python, "-m", "pytest", "-q", "-rf", "-p", "no:cacheprovider", PIPELINE_TEST], cwd=work, env=env)
     summary = (proc.stdout.strip().splitlines() or ["no output"])[-1].strip("= ")
     return summary, re.findall(r"^FAILED (\S+)", proc.stdout, flags=re.M)
 
 
-def check_lmms_eval(checkout: str, tmp: str, hooks_python: str) -> bool:
+def local_sample(bench: str, tmp: str) -> str:
+    """A local copy of hanyi's bundled sample of ``bench`` (the hub layout)."""
+    from hanyi.data.sources import SAMPLE_DIR
+
+    dst = os.path.join(tmp, "data-lmms", bench)
+    if not os.path.isdir(dst):
+        shutil.copytree(os.path.join(SAMPLE_DIR, bench), dst)
+    return dst
+
+
+def check_lmms_eval(checkout: str, tmp: str, hooks_python: str, args) -> bool:
     ok = True
-    head = run(["git", "rev-parse", "--short", "HEAD"], cwd=checkout).stdout.strip()
-    print(f"lmms-eval checkout at {head}", flush=True)
+    print(f"lmms-eval checkout at {git_head(checkout)[:8]}", flush=True)
     prs = os.path.join(tmp, "series")  # the series: shared code first, then one pull request per benchmark
     export(prs, "hub", tmp, "series")
     for name in sorted(os.listdir(prs)):
         n = python_lines(os.path.join(prs, name))
         ok &= line(n <= PR_PYTHON_LINES, f"lmms-eval series PR {name}: size", f"{n:,} Python lines "
                    f"(cap {PR_PYTHON_LINES:,}; hanyi export lmms-eval --series)")  # fmt: skip
+    base_python = upstream_venv("lmms-eval (no pull request)", "lmms_eval", checkout, (), args)
+    pristine = os.path.join(tmp, "lmms-eval-pristine")
+    run(["git", "clone", "-q", "--shared", checkout, pristine]).check_returncode()
+    has_pipeline = os.path.isfile(os.path.join(pristine, PIPELINE_TEST))
+    before = pipeline_test(base_python, pristine, upstream_env(pristine, tmp))[1] if has_pipeline else []
     for bench in GROUPS:  # one self-contained pull request per benchmark, hub mode (what the pull request holds)
+        label = f"lmms-eval PR {bench}"
         out = os.path.join(tmp, f"pr-{bench}")
         export(out, "hub", tmp, "lmms-eval", [bench])
         n = python_lines(out)
-        ok &= line(n <= PR_PYTHON_LINES, f"lmms-eval PR {bench}: size", f"{n:,} Python lines, shared code included "
+        ok &= line(n <= PR_PYTHON_LINES, f"{label}: size", f"{n:,} Python lines, shared code included "
                    f"(cap {PR_PYTHON_LINES:,}); {sum(len(f) for _, _, f in os.walk(out))} files")  # fmt: skip
-        ok &= check_content(out, f"lmms-eval PR {bench}:", "lmms_eval")
-        ok &= apply_pr(checkout, out, "lmms_eval", [bench], tmp, f"lmms-eval-{bench}", hooks_python)[0]
-    work = os.path.join(tmp, "lmms-eval")
-    run(["git", "clone", "-q", "--shared", checkout, work]).check_returncode()
-    tasks = os.path.join(work, "lmms_eval", "tasks")
-    env = blocked_env(tmp, work)
-    before = pipeline_test(work, env)[1] if os.path.isfile(os.path.join(work, PIPELINE_TEST)) else []
-    # the sample export of all five (the data is offline) for the runs
-    sample = os.path.join(tmp, "export-sample")
-    export(sample, "sample", tmp, "lmms-eval", GROUPS)
-    copy_in(sample, tasks)
-    if os.path.isfile(os.path.join(work, PIPELINE_TEST)):
-        summary, failed = pipeline_test(work, env)
-        new = sorted(set(failed) - set(before))
-        ok &= line(not new, f"lmms-eval {PIPELINE_TEST}", f"{summary}; " + (f"new failures: {', '.join(new)}" if new
-                   else f"failing without the export too: {', '.join(before) or 'none'}"))  # fmt: skip
-    for group in GROUPS:
-        proc = run([sys.executable, "-m", "lmms_eval", "--model", "dummy", "--tasks", group, "--limit", "4"],
-                   cwd=tmp, env=env)  # fmt: skip
+        ok &= check_content(out, f"{label}:", "lmms_eval")
+        good, work = apply_pr(checkout, out, "lmms_eval", [bench], tmp, f"lmms-eval-{bench}", hooks_python)
+        ok &= good
+        python = upstream_venv(label, "lmms_eval", checkout, uv.declared_packages(work, "lmms_eval", [bench]), args)
+        tasks = os.path.join(work, "lmms_eval", "tasks")
+        local = local_sample(bench, tmp)
+        point_at_local(tasks, bench, local)
+        env = upstream_env(work, tmp)
+        if has_pipeline:
+            summary, failed = pipeline_test(python, work, env)
+            new = sorted(set(failed) - set(before))
+            ok &= line(not new, f"{label}: {PIPELINE_TEST} (its venv)", f"{summary}; " + (f"new failures: "
+                       f"{', '.join(new)}" if new else f"failing without the pull request too: {len(before)}"))  # fmt: skip
+        proc = run([python, "-m", "lmms_eval", "--model", "dummy", "--tasks", bench, "--limit", "4"], cwd=tmp, env=env)
         rows = len(re.findall(r"^\|.*\|\s*$", proc.stdout, flags=re.M))
-        err = (proc.stderr.strip().splitlines() or [""])[-1][:200]
-        ok &= line(proc.returncode == 0 and rows > 2, f"lmms-eval --tasks {group} --model dummy (hanyi blocked)",
+        err = (proc.stderr.strip().splitlines() or [""])[-1][:240]
+        ok &= line(proc.returncode == 0 and rows > 2, f"{label}: lmms-eval --tasks {bench} --model dummy --limit 4 "
+                   "(its venv; dataset_path pointed at hanyi's sample of the hub layout)",
                    f"{rows} table rows" if proc.returncode == 0 else f"exit {proc.returncode}: {err}")  # fmt: skip
     return ok
 
 
-def check_lm_eval(checkout: str, tmp: str, hooks_python: str) -> bool:
+def check_lm_eval(checkout: str, tmp: str, hooks_python: str, args) -> bool:
     from hanyi.data.build_samples import build
     from hanyi.export import lm_eval_tasks
 
-    head = run(["git", "rev-parse", "--short", "HEAD"], cwd=checkout).stdout.strip()
-    print(f"lm-eval checkout at {head}", flush=True)
+    print(f"lm-eval checkout at {git_head(checkout)[:9]}", flush=True)
     ok, benches = True, lm_eval_tasks.benchmarks()
+    upstream_venv("lm-eval (no pull request)", "lm_eval", checkout, (), args)
+    data = os.path.join(tmp, "lm-data")
     for bench in benches:  # one pull request per benchmark, hub mode
+        label = f"lm-eval PR {bench}"
         out = os.path.join(tmp, f"lm-pr-{bench}")
         export(out, "hub", tmp, "lm-eval", [bench])
         n = python_lines(out)
-        ok &= line(n <= PR_PYTHON_LINES, f"lm-eval PR {bench}: size", f"{n:,} Python lines, shared code included (cap "
+        ok &= line(n <= PR_PYTHON_LINES, f"{label}: size", f"{n:,} Python lines, shared code included (cap "
                    f"{PR_PYTHON_LINES:,}); {sum(len(f) for _, _, f in os.walk(out))} files")  # fmt: skip
-        ok &= check_content(out, f"lm-eval PR {bench}:", "lm_eval")
-        ok &= apply_pr(checkout, out, "lm_eval", [bench], tmp, f"lm-eval-{bench}", hooks_python)[0]
-    work = os.path.join(tmp, "lm-eval")
-    run(["git", "clone", "-q", "--shared", checkout, work]).check_returncode()
-    tasks = os.path.join(work, "lm_eval", "tasks")
-    # the tasks on a larger synthetic dataset, so that every task has lm-eval's default test limit of 10 docs
-    data, synthetic = os.path.join(tmp, "lm-data"), os.path.join(tmp, "lm-export-synthetic")
-    for bench in benches:
+        ok &= check_content(out, f"{label}:", "lm_eval")
+        good, work = apply_pr(checkout, out, "lm_eval", [bench], tmp, f"lm-eval-{bench}", hooks_python)
+        ok &= good
+        python = upstream_venv(label, "lm_eval", checkout, uv.declared_packages(work, "lm_eval", [bench]), args)
+        changed = changed_task_files(work, "lm_eval")
+        os.makedirs(os.path.join(work, os.path.dirname(CHANGED)), exist_ok=True)
+        with open(os.path.join(work, CHANGED), "w", encoding="utf-8") as f:
+            f.write(" ".join(changed))  # every changed file, groups included, as CI lists them
         build((bench,), root=data, size=LM_EVAL_DOCS, dirname=bench)
-    export(synthetic, data, tmp, "lm-eval")
-    yamls = [os.path.join("lm_eval", "tasks", p) for p in copy_in(synthetic, tasks) if p.endswith(".yaml")]
-    os.makedirs(os.path.dirname(os.path.join(work, CHANGED)), exist_ok=True)
-    with open(os.path.join(work, CHANGED), "w", encoding="utf-8") as f:
-        f.write(" ".join(yamls))  # every exported YAML, groups included, as CI lists the changed files
-    env = blocked_env(tmp, work)
-    test = [sys.executable, "-m", "pytest", "-q", "-rf", "-p", "no:cacheprovider", "tests/test_tasks.py"]
-    before = set(re.findall(r"^FAILED \S+::(\w+)\[(\w+)\]", run([*test, "-k", "not TestNewTasksElseDefault"],
-                                                              cwd=work, env=env).stdout, flags=re.M))  # fmt: skip
-    proc = run(test, cwd=work, env=env)
-    summary = (proc.stdout.strip().splitlines() or ["no output"])[-1].strip("= ")
-    failed = [f"{t}[{p}]" for t, p in re.findall(r"^FAILED \S+::(\w+)\[(\w+)\]", proc.stdout, flags=re.M)
-              if (t, p) not in before]  # fmt: skip
-    if before:
-        summary += f"; failing without the export too (hub tests, offline): {', '.join(sorted(p for _, p in before))}"
-    errors = re.findall(r"^E\s+(.*Error.*)$", proc.stdout, flags=re.M)[:1]
-    ok &= line(not failed and "error" not in summary, f"lm-eval tests/test_tasks.py ({len(yamls)} exported YAMLs, groups "
-               f"included, hanyi blocked, synthetic data of size {LM_EVAL_DOCS})", summary + (f"; new failures: "
-               f"{', '.join(failed[:5])}" if failed else "") + (f"; {errors[0][:200]}" if errors and failed else ""))  # fmt: skip
+        point_at_local(os.path.join(work, "lm_eval", "tasks"), bench, os.path.join(data, bench))
+        env = upstream_env(work, tmp, block=IMAGE_MODULES)
+        test = [python, "-m", "pytest", "-q", "-rf", "-p", "no:cacheprovider", "tests/test_tasks.py"]
+        failing = r"^FAILED \S+::(\w+)\[(\w+)\]"
+        before = set(re.findall(failing, run([*test, "-k", "not TestNewTasksElseDefault"], cwd=work, env=env).stdout,
+                                flags=re.M))  # fmt: skip
+        proc = run(test, cwd=work, env=env)
+        summary = (proc.stdout.strip().splitlines() or ["no output"])[-1].strip("= ")
+        failed = [f"{t}[{p}]" for t, p in re.findall(failing, proc.stdout, flags=re.M) if (t, p) not in before]
+        if before:
+            summary += f"; failing without the pull request too (hub tests, offline): {len(before)}"
+        errors = re.findall(r"^E\s+(.*(?:Error|Exception).*)$", proc.stdout, flags=re.M)[:1]
+        yamls = [f for f in changed if f.endswith(".yaml")]
+        ok &= line(proc.returncode == 0 or (not failed and "error" not in summary),
+                   f"{label}: tests/test_tasks.py over the {len(changed)} changed files ({len(yamls)} YAMLs, groups "
+                   f"included; its venv; {', '.join(IMAGE_MODULES)} blocked; dataset_path pointed at hanyi's sample "
+                   f"of the hub layout, size {LM_EVAL_DOCS})", summary + (f"; new failures: {', '.join(failed[:5])}"
+                   if failed else "") + (f"; {errors[0][:240]}" if errors and (failed or proc.returncode) else ""))  # fmt: skip
     return ok
-
-
-def blocked_env(tmp: str, work: str) -> dict:
-    """The environment of a run with ``hanyi`` unimportable and the checkout first on ``PYTHONPATH``, offline."""
-    shadow = os.path.join(tmp, "shadow", "hanyi")
-    os.makedirs(shadow, exist_ok=True)
-    with open(os.path.join(shadow, "__init__.py"), "w") as f:
-        f.write(SHADOW)
-    env = {k: v for k, v in os.environ.items() if not k.startswith("HANYI_")}
-    env.update(PYTHONPATH=os.pathsep.join([os.path.join(tmp, "shadow"), work]), HANYI_NO_AUTOHOOK="1",
-               HF_HUB_OFFLINE="1", HF_DATASETS_OFFLINE="1", TRANSFORMERS_OFFLINE="1")  # fmt: skip
-    return env
 
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--lmms-eval", help="an lmms-eval checkout (git work tree)")
     parser.add_argument("--lm-eval", help="an lm-evaluation-harness checkout (git work tree)")
+    parser.add_argument("--venvs", default=os.path.join(ROOT, "out", "upstream-venvs"),
+                        help="where the venvs are built and kept (default: out/upstream-venvs; ~6 GB for "
+                        "lmms-eval's, ~1.5 GB for lm-eval's)")  # fmt: skip
+    parser.add_argument("--torch-index", action="append", help="a package index to take torch from before PyPI "
+                        "(repeatable; e.g. a local index of the wheels); default: pip's configured indexes")  # fmt: skip
     parser.add_argument("--hooks-python", help="the python of a venv with pre-commit and the checkouts' hooks at their "
-                        "pinned versions (default: one is built from PyPI in the temporary directory)")  # fmt: skip
+                        "pinned versions (default: one is built from PyPI under --venvs)")  # fmt: skip
     args = parser.parse_args(argv)
-    ok = True
+    args.venvs = os.path.abspath(args.venvs)
+    ok, start = True, __import__("time").monotonic()
     with tempfile.TemporaryDirectory(prefix="hanyi-dry-run-") as tmp:
         checkouts = [os.path.abspath(c) for c in (args.lmms_eval, args.lm_eval) if c]
-        hooks_python = args.hooks_python or hooks_venv(tmp, [os.path.join(c, ".pre-commit-config.yaml")
-                                                            for c in checkouts])  # fmt: skip
+        hooks_python = args.hooks_python or hooks_venv(args.venvs, [os.path.join(c, ".pre-commit-config.yaml")
+                                                                    for c in checkouts])  # fmt: skip
         if args.lmms_eval:
-            ok &= check_lmms_eval(os.path.abspath(args.lmms_eval), tmp, hooks_python)
+            ok &= check_lmms_eval(os.path.abspath(args.lmms_eval), tmp, hooks_python, args)
         if args.lm_eval:
-            ok &= check_lm_eval(os.path.abspath(args.lm_eval), tmp, hooks_python)
-    print("all checks passed" if ok else "some checks failed", flush=True)
+            ok &= check_lm_eval(os.path.abspath(args.lm_eval), tmp, hooks_python, args)
+    took = __import__("time").monotonic() - start
+    print(("all checks passed" if ok else "some checks failed") + f" ({took:.0f} s)", flush=True)
     return 0 if ok else 1
 
 
