@@ -174,6 +174,29 @@ def test_no_path_of_the_submitter_s_machine_and_no_credential_in_the_jsonl(site)
     assert line["output"]["raw"] == ["see \u2026/notes.txt, api_key=***"]
 
 
+def test_a_credential_the_jsonl_composes_out_of_clean_parts_is_masked_too(tmp_path):
+    path, _ = submission(tmp_path / "q_submission.json")
+    with open(path, encoding="utf-8") as f:
+        doc = json.load(f)
+    # each part alone is no credential (the copy keeps it); joined, 'token: "..."' and '"api_key": "..."' are
+    doc["tasks"]["cii_ctc"]["predictions"][1] |= {
+        "verdicts": {"token": {"score": '"LEAK7"'}},
+        "target": {"api_key": "LEAK8"},
+    }
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump(doc, f)
+    with open(path, "rb") as f:
+        digest = hashlib.sha256(f.read()).hexdigest()
+    section = Section("cii", {}, list(COLUMNS), "cii_none/acc")
+    section.rows = [Row("m", dict(COLUMNS), entry(path, digest, "pretrained=org/m"), rank=1)]
+    out = tmp_path / "site"
+    write_site(Board(sections=[section]), str(out))
+    lines = {line["sample_id"]: line for line in _read(out, layout(out)["_samples.jsonl"])}
+    assert "LEAK" not in json.dumps(lines, ensure_ascii=False)
+    assert lines["cii_ctc/1"]["metadata"]["verdict"] == 'token: "***"'
+    assert lines["cii_ctc/1"]["input"]["reference"] == ['{"api_key": "***"}']
+
+
 @pytest.mark.parametrize(
     "model_args, card, folder",
     [
@@ -232,3 +255,43 @@ def test_a_symlinked_layout_folder_is_never_written_through(tmp_path):
     with pytest.raises(UnsafeOutputError):
         write_site(board(tmp_path), str(out))
     assert list(outside.iterdir()) == []
+
+
+# ---- real submissions: hanyi submit files of replay runs through hanyi leaderboard build -----------------------
+
+
+@pytest.fixture(scope="module")
+def real_site(leaderboard_submissions, tmp_path_factory):
+    from hanyi.cli import main
+
+    site = tmp_path_factory.mktemp("eee-real") / "site"
+    assert main(["leaderboard", "build", *leaderboard_submissions.values(), "--out", str(site)]) == 0
+    return site
+
+
+@pytest.mark.slow
+def test_every_ranked_row_of_a_real_board_has_its_record_and_jsonl_in_the_layout_all_valid(
+    real_site, leaderboard_submissions
+):
+    import jsonschema
+
+    validator = jsonschema.Draft7Validator(eee.load_schema(eee.INSTANCE_SCHEMA_PATH))
+    records = sorted((real_site / "eee" / "data").glob("*/*/*/*.json"))
+    assert len(records) == 4  # alpha, beta, html, other_judge; tampered and limit are refused
+    for path in records:
+        rel = path.relative_to(real_site).as_posix()
+        assert LAYOUT.fullmatch(rel), rel
+        record = json.loads(path.read_text(encoding="utf-8"))
+        assert eee.check(record) == [] and eee.check(record, eee.SCHEMA_0_3_0_PATH) == [], rel
+        detail = record["detailed_evaluation_results"]
+        assert detail["file_path"] == rel[len("eee/") : -len(".json")] + "_samples.jsonl"
+        data = (real_site / "eee" / detail["file_path"]).read_bytes()
+        assert detail["checksum"] == hashlib.sha256(data).hexdigest()
+        lines = [json.loads(line) for line in data.decode("utf-8").splitlines()]
+        assert len(lines) == detail["total_rows"] == 14  # 12 cii_none docs and 2 cii_ctc docs, each once
+        ids = {r["evaluation_result_id"] for r in record["evaluation_results"]}
+        for line in lines:
+            assert [e.message for e in validator.iter_errors(line)] == [], (rel, line["sample_id"])
+            assert line["evaluation_id"] == record["evaluation_id"] and line["evaluation_result_id"] in ids
+        text = data.decode("utf-8")
+        assert os.path.dirname(leaderboard_submissions["alpha"]) not in text  # no path of the submitter's machine
