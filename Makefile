@@ -10,7 +10,7 @@ TINY := out/models/tiny-llava
 OFFLINE := HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 TRANSFORMERS_OFFLINE=1
 DEMO_MODEL := --model llava_hf --model_args pretrained=$(TINY),device_map=cpu,dtype=float32 --device cpu
 
-.PHONY: install system-deps test test-fast test-latest test-oldest demo lint lock samples clean
+.PHONY: install system-deps test test-fast test-latest test-oldest demo lint lock samples clean venv-tv
 
 # Development and CI install from the lock (requirements/lock.txt, made by `make lock`): every package pinned and
 # hashed, installed without resolving (--no-deps), so a new release of anything changes nothing here. torch is the
@@ -130,3 +130,25 @@ samples: install
 
 clean:
 	rm -rf out .cache .pytest_cache
+
+# A second venv for lmms-eval's own qwen2_5_vl wrapper on CPU (benchmarks/qwen2_5_vl_tiny.py,
+# tests/test_qwen2_5_vl_wrapper.py, which skips without it): the lock exactly as `make install` installs it, but
+# with torch + torchvision from PyPI (CUDA builds, which also run on CPU; with their nvidia-* wheels: 7.2 GB, 4 min
+# on a 2-core machine) instead of the CPU torch, because the wrapper's qwen_vl_utils and transformers' Qwen2.5-VL
+# processor need torchvision, and no CPU torchvision imports beside torch 2.13.0+cpu (docs/install.md).
+# torch's own dependencies are resolved by pip, held to the lock's pins where the lock has the package.
+TV_VENV ?= out/venv-tv
+TV_TORCH := torch==2.14.1 torchvision==0.29.1
+$(TV_VENV)/.hanyi-installed: pyproject.toml constraints.txt $(LOCK) hanyi/_hanyi_autohook.pth
+	rm -rf $(TV_VENV)
+	$(PYTHON) -m venv $(TV_VENV)
+	grep -v -- '--hash' $(LOCK) | sed -e 's/ *\\$$//' -e '/^ *#/d' -e '/^$$/d' > $(TV_VENV)/build-constraints.txt
+	PIP_CONSTRAINT=$(TV_VENV)/build-constraints.txt $(TV_VENV)/bin/pip install -q --no-deps --require-hashes -r $(LOCK)
+	PIP_CONSTRAINT=$(TV_VENV)/build-constraints.txt $(TV_VENV)/bin/pip install -q $(TV_TORCH)
+	$(TV_VENV)/bin/pip install -q --no-deps --no-build-isolation -e .
+	@$(TV_VENV)/bin/pip check 2>&1 | grep -v -E '^lmms-eval [0-9.]+ requires timm, which is not installed\.$$' \
+	  | grep -v '^WARNING: ' | { ! grep .; } || { echo "pip check: the environment is inconsistent (above)"; exit 1; }
+	$(TV_VENV)/bin/python -c "import torch, torchvision, qwen_vl_utils, decord, lmms_eval, hanyi; print('venv-tv: torch', torch.__version__, 'torchvision', torchvision.__version__)"
+	touch $@
+
+venv-tv: $(TV_VENV)/.hanyi-installed

@@ -1,7 +1,8 @@
 """The tiny random Qwen2.5-VL: what runs on CPU without torchvision, and what stops lmms-eval's ``qwen2_5_vl`` here.
 
-Where torchvision is installed (a GPU machine: benchmarks/qwen2_5_vl_tiny.py), the wrapper itself runs every group;
-in this project's environment it cannot, for the two reasons the last test pins (docs/backbones.md).
+Where torchvision is installed (the second venv ``make venv-tv`` builds, or a GPU machine), the wrapper itself runs
+every group (benchmarks/qwen2_5_vl_tiny.py, tests/test_qwen2_5_vl_wrapper.py); in this project's venv it cannot, for
+the two reasons the last test pins (docs/install.md).
 """
 
 import importlib.util
@@ -59,7 +60,7 @@ def test_model_generates_from_an_image_on_cpu_as_the_wrapper_loads_it(tiny_qwen)
     assert isinstance(tok.decode(out[0, inputs["input_ids"].shape[1] :], skip_special_tokens=True), str)
 
 
-@pytest.mark.skipif(HAS_TORCHVISION, reason="torchvision present: benchmarks/qwen2_5_vl_tiny.py runs the wrapper")
+@pytest.mark.skipif(HAS_TORCHVISION, reason="torchvision present: tests/test_qwen2_5_vl_wrapper.py runs the wrapper")
 def test_what_stops_lmms_eval_qwen2_5_vl_without_torchvision(tiny_qwen):
     """Pinned so that the docs' reason stays true: qwen_vl_utils imports torchvision when imported, and transformers'
     Qwen2.5-VL processor loads a torchvision-backed video processor even for image-only use."""
