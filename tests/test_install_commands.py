@@ -41,8 +41,8 @@ def test_make_install_uses_the_cpu_index_and_stops_on_a_cuda_build():
     recipe = [
         line
         for line in makefile.splitlines()
-        if line.startswith("\t") and "torch" in line.lower() and "pip install" in line
-    ]
+        if line.startswith("\t$(BIN)/") and "torch" in line.lower() and "pip install" in line
+    ]  # the project venv's; `make venv-tv` (a second venv, out/venv-tv) takes PyPI's CUDA pair on purpose
     assert recipe == ["\t$(BIN)/pip install -q --no-deps --index-url $(TORCH_INDEX) $(TORCH_CPU)"]
     assert (
         "torch.version.cuda and not torch.cuda.is_available()" in makefile and 'python -c "$$TORCH_CHECK"' in makefile
