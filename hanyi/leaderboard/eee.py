@@ -8,22 +8,23 @@ The records also meet main's 0.3.0 (``schema/eval.schema.0.3.0.json``) where the
 ``open_weights``; ``unknown`` otherwise), each judge's ``model_info`` too, and the judge's version where the protocol
 records one. One record is valid against both schemas: 0.2.2 takes every field 0.3.0 asks for.
 
-Layout (:func:`datastore_paths`): the Every Eval Ever repository's own, ``data/<benchmark>/<developer>/<model>/<uuid>.json``
-with the per-doc results beside it as ``<uuid>_samples.jsonl``; the site writes both under ``eee/`` so that
-``eee/data/`` can be copied into that repository as it is. The developer folder is the Hugging Face id's owner
-(``pretrained=org/name``), else the model card's organisation, else ``unknown-developer`` (that repository's
-validator warns about a record whose identity names no folder); the uuid is derived from the benchmark and the
-submission's sha256 (a version-4 uuid, the same on every rebuild). ``detailed_evaluation_results`` names the jsonl by
-that repository-relative path (0.3.0's pattern), with its sha256 and line count.
+Layout (:func:`datastore_paths`): the Every Eval Ever repository's own,
+``data/<benchmark>/<developer>/<model>/<uuid>.json`` with the per-doc results beside it as ``<uuid>_samples.jsonl``;
+the site writes both under ``eee/`` so that ``eee/data/`` can be copied into that repository as it is. The developer
+folder is the Hugging Face id's owner (``pretrained=org/name``), else the model card's organisation, else
+``unknown-developer`` (that repository's validator warns about a record whose identity names no folder); the uuid
+is derived from the benchmark and the submission's sha256 (a version-4 uuid, the same on every rebuild).
+``detailed_evaluation_results`` names the jsonl by that repository-relative path (0.3.0's pattern), with its sha256
+and line count.
 
 The jsonl (:func:`samples`): one line per doc of the submission's predictions, valid against the instance-level
 schema (``schema/instance_level_eval.schema.json``, 0.3.0; the same as 0.2.2's but for its version label), linked
 to one ``evaluation_results`` item by ``evaluation_result_id`` (the column): the first column of the doc's task, the
 ranking column first, that has a per-doc score for the doc. Every Eval Ever asks for one line per (doc, metric); the
 board writes one per doc, with the doc's scores on the task's other columns in ``metadata`` (``score.<metric>``), so
-that a record's file stays the size of the predictions it comes from (CVLUE's 27,000 docs times up to 12 columns
-otherwise). ``input.raw`` names the doc (task, doc id), not the question: the board does not re-host the
-benchmarks' questions and images; ``metadata.doc_hash`` is the doc's content hash, the submission's own.
+that a record's file stays near the size of the predictions it comes from (times the task's columns otherwise: 37
+for CII-Bench with its categories). ``input.raw`` names the doc (task, doc id), not the question: the board does not
+re-host the benchmarks' questions and images; ``metadata.doc_hash`` is the doc's content hash, the submission's own.
 ``evaluation.score`` is the per-doc score the column averages (0-1 for a share, the judge's 1-5 or 1-10),
 ``is_correct`` whether it is the metric's best per-doc value. A doc with no per-doc score in any column of the
 section (no line) is counted in ``detailed_evaluation_results.additional_details``.
@@ -520,8 +521,9 @@ def attach_samples(rec: dict, path: str, data: bytes, rows: int, left_out: int) 
     details = {"lines": "one per doc, linked to the first column of its task with a per-doc score (ranking first)"}
     if left_out:
         details["docs_without_a_per_doc_score"] = str(left_out)
-    return {**rec, "detailed_evaluation_results": {"format": "jsonl", "file_path": path, "hash_algorithm": "sha256",
-            "checksum": hashlib.sha256(data).hexdigest(), "total_rows": rows, "additional_details": details}}  # fmt: skip
+    detailed = {"format": "jsonl", "file_path": path, "hash_algorithm": "sha256"}
+    detailed |= {"checksum": hashlib.sha256(data).hexdigest(), "total_rows": rows, "additional_details": details}
+    return {**rec, "detailed_evaluation_results": detailed}
 
 
 # A validator of the draft-07 keywords the vendored schema uses (jsonschema is no dependency of hanyi). A keyword it
@@ -609,6 +611,7 @@ def validate(instance, schema: dict, root: dict | None = None, where: str = "$")
 
 
 _KEYWORDS = {
-    "$ref", "type", "enum", "const", "pattern", "not", "minimum", "maximum", "required", "properties", "additionalProperties",
+    "$ref", "type", "enum", "const", "pattern", "not", "minimum", "maximum", "required", "properties",
+    "additionalProperties",
     "minItems", "items", "allOf", "anyOf", "oneOf", "if", "then", "else",
 }  # fmt: skip

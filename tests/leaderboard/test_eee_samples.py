@@ -45,8 +45,15 @@ def submission(path, model_args: str = "pretrained=Qwen/Qwen2.5-VL-7B-Instruct")
          "verdicts": {"ctc_score": {"score": 4 + d}}}
         for d in range(2)
     ]  # fmt: skip
-    doc = {"format": "hanyi-submission", "version": 2, "benchmark": "cii", "model": "llava_hf",
-           "model_args": model_args, "tasks": {"cii_none": {"predictions": none}, "cii_ctc": {"predictions": ctc}}}  # fmt: skip
+    tasks = {"cii_none": {"predictions": none}, "cii_ctc": {"predictions": ctc}}
+    doc = {
+        "format": "hanyi-submission",
+        "version": 2,
+        "benchmark": "cii",
+        "model": "llava_hf",
+        "model_args": model_args,
+    }
+    doc["tasks"] = tasks
     with open(path, "w", encoding="utf-8") as f:
         json.dump(doc, f, ensure_ascii=False)
     with open(path, "rb") as f:
