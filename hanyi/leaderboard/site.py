@@ -381,8 +381,8 @@ def write_site(board: Board, out_dir: str) -> list[str]:
         del doc  # one submission's document in memory at a time
 
     files: dict[str, str] = dict(html_files)
-    for name, rec in records.items():
-        files[name] = json.dumps(redact_tree(rec), ensure_ascii=False, indent=1) + "\n"
+    for name, rec in records.items():  # masked by eee.record; the jsonl's path and checksum are the board's own
+        files[name] = json.dumps(rec, ensure_ascii=False, indent=1) + "\n"
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(CSV_HEADER)
