@@ -25,8 +25,11 @@ MASK = "***"
 # unanchored greedy form backtracked over every position of long runs (4.4 s on the sample report's HTML; 0.1 s now).
 _KEY = (
     r"(?<![A-Za-z0-9_.-])[A-Za-z0-9_.-]*?"
-    r"(?:api[_-]?key|token|password|passwd|secret|(?:private|access|client|signing)[_-]?key)"
+    r"(?:api[_-]?key|token|password|passwd|secret|(?:private|access|client|signing|secret)[_-]?key)"
 )
+#: A JSON member whose name is secret-named: its whole value is masked by :func:`redact_tree`, whatever it holds (the
+#: text form, ``"api_key": "..."``, is :func:`_mask_values`'s; a parsed document has the name and the value apart).
+_SECRET_NAME = re.compile(rf"(?i){_KEY}|authorization")
 #: Text without any of these cannot hold a credential the patterns below mask: returned as it is, unscanned.
 _HINT = re.compile(r"(?i)key|token|passw|secret|authorization|bearer|basic|://")
 _NAME = rf"(?:{_KEY}|authorization)"
@@ -167,15 +170,32 @@ def redact_secrets(text: str, secrets) -> str:
 
 
 def redact_tree(value):
-    """A copy of a JSON-like ``value`` with :func:`redact_text` applied to every string (keys included).
+    """A copy of a JSON-like ``value`` with :func:`redact_text` applied to every string (keys included), and the whole
+    value of a secret-named member (``api_key``, ``hf_token``, ``Authorization`` ...) masked: in a parsed document
+    the name and its value are two strings, so neither alone looks like a credential to :func:`redact_text`.
 
     >>> redact_tree({"config": {"model_args": "token=t0k"}, "n": [1, "password=x"]})
     {'config': {'model_args': 'token=***'}, 'n': [1, 'password=***']}
+    >>> redact_tree({"api_key": "sk-1", "auth": {"Password": 12}, "max_new_tokens": 5, "token": None})
+    {'api_key': '***', 'auth': {'Password': '***'}, 'max_new_tokens': 5, 'token': None}
     """
     if isinstance(value, str):
         return redact_text(value)
     if isinstance(value, dict):
-        return {redact_text(k) if isinstance(k, str) else k: redact_tree(v) for k, v in value.items()}
+        return {
+            redact_text(k) if isinstance(k, str) else k: _masked_member(v)
+            if isinstance(k, str) and _SECRET_NAME.fullmatch(k)
+            else redact_tree(v)
+            for k, v in value.items()
+        }
     if isinstance(value, (list, tuple)):
         return [redact_tree(v) for v in value]
     return value
+
+
+def _masked_member(value):
+    """The value of a secret-named member: ``***`` unless there is nothing to hide (``null``, an empty string) or
+    lmms-eval masked it already (``[REDACTED]``)."""
+    if value is None or value == "" or value == "[REDACTED]":
+        return value
+    return MASK

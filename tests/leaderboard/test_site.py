@@ -407,3 +407,26 @@ def test_a_credential_in_a_copied_submission_file_is_masked_and_the_checksum_is_
     assert json.loads(copy.read_text())["model_args"] == "pretrained=org/m,api_key=***"
     site = tmp_path / "site"
     assert "LEAK42" not in "".join(p.read_text() for p in site.rglob("*") if p.is_file() and ".cache" not in p.parts)
+
+
+def test_a_secret_named_member_of_a_copied_submission_is_masked_whole(tmp_path):
+    """A parsed JSON document holds the name and the value apart (``{"api_key": "sk-..."}``), so neither string alone
+    looks like a credential: the value of a secret-named member is masked whatever it holds, nested or not."""
+    board = hand_board()
+    sub = tmp_path / "s_submission.json"
+    doc = {
+        "model_args": {"pretrained": "org/m", "api_key": "sk-LEAK42", "max_new_tokens": 5},
+        "judge": {"headers": {"Authorization": "LEAK43"}, "hf_token": ["LEAK44"], "secret_key": 45045045},
+        "tasks": {},
+    }
+    sub.write_text(json.dumps(doc))
+    row = board.sections[0].rows[0]
+    row.entry.predictions_file, row.entry.source_path = None, str(sub)
+    row.entry.submission_hash = hashlib.sha256(sub.read_bytes()).hexdigest()
+    write_site(board, str(tmp_path / "site"))
+    copy = json.loads((tmp_path / "site" / "predictions" / f"{row.entry.submission_hash}.json").read_text())
+    assert copy["model_args"] == {"pretrained": "org/m", "api_key": "***", "max_new_tokens": 5}
+    assert copy["judge"] == {"headers": {"Authorization": "***"}, "hf_token": "***", "secret_key": "***"}
+    site = tmp_path / "site"
+    text = "".join(p.read_text() for p in site.rglob("*") if p.is_file() and ".cache" not in p.parts)
+    assert not any(leak in text for leak in ("LEAK42", "LEAK43", "LEAK44", "45045045"))
