@@ -36,7 +36,10 @@ def test_every_pull_request_of_the_series_is_under_the_cap(made):
     assert set(sizes) == {series.SHARED, *BENCHMARKS}
     assert all(0 < n <= series.PR_LINES for n in sizes.values()), sizes
     assert sizes == {name: series.python_lines(str(out / name)) for name in sizes}
-    assert "merge the shared pull request" in (out / "cii" / "PULL_REQUEST.md").read_text(encoding="utf-8")
+    for bench in BENCHMARKS:  # each names the shared pull request as its prerequisite
+        text = (out / bench / "PULL_REQUEST.md").read_text(encoding="utf-8")
+        assert series.PREREQUISITE.format(s="", names=f"`{series.SHARED}/`") in text, bench
+    assert "reviewed once for all" in (out / series.SHARED / "PULL_REQUEST.md").read_text(encoding="utf-8")
     assert "- `metrics/judge/client.py`:" in (out / series.SHARED / "PULL_REQUEST.md").read_text(encoding="utf-8")
 
 
@@ -84,9 +87,36 @@ def test_the_shared_pull_request_imports_on_its_own_and_each_benchmark_on_top(ma
         assert proc.returncode == 0 and proc.stdout.strip() == "ok", (bench, proc.stderr[-3000:])
 
 
-def test_the_series_refuses_a_folder_that_is_not_empty(made, capsys):
+def test_the_series_refuses_a_folder_that_is_not_empty(made, tmp_path, capsys):
+    """An earlier series is replaced (re-export after a change); anything else that is not empty is refused."""
     from hanyi.export import main as export_main
 
     out, _, _ = made
-    assert export_main(["lmms-eval", "--series", "--out", str(out)]) == 2
+    (tmp_path / "mine.txt").write_text("mine")
+    assert export_main(["lmms-eval", "--series", "--out", str(tmp_path)]) == 2
     assert "not an empty folder" in capsys.readouterr().err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["mine.txt"]
+    earlier = tmp_path / "earlier"
+    lt.export(str(earlier), ["cvlue"])  # one pull request: its folder is not a series' to replace
+    assert export_main(["lmms-eval", "--series", "--benchmarks", "cvlue", "--out", str(earlier)]) == 2
+    assert "not an empty folder" in capsys.readouterr().err
+
+
+def test_one_benchmark_over_the_cap_is_the_shared_pull_request_then_its_own(made, tmp_path):
+    """``--benchmarks cii`` (over the cap on its own) writes the series' ``shared/`` and ``cii/``, byte for byte: the
+    common first pull request is the same whichever benchmark comes first. An earlier series in ``--out`` is replaced,
+    and ``--check`` finds a hand edit in it."""
+    out, _, _ = made
+    dst = tmp_path / "cii-prs"
+    for _ in range(2):  # the second time over the first
+        written = series.export_prs(str(dst), ["cii"])
+        assert written["series"] and list(written["python_lines"]) == [series.SHARED, "cii"]
+    for pr in (series.SHARED, "cii"):
+        theirs = {*_files(out / pr), "PULL_REQUEST.md"}
+        assert {*_files(dst / pr), "PULL_REQUEST.md"} == theirs
+        for rel in theirs:
+            assert filecmp.cmp(dst / pr / rel, out / pr / rel, shallow=False), (pr, rel)
+    assert sorted(p.name for p in dst.iterdir()) == [lt.MANIFEST, "cii", series.SHARED]
+    edited = dst / "cii" / "cii" / "utils.py"
+    edited.write_text(edited.read_text(encoding="utf-8") + "# by hand\n", encoding="utf-8")
+    assert series.check_prs(str(dst), ["cii"]) == [f"differs from the source: {edited}"]

@@ -3,12 +3,14 @@
 * ``hanyi export lmms-eval --out DIR [--benchmarks ...] [--data-root sample|<dir>|hub]`` writes one folder per
   benchmark and the code they share (``_task_utils/cultural_utils/``), ready to copy into ``lmms_eval/tasks/``
   (:mod:`hanyi.export.lmms_eval_tasks`); it needs black, isort and ruff at upstream's pins (``pip install -c constraints.txt 'hanyi[export]'``).
+  Every pull request it writes is at most 2,500 lines of Python: a selection whose one pull request would be more
+  (any judged benchmark) is written as a series, ``DIR/shared/`` first, then ``DIR/<bench>/`` (:mod:`hanyi.export.series`).
 * ``--dataset-repo BENCH=ORG/NAME`` writes that hub dataset as BENCH's ``dataset_path`` (one per benchmark).
 * ``hanyi export lm-eval --out DIR [--data-root ...]`` writes the lm-eval tasks (``hanyi/lm_eval_tasks``) as folders
-  for ``lm_eval/tasks/`` that need no hanyi (:mod:`hanyi.export.lm_eval_tasks`).
-* ``hanyi export lmms-eval --series --out DIR`` writes the contribution as pull requests under the review cap: the
-  shared code two or more benchmarks use first (``DIR/shared/``), then one per benchmark (``DIR/<bench>/``)
-  (:mod:`hanyi.export.series`).
+  for ``lm_eval/tasks/`` that need no hanyi (:mod:`hanyi.export.lm_eval_tasks`); over the cap (UNPIE), as a series:
+  the shared code in dependency order, then the benchmarks.
+* ``hanyi export lmms-eval --series --out DIR`` writes the series even where one pull request would fit: the
+  shared code two or more benchmarks use first (``DIR/shared/``), then one per benchmark (``DIR/<bench>/``).
 * ``hanyi export lmms-eval --check DIR`` says whether an existing export still matches the source tree.
 
 Nothing here is imported by the tasks; the exported folders import nothing from hanyi.
@@ -47,8 +49,9 @@ def main(argv=None, prog: str = "hanyi export") -> int:
         help="dataset_path of BENCH: a hub dataset (e.g. one uploaded from `hanyi prepare BENCH --hub-folder DIR`)",
     )
     p.add_argument("--check", action="store_true", help="compare --out with a fresh export; exit 1 on drift")
-    p.add_argument("--series", action="store_true", help="every benchmark as a series of pull requests under the "
-                   "review cap: --out/shared/ first, then --out/<bench>/ (--benchmarks ignored)")  # fmt: skip
+    p.add_argument("--series", action="store_true", help="a series of pull requests under the review cap even where "
+                   "one would fit: --out/shared/ first, then --out/<bench>/ for each of --benchmarks (a selection "
+                   "over the cap is always written so)")  # fmt: skip
     p.add_argument("--force", action="store_true", help="replace a PULL_REQUEST.md in --out that hanyi did not write")
     q = subs.add_parser("lm-eval", help="task folders for lm-evaluation-harness (lm_eval/tasks/<name>/)")
     q.add_argument("--out", required=True, help="directory to write <benchmark>/ folders and cultural_utils/ into")
@@ -62,21 +65,19 @@ def main(argv=None, prog: str = "hanyi export") -> int:
         print(f"hanyi export: --dataset-repo {bad[0]}={repos[bad[0]]}: expected BENCH=ORG/NAME, BENCH one of "
               f"{', '.join(BENCHMARKS)}", file=sys.stderr)  # fmt: skip
         return 2
-    if args.target == "lm-eval":
-        from hanyi.export import lm_eval_tasks
+    from hanyi.export import series
 
+    if args.target == "lm-eval":
         try:
-            written = lm_eval_tasks.export(args.out, args.data_root, repos, only=args.benchmarks)
+            written = series.export_lm_eval(args.out, args.data_root, repos, only=args.benchmarks)
         except lt.ExportError as exc:
             print(f"hanyi export: {exc}", file=sys.stderr)
             return 2
         print(json.dumps(written, ensure_ascii=False, indent=1))
         return 0
     if args.series:
-        from hanyi.export import series
-
         try:
-            written = series.export_series(args.out, args.data_root, repos)
+            written = series.export_series(args.out, args.data_root, repos, args.benchmarks)
         except lt.ExportError as exc:
             print(f"hanyi export: {exc}", file=sys.stderr)
             return 2
@@ -84,7 +85,7 @@ def main(argv=None, prog: str = "hanyi export") -> int:
         return 0
     if args.check:
         try:
-            drift = lt.check_export(args.out, args.benchmarks, args.data_root, repos)
+            drift = series.check_prs(args.out, args.benchmarks, args.data_root, repos)
         except lt.ExportError as exc:
             print(f"hanyi export: {exc}", file=sys.stderr)
             return 2
@@ -93,7 +94,7 @@ def main(argv=None, prog: str = "hanyi export") -> int:
         print("export matches the source" if not drift else f"{len(drift)} difference(s): re-run hanyi export")
         return 1 if drift else 0
     try:
-        written = lt.export(args.out, args.benchmarks, args.data_root, force=args.force, repos=repos)
+        written = series.export_prs(args.out, args.benchmarks, args.data_root, repos, force=args.force)
     except lt.ExportError as exc:
         print(f"hanyi export: {exc}", file=sys.stderr)
         return 2

@@ -9,6 +9,7 @@ packages need (:mod:`hanyi.export.requirements`). ``benchmarks/upstream_dry_run.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -69,8 +70,10 @@ def add_task_list_entries(text: str, entries: dict[str, str], host: str) -> str:
     return "\n".join(lines)
 
 
-def apply(out: str, checkout: str, host: str, benchmarks: list[str]) -> list[str]:
-    """Copy the export ``out`` into the upstream ``checkout`` as its pull request changes it; the paths written."""
+def apply(out: str, checkout: str, host: str, benchmarks: list[str], extras: dict | None = None) -> list[str]:
+    """Copy the export ``out`` into the upstream ``checkout`` as its pull request changes it; the paths written.
+    ``extras`` (lm-eval): the ``pyproject.toml`` extras to add, where the code of ``out`` alone does not say (a pull
+    request of a series, whose shared code came before it)."""
     tasks = os.path.join(checkout, host, "tasks")
     written = []
     for name in sorted(os.listdir(out)):
@@ -78,6 +81,8 @@ def apply(out: str, checkout: str, host: str, benchmarks: list[str]) -> list[str
         if os.path.isdir(src):  # the folders (and _task_utils/, which lmms-eval has already)
             shutil.copytree(src, os.path.join(tasks, name), dirs_exist_ok=True)
             written.append(os.path.join(host, "tasks", name))
+    if not benchmarks:  # shared code only: no task to list, no extra
+        return written
     entries = {bench: task_list_entry(bench, host, run_names(os.path.join(out, bench))) for bench in benchmarks}
     path = os.path.join(checkout, TASK_LIST[host])
     with open(path, encoding="utf-8") as f:
@@ -90,9 +95,42 @@ def apply(out: str, checkout: str, host: str, benchmarks: list[str]) -> list[str
         pyproject = os.path.join(checkout, "pyproject.toml")
         with open(pyproject, encoding="utf-8") as f:
             text = f.read()
+        if extras is None:
+            extras = {b: pkgs for b in benchmarks} if pkgs else {}
         with open(pyproject, "w", encoding="utf-8") as f:
-            f.write(requirements.add_extras(text, {b: pkgs for b in benchmarks} if pkgs else {}))
+            f.write(requirements.add_extras(text, extras))
         written.append("pyproject.toml")
+    return written
+
+
+def series_order(prs: str) -> list[str]:
+    """The pull requests (folders holding a ``PULL_REQUEST.md``) of the series in ``prs``, in merge order: the shared
+    code first (``shared``, or ``shared-1``, ``shared-2``, ...), then the benchmarks."""
+    names = sorted(n for n in os.listdir(prs) if os.path.isfile(os.path.join(prs, n, "PULL_REQUEST.md")))
+    shared = [n for n in names if n == "shared" or re.fullmatch(r"shared-\d+", n)]
+    shared.sort(key=lambda n: int(n.partition("-")[2] or 0))
+    return shared + [n for n in names if n not in shared]
+
+
+def declared_extras(text: str) -> dict[str, list[str]]:
+    """The ``pyproject.toml`` extras an lm-eval pull request's description declares (its ``toml`` block)."""
+    block = re.search(r"^```toml\n(.*?)^```", text, flags=re.M | re.S)
+    lines = block.group(1).splitlines() if block else []
+    return {m.group(1): json.loads(m.group(2)) for m in map(re.compile(r"^(\w+) = (\[.*\])$").match, lines) if m}
+
+
+def apply_series(prs: str, checkout: str, host: str) -> list[str]:
+    """Land every pull request of the series in ``prs`` (:func:`series_order`) in ``checkout``, as :func:`apply`
+    lands one; a benchmark's lm-eval extras are the ones its description declares (found over the whole export)."""
+    written = []
+    for name in series_order(prs):
+        folder = os.path.join(prs, name)
+        benchmarks = [] if name.startswith("shared") else [name]
+        extras = None
+        if host == "lm_eval" and benchmarks:
+            with open(os.path.join(folder, "PULL_REQUEST.md"), encoding="utf-8") as f:
+                extras = declared_extras(f.read())
+        written += [p for p in apply(folder, checkout, host, benchmarks, extras) if p not in written]
     return written
 
 
