@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import functools
 import hashlib
 import io
 import os
@@ -34,11 +35,19 @@ def max_pixels() -> int:
 _ADAM7 = ((0, 0, 8, 8), (4, 0, 8, 8), (0, 4, 4, 8), (2, 0, 4, 4), (0, 2, 2, 4), (1, 0, 2, 2), (0, 1, 1, 2))
 
 
+@functools.cache
+def _pil():
+    """Pillow's ``Image`` module, imported when first needed and then held: an import statement in a function costs
+    0.3-0.5 us each time it runs, and a served model's path ran three per picture."""
+    from PIL import Image
+
+    return Image
+
+
 def image_source(value, *, doc_hint: str = "", base_dir: str | None = None):
     """An image cell (PIL image, ``{"bytes", "path"}`` dict, bytes, ``data:`` URI, base64, a path under ``base_dir``;
     never a URL) as a PIL image, bytes or an existing file path (``~`` expanded); else raises naming ``doc_hint``."""
-    from PIL import Image
-
+    Image = _pil()
     if value is None:
         raise ImageUnavailableError(f"{doc_hint}: the doc has no image")
     if isinstance(value, dict):
@@ -69,9 +78,9 @@ def to_pil(value, *, doc_hint: str = "", base_dir: str | None = None):
     """Turn an image cell (:func:`image_source`) into an RGB ``PIL.Image``; raises naming ``doc_hint``. An image
     already RGB is returned as decoded, not copied: ``convert("RGB")`` copies every pixel, which doubled the peak
     memory of a large image (:data:`MAX_PIXELS`)."""
-    from PIL import Image
-
-    src = image_source(value, doc_hint=doc_hint, base_dir=base_dir)
+    Image = _pil()
+    # a decoded picture (what datasets' Image feature hands a task) needs none of image_source's other cases
+    src = value if isinstance(value, Image.Image) else image_source(value, doc_hint=doc_hint, base_dir=base_dir)
     try:
         if isinstance(src, Image.Image):
             return _plain(src) if src.mode == "RGB" else src.convert("RGB")
@@ -87,9 +96,7 @@ def _plain(image):
     an image file compares its file name's absolute path with the target's first (two ``abspath`` and a
     ``getcwd`` a save: about 5 us a picture when a served model's client encodes it, 8 % of a 48-px PNG's encoding),
     and the file object keeps the compressed bytes alive as long as the picture."""
-    from PIL import Image
-
-    if type(image) is Image.Image:
+    if type(image) is _pil().Image:
         return image
     image.load()
     return image._new(image.im)  # Pillow's own shallow copy (what convert() and copy() build on): pixels shared
