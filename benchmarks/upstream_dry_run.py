@@ -36,6 +36,7 @@ nothing). Exit status 1 when a check fails.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import re
 import shutil
@@ -61,17 +62,19 @@ def line(ok, check: str, detail: str) -> bool:
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PR_PYTHON_LINES = 2500  # the most Python lines of one pull request, shared code included
 EXPORT = r"""
+import json
 import sys
 import hanyi
-from hanyi.export import lm_eval_tasks, lmms_eval_tasks, series
+from hanyi.export import series
 assert hanyi.__file__.startswith(sys.argv[1]), hanyi.__file__
 kind, out, data_root, benchmarks = sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5:]
-if kind == "series":
-    series.export_series(out, data_root)
-elif kind == "lmms-eval":
-    lmms_eval_tasks.export(out, benchmarks, data_root)
-else:
-    lm_eval_tasks.export(out, data_root, only=benchmarks or None)
+if kind == "series":  # hanyi export lmms-eval --series
+    written = {"python_lines": series.export_series(out, data_root), "series": True}
+elif kind == "lmms-eval":  # hanyi export lmms-eval --benchmarks B
+    written = series.export_prs(out, benchmarks, data_root)
+else:  # hanyi export lm-eval --benchmarks B
+    written = series.export_lm_eval(out, data_root, only=benchmarks or None)
+print(json.dumps({"series": written["series"]}))
 """
 _SITE: dict = {}
 
@@ -99,13 +102,22 @@ def installed_site(tmp: str) -> str:
     return _SITE["site"]
 
 
-def export(out: str, data_root: str, tmp: str, kind: str = "lmms-eval", benchmarks=()) -> None:
+def export(out: str, data_root: str, tmp: str, kind: str = "lmms-eval", benchmarks=()) -> list[str]:
+    """Export as ``hanyi export`` does, from the installed wheel; the pull request folders in merge order (``[out]``
+    for one pull request, else the series' folders, shared code first)."""
+    import json
+
+    from hanyi.export import pr
+
     site = installed_site(tmp)
     env = {k: v for k, v in os.environ.items() if not k.startswith("HANYI_")}
     env.update(PYTHONPATH=site, HANYI_NO_AUTOHOOK="1")
     proc = run([sys.executable, "-c", EXPORT, site, kind, out, data_root, *benchmarks], cwd=tmp, env=env)
     if proc.returncode:
         raise SystemExit(f"export from the wheel failed: {proc.stderr.strip()[-800:]}")
+    if not json.loads(proc.stdout.strip().splitlines()[-1])["series"]:
+        return [out]
+    return [os.path.join(out, name) for name in pr.series_order(out)]
 
 
 def python_lines(out: str) -> int:
@@ -123,9 +135,13 @@ _HANYI_LEFTOVERS = re.compile(
 )
 
 
-def check_content(out: str, label: str, host: str) -> bool:
-    """README content (paper, BibTeX, data access, requirements) and no hanyi leftovers in any exported file."""
+def check_content(out: str, label: str, host: str, benchmarks=()) -> bool:
+    """README content (paper, BibTeX, dataset source, requirements) of every folder of ``out`` (each of
+    ``benchmarks`` must have one) and no hanyi leftovers in any exported file."""
     ok = True
+    for bench in benchmarks:
+        if not os.path.isfile(os.path.join(out, bench, "README.md")):
+            ok &= line(False, f"{label} {bench}/README.md", "missing")
     for name in sorted(os.listdir(out)):
         path = os.path.join(out, name, "README.md")
         if not os.path.isfile(path) or name in ("_task_utils", "cultural_utils"):
@@ -151,33 +167,48 @@ def check_content(out: str, label: str, host: str) -> bool:
     return ok
 
 
-def apply_pr(checkout: str, out: str, host: str, benchmarks, tmp: str, name: str, hooks_python: str) -> tuple:
-    """Clone, commit the pull request as :func:`hanyi.export.pr.apply` lands it, check ignore and pre-commit."""
+def land(checkout: str, prs: list[str], host: str, bench: str, tmp: str, hooks_python: str) -> tuple:
+    """Clone ``checkout`` and land the pull requests ``prs`` (merge order) one commit each, as
+    :func:`hanyi.export.pr.apply` lands them; per pull request: its size, its README content and no hanyi leftovers,
+    nothing ignored by ``git add``, and the whole pre-commit config on its commit. ``(ok, work tree)``."""
     from hanyi.export import hooks, pr
 
-    work = os.path.join(tmp, name)
-    run(["git", "clone", "-q", "--shared", checkout, work]).check_returncode()
-    pr.apply(out, work, host, list(benchmarks))
     label = "lmms-eval" if host == "lmms_eval" else "lm-eval"
-    ignored = run(["git", "ls-files", "--others", "--ignored", "--exclude-standard", "--", f"{host}/tasks"],
-                  cwd=work).stdout.split()  # fmt: skip
-    files = run(["git", "ls-files", "--others", "--exclude-standard", "--", f"{host}/tasks"], cwd=work).stdout.split()
-    ok = line(not ignored, f"{label} {name}: git add stages every file", f"{len(files)} new files, "
-              f"{len(ignored)} ignored" + (f": {', '.join(ignored[:4])}" if ignored else ""))  # fmt: skip
+    work = os.path.join(tmp, f"{label}-{bench}")
+    run(["git", "clone", "-q", "--shared", checkout, work]).check_returncode()
     git = ["git", "-c", "user.email=dry-run@example.invalid", "-c", "user.name=dry run", "-c", "commit.gpgsign=false"]
-    run([*git, "add", "-A"], cwd=work).check_returncode()
-    run([*git, "commit", "-q", "-m", f"Add {name}"], cwd=work).check_returncode()
-    rc, output, problems = hooks.run(os.path.join(work, ".pre-commit-config.yaml"), work, python=hooks_python)
-    changed = run(["git", "status", "--porcelain"], cwd=work).stdout.split("\n")
-    changed = [c.strip() for c in changed if c.strip()]
-    failed = [h.split(".")[0] for h in output.splitlines() if h.endswith("Failed")]
-    passed = len([h for h in output.splitlines() if h.endswith("Passed")])
-    ok &= line(rc == 0 and not changed and not problems, f"{label} {name}: whole .pre-commit-config.yaml (pinned "
-               "hooks, on the changed files, as CI)", f"{passed} hooks passed" + (f"; failed: {', '.join(failed)}"
-               if failed else "") + (f"; files changed: {', '.join(changed[:4])}" if changed else "")
-               + (f"; {'; '.join(problems)}" if problems else ""))  # fmt: skip
-    if failed:
-        print("     " + "\n     ".join(output.strip().splitlines()[-12:]), flush=True)
+    ok = True
+    for folder in prs:
+        name = f"{label} PR {bench}" + (f" ({len(prs)} in series) {os.path.basename(folder)}" if len(prs) > 1 else "")
+        n = python_lines(folder)
+        ok &= line(n <= PR_PYTHON_LINES, f"{name}: size", f"{n:,} Python lines, shared code included (cap "
+                   f"{PR_PYTHON_LINES:,}); {sum(len(f) for _, _, f in os.walk(folder))} files")  # fmt: skip
+        benchmarks = [bench] if os.path.isdir(os.path.join(folder, bench)) else []
+        ok &= check_content(folder, f"{name}:", host, benchmarks)
+        extras = None
+        if host == "lm_eval" and benchmarks and len(prs) > 1:  # a series: the extra its description declares
+            with open(os.path.join(folder, "PULL_REQUEST.md"), encoding="utf-8") as f:
+                extras = pr.declared_extras(f.read())
+        pr.apply(folder, work, host, benchmarks, extras)
+        ignored = run(["git", "ls-files", "--others", "--ignored", "--exclude-standard", "--", f"{host}/tasks"],
+                      cwd=work).stdout.split()  # fmt: skip
+        files = run(["git", "ls-files", "--others", "--exclude-standard"], cwd=work).stdout.split()
+        ok &= line(not ignored, f"{name}: git add stages every file", f"{len(files)} new files, "
+                   f"{len(ignored)} ignored" + (f": {', '.join(ignored[:4])}" if ignored else ""))  # fmt: skip
+        run([*git, "add", "-A"], cwd=work).check_returncode()
+        run([*git, "commit", "-q", "-m", f"Add {os.path.basename(folder)}"], cwd=work).check_returncode()
+        rc, output, problems = hooks.run(os.path.join(work, ".pre-commit-config.yaml"), work, python=hooks_python)
+        changed = [c.strip() for c in run(["git", "status", "--porcelain"], cwd=work).stdout.split("\n") if c.strip()]
+        failed = [h.split(".")[0] for h in output.splitlines() if h.endswith("Failed")]
+        passed = len([h for h in output.splitlines() if h.endswith("Passed")])
+        ok &= line(rc == 0 and not changed and not problems, f"{name}: whole .pre-commit-config.yaml (pinned hooks, "
+                   "on its commit's files, as CI)", f"{passed} hooks passed" + (f"; failed: {', '.join(failed)}"
+                   if failed else "") + (f"; files changed: {', '.join(changed[:4])}" if changed else "")
+                   + (f"; {'; '.join(problems)}" if problems else ""))  # fmt: skip
+        if failed or changed:  # where: ruff's locations, the files a fixer changed, else the output's end
+            where = [ln.strip() for ln in output.splitlines() if re.match(r"\s*(-->|diff --git|\S+:\d+:\d+: )", ln)]
+            print("     " + "\n     ".join(where[:12] or output.strip().splitlines()[-12:]), flush=True)
+            run([*git, "checkout", "--", "."], cwd=work)  # the next pull request starts from the commit, not the fix
     return ok, work
 
 
@@ -299,9 +330,8 @@ def check_lmms_eval(checkout: str, tmp: str, hooks_python: str, args) -> bool:
     ok = True
     print(f"lmms-eval checkout at {git_head(checkout)[:8]}", flush=True)
     prs = os.path.join(tmp, "series")  # the series: shared code first, then one pull request per benchmark
-    export(prs, "hub", tmp, "series")
-    for name in sorted(os.listdir(prs)):
-        n = python_lines(os.path.join(prs, name))
+    for folder in export(prs, "hub", tmp, "series"):
+        name, n = os.path.basename(folder), python_lines(folder)
         ok &= line(n <= PR_PYTHON_LINES, f"lmms-eval series PR {name}: size", f"{n:,} Python lines "
                    f"(cap {PR_PYTHON_LINES:,}; hanyi export lmms-eval --series)")  # fmt: skip
     base_python = upstream_venv("lmms-eval (no pull request)", "lmms_eval", checkout, (), args)
@@ -311,13 +341,8 @@ def check_lmms_eval(checkout: str, tmp: str, hooks_python: str, args) -> bool:
     before = pipeline_test(base_python, pristine, upstream_env(pristine, tmp))[1] if has_pipeline else []
     for bench in GROUPS:  # one self-contained pull request per benchmark, hub mode (what the pull request holds)
         label = f"lmms-eval PR {bench}"
-        out = os.path.join(tmp, f"pr-{bench}")
-        export(out, "hub", tmp, "lmms-eval", [bench])
-        n = python_lines(out)
-        ok &= line(n <= PR_PYTHON_LINES, f"{label}: size", f"{n:,} Python lines, shared code included "
-                   f"(cap {PR_PYTHON_LINES:,}); {sum(len(f) for _, _, f in os.walk(out))} files")  # fmt: skip
-        ok &= check_content(out, f"{label}:", "lmms_eval")
-        good, work = apply_pr(checkout, out, "lmms_eval", [bench], tmp, f"lmms-eval-{bench}", hooks_python)
+        prs = export(os.path.join(tmp, f"pr-{bench}"), "hub", tmp, "lmms-eval", [bench])
+        good, work = land(checkout, prs, "lmms_eval", bench, tmp, hooks_python)
         ok &= good
         python = upstream_venv(label, "lmms_eval", checkout, uv.declared_packages(work, "lmms_eval", [bench]), args)
         tasks = os.path.join(work, "lmms_eval", "tasks")
@@ -331,10 +356,11 @@ def check_lmms_eval(checkout: str, tmp: str, hooks_python: str, args) -> bool:
                        f"{', '.join(new)}" if new else f"failing without the pull request too: {len(before)}"))  # fmt: skip
         proc = run([python, "-m", "lmms_eval", "--model", "dummy", "--tasks", bench, "--limit", "4"], cwd=tmp, env=env)
         rows = len(re.findall(r"^\|.*\|\s*$", proc.stdout, flags=re.M))
-        err = (proc.stderr.strip().splitlines() or [""])[-1][:240]
+        said = [ln for ln in proc.stderr.splitlines() if re.search(r"ERROR|Error|not found", ln)]
+        err = (said or proc.stderr.strip().splitlines() or [""])[-1][-300:]
         ok &= line(proc.returncode == 0 and rows > 2, f"{label}: lmms-eval --tasks {bench} --model dummy --limit 4 "
-                   "(its venv; dataset_path pointed at hanyi's sample of the hub layout)",
-                   f"{rows} table rows" if proc.returncode == 0 else f"exit {proc.returncode}: {err}")  # fmt: skip
+                   "(its venv; dataset_path pointed at hanyi's sample of the hub layout)", f"{rows} table rows"
+                   + (f"; exit {proc.returncode}: {err}" if proc.returncode or rows <= 2 else ""))  # fmt: skip
     return ok
 
 
@@ -348,16 +374,11 @@ def check_lm_eval(checkout: str, tmp: str, hooks_python: str, args) -> bool:
     data = os.path.join(tmp, "lm-data")
     for bench in benches:  # one pull request per benchmark, hub mode
         label = f"lm-eval PR {bench}"
-        out = os.path.join(tmp, f"lm-pr-{bench}")
-        export(out, "hub", tmp, "lm-eval", [bench])
-        n = python_lines(out)
-        ok &= line(n <= PR_PYTHON_LINES, f"{label}: size", f"{n:,} Python lines, shared code included (cap "
-                   f"{PR_PYTHON_LINES:,}); {sum(len(f) for _, _, f in os.walk(out))} files")  # fmt: skip
-        ok &= check_content(out, f"{label}:", "lm_eval")
-        good, work = apply_pr(checkout, out, "lm_eval", [bench], tmp, f"lm-eval-{bench}", hooks_python)
+        prs = export(os.path.join(tmp, f"lm-pr-{bench}"), "hub", tmp, "lm-eval", [bench])
+        good, work = land(checkout, prs, "lm_eval", bench, tmp, hooks_python)
         ok &= good
         python = upstream_venv(label, "lm_eval", checkout, uv.declared_packages(work, "lm_eval", [bench]), args)
-        changed = changed_task_files(work, "lm_eval")
+        changed = changed_task_files(work, "lm_eval")  # the benchmark's pull request, the last of a series
         os.makedirs(os.path.join(work, os.path.dirname(CHANGED)), exist_ok=True)
         with open(os.path.join(work, CHANGED), "w", encoding="utf-8") as f:
             f.write(" ".join(changed))  # every changed file, groups included, as CI lists them
@@ -394,10 +415,21 @@ def main(argv=None) -> int:
                         "(repeatable; e.g. a local index of the wheels); default: pip's configured indexes")  # fmt: skip
     parser.add_argument("--hooks-python", help="the python of a venv with pre-commit and the checkouts' hooks at their "
                         "pinned versions (default: one is built from PyPI under --venvs)")  # fmt: skip
+    parser.add_argument("--keep", help="work in this folder (emptied first) and keep it: the exports, the landed "
+                        "checkouts, the data")  # fmt: skip
     args = parser.parse_args(argv)
     args.venvs = os.path.abspath(args.venvs)
+    for var in ("HF_DATASETS_DISABLE_PROGRESS_BARS", "HF_HUB_DISABLE_PROGRESS_BARS"):
+        os.environ.setdefault(var, "1")  # the sample builders' bars would bury the lines
     ok, start = True, __import__("time").monotonic()
-    with tempfile.TemporaryDirectory(prefix="hanyi-dry-run-") as tmp:
+    if args.keep:
+        shutil.rmtree(args.keep, ignore_errors=True)
+        os.makedirs(args.keep)
+    with (
+        contextlib.nullcontext(os.path.abspath(args.keep))
+        if args.keep
+        else tempfile.TemporaryDirectory(prefix="hanyi-dry-run-") as tmp
+    ):
         checkouts = [os.path.abspath(c) for c in (args.lmms_eval, args.lm_eval) if c]
         hooks_python = args.hooks_python or hooks_venv(args.venvs, [os.path.join(c, ".pre-commit-config.yaml")
                                                                     for c in checkouts])  # fmt: skip

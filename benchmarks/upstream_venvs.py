@@ -3,12 +3,13 @@ packages a pull request declares, with nothing of hanyi in them, cached by a has
 
 A venv is a :class:`Spec`: the upstream and its commit, the Python, the torch build, the checkout's own extras (what
 its CI installs for the test that runs), the packages the pull request declares (lmms-eval: the ``pip install`` line
-of each folder README's "Requirements"; lm-evaluation-harness: the extra the pull request adds to ``pyproject.toml``)
-and the test runner. Its directory is ``<root>/<host>-<key>``, ``key`` a hash of the spec, written last (a build
-that stops half way is redone). A spec with packages starts from a hard-linked copy of the venv of the same spec
-without them (``cp -al``: pip unlinks a file before writing it, so the copy never changes the original), so a pull
-request's venv costs only its own packages. Every command runs through ``<venv>/bin/python -m ...`` (a copied venv's
-scripts still name the original's interpreter).
+of each folder README's "Requirements"; lm-evaluation-harness: the extra the pull request adds to ``pyproject.toml``),
+the test runner, and the releases held back because they break the upstream itself (:data:`HOST_FIXES`). Its
+directory is ``<root>/<host>-<key>``, ``key`` a hash of the spec, marked built last (a build that stops half way is
+redone). A spec with packages or fixes starts from a hard-linked copy of the venv of the same spec without them
+(``cp -al``: pip unlinks a file before writing it, so the copy never changes the original), so a pull request's venv
+costs only its own packages. Every command runs through ``<venv>/bin/python -m ...`` (a copied venv's scripts still
+name the original's interpreter).
 
 Torch: lmms-eval imports torchvision, and PyPI's torch for x86_64 is a CUDA build, which imports and runs on a CPU;
 the torch/torchvision pair of :data:`TORCH` is installed first, from ``--torch-index`` when given (a local index of
@@ -44,6 +45,13 @@ TORCH_WHY = {
 CHECKOUT_EXTRAS = {"lm_eval": ("dev", "hf"), "lmms_eval": ()}
 #: What runs the checkout's tests where its extras do not bring it.
 TOOLS = {"lm_eval": (), "lmms_eval": ("pytest",)}
+#: Releases newer than the upstream commit that break the upstream itself, held back (a fresh install of the
+#: checkout alone fails the same way), each with the line that breaks.
+HOST_FIXES = {"lmms_eval": ("filelock<4.3",), "lm_eval": ()}
+FIX_WHY = {
+    "filelock<4.3": "lmms-eval's evaluator.py (_enable_reentrant_filelocks) imports filelock._api, gone in filelock "
+    "4.3: every lmms-eval run stops there",
+}
 PYPI = "https://pypi.org/simple"
 
 
@@ -58,25 +66,29 @@ class Spec:
     extras: tuple  # the checkout's extras
     packages: tuple = ()  # declared by the pull request
     tools: tuple = ()
+    fixes: tuple = ()  # HOST_FIXES
 
     def key(self) -> str:
         return hashlib.sha256(json.dumps(dataclasses.asdict(self), sort_keys=True).encode()).hexdigest()[:12]
 
     def base(self) -> Spec:
-        """The same venv without the pull request's packages (what a pull request's venv is copied from)."""
-        return dataclasses.replace(self, packages=())
+        """The same venv without the pull request's packages and the fixes (what a venv with them is copied
+        from)."""
+        return dataclasses.replace(self, packages=(), fixes=())
 
     def describe(self) -> str:
         target = "." + (f"[{','.join(self.extras)}]" if self.extras else "")
         return (f"python {self.python}, {' '.join(self.torch)}, pip install '{target}' (checkout "
-                f"{self.upstream[:9]})" + (f" {' '.join(self.packages)}" if self.packages else "")
-                + (f" {' '.join(self.tools)}" if self.tools else ""))  # fmt: skip
+                f"{self.upstream[:9]})" + (f" {' '.join(self.tools)}" if self.tools else "")
+                + (f"; declared by the pull request: {' '.join(self.packages)}" if self.packages
+                   else "; the pull request declares nothing more")
+                + "".join(f"; held back: {f} ({FIX_WHY.get(f, '')})" for f in self.fixes))  # fmt: skip
 
 
 def spec_for(host: str, upstream: str, packages=()) -> Spec:
     """The venv of ``host`` at commit ``upstream`` with the pull request's declared ``packages``."""
     return Spec(host, upstream, ".".join(map(str, sys.version_info[:3])), TORCH[host], CHECKOUT_EXTRAS[host],
-                tuple(sorted(set(packages))), TOOLS[host])  # fmt: skip
+                tuple(sorted(set(packages))), TOOLS[host], HOST_FIXES[host])  # fmt: skip
 
 
 _REQUIREMENTS = re.compile(r"^## Requirements\n(.*?)(?=^## |\Z)", re.M | re.S)
@@ -148,10 +160,10 @@ def build(spec: Spec, checkout: str, root: str, torch_index=(), log=print) -> tu
     tmp = path + ".partial"
     shutil.rmtree(tmp, ignore_errors=True)
     os.makedirs(root, exist_ok=True)
-    if spec.packages:
+    if spec.packages or spec.fixes:
         base, _, _ = build(spec.base(), checkout, root, torch_index, log)
         subprocess.run(["cp", "-al", os.path.dirname(os.path.dirname(base)), tmp], check=True)
-        _pip(os.path.join(tmp, "bin", "python"), ["-m", "pip", "install", "-q", *spec.packages], log)
+        _pip(os.path.join(tmp, "bin", "python"), ["-m", "pip", "install", "-q", *spec.fixes, *spec.packages], log)
     else:
         subprocess.run([sys.executable, "-m", "venv", "--clear", tmp], check=True, capture_output=True)
         py = os.path.join(tmp, "bin", "python")

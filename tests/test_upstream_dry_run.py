@@ -106,6 +106,7 @@ def test_lm_eval_venv_gets_the_extra_the_pull_request_adds(tmp_path):
 def test_venv_spec_torch_per_upstream_and_the_ci_extras():
     lmms = uv.spec_for("lmms_eval", "75571cfe", ["bert-score"])
     assert lmms.torch == ("torch==2.14.1", "torchvision==0.29.1")  # lmms-eval imports torchvision
+    assert lmms.fixes == ("filelock<4.3",) and lmms.base().fixes == () and "filelock._api" in lmms.describe()
     lm = uv.spec_for("lm_eval", "4e7e0d47", ["nltk", "nltk"])
     assert lm.torch == ("torch==2.13.0+cpu",) and lm.extras == ("dev", "hf") and lm.packages == ("nltk",)
     commands = uv.pip_commands(lm.base(), "/co", ["file:///local/simple"])
