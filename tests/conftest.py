@@ -143,6 +143,7 @@ SLOW_FILES = (
     "test_export.py",
     "test_discovery.py",
     "test_served_models.py",
+    "test_qwen2_5_vl_wrapper.py",
 )
 
 
