@@ -25,7 +25,7 @@ def cvlue_itr_doc_to_visual(doc):
 def cvlue_doc_to_text(doc, lmms_eval_specific_kwargs=None):
     kw = prompt_kwargs(lmms_eval_specific_kwargs, template="vqa.jinja")
     history = tuple(zip(doc.get("history_questions") or [], doc.get("history_answers") or []))
-    return prompt(kw["template"], tuple((k, doc[k]) for k in PROMPT_FIELDS if k in doc), history)
+    return prompt(kw["template"], tuple([(k, doc[k]) for k in PROMPT_FIELDS if k in doc]), history)
 
 
 def cvlue_itr_target(doc):
@@ -52,15 +52,14 @@ def cvlue_vqa_process_results(doc, results):
     correct = short_answer_zh.vqa_correct_official(raw, doc["answer"])
     # the doc's diagnostics, from which `hanyi report` computes accuracy_strict, english_rate and empty_rate
     flags = {
-        "strict": short_answer_zh.vqa_correct_official(raw, doc["answer"], strict=True),
+        "strict": correct and short_answer_zh.vqa_correct_official(raw, doc["answer"], strict=True),  # a narrower rule
         "english": short_answer_zh.is_english_only(raw),
         "empty": not cleaned,
     }
+    robust = correct if cleaned == raw else short_answer_zh.vqa_correct_official(cleaned, doc["answer"])
     return {
         "accuracy": _tags(doc, correct, **ev, **flags),
-        "accuracy_robust": _tags(
-            doc, short_answer_zh.vqa_correct_official(cleaned, doc["answer"]), **ev, cleaned=cleaned
-        ),
+        "accuracy_robust": _tags(doc, robust, **ev, cleaned=cleaned),
     }
 
 

@@ -27,6 +27,7 @@ from hanyi.tasks.unpie.constants import ANSWER_LABELS, JUDGE_METRIC, LANGUAGE_NA
 from hanyi.tasks.unpie.scoring import caption_count, judge_prompt, response_text
 
 ValidUtf8Responses = _common.ValidUtf8Responses  # the response filter every task YAML names
+_LANGUAGE = dict(LANGUAGE_NAMES)  # built once: a prompt asks for it twice per doc
 
 
 def unpie_doc_to_visual(doc, lmms_eval_specific_kwargs=None):
@@ -43,7 +44,7 @@ def unpie_doc_to_visual(doc, lmms_eval_specific_kwargs=None):
 def unpie_doc_to_text(doc, lmms_eval_specific_kwargs=None):
     kw = prompt_kwargs(lmms_eval_specific_kwargs, mode="vlm", image_slot="")
     context = doc.get("caption", "") if kw["mode"] == "sm" else kw["image_slot"]  # attached at load (loading.py)
-    language = dict(LANGUAGE_NAMES).get(doc.get("lang"), "")
+    language = _LANGUAGE.get(doc.get("lang"), "")
     return render_once("unpie", kw["template"], image_context=context, language=language, **doc)
 
 
@@ -68,32 +69,34 @@ def _overlap_item(item, reference):
 
 
 def unpie_grounding_process_results(doc, results):
-    if caption_count(doc).get("caption_missing"):
-        return caption_count(doc)
+    if (captions := caption_count(doc)).get("caption_missing"):
+        return captions
     response = response_text(results)
     pred, gold = free_text.extract_labelled_answer(response, ANSWER_LABELS["grounding"]), doc["pun_phrase"]
-    item = {**_evidence(doc, response, pred), "gold": gold, "correct": free_text.exact_match(pred, gold)}
+    item = {**_evidence(doc, response, pred), "gold": gold, "correct": (correct := free_text.exact_match(pred, gold))}
     item["exact_match_strict"] = float(free_text.exact_match_strict(response, gold))  # logged for hanyi report
-    item["exact_match_lenient"] = float(free_text.exact_match_lenient(pred, gold, doc["pun_sentence"]))
+    # lenient accepts every exact match; the same answer after a preamble scores the same
+    item["exact_match_lenient"] = float(correct or free_text.exact_match_lenient(pred, gold, doc["pun_sentence"]))
     robust = free_text.extract_after_preamble(response, ANSWER_LABELS["grounding"])
+    correct_robust = correct if robust == pred else free_text.exact_match(robust, gold)
     return {
         "exact_match": item,
-        "exact_match_robust": {**item, "prediction": robust, "correct": free_text.exact_match(robust, gold)},
+        "exact_match_robust": {**item, "prediction": robust, "correct": correct_robust},
         "exact_match_strict": item["exact_match_strict"],
         "exact_match_lenient": item["exact_match_lenient"],
         "answer_rate": float(bool(pred)),
-    } | caption_count(doc)
+    } | captions
 
 
 def unpie_disambiguation_process_results(doc, results):
     if caption_count(doc).get("caption_missing"):
         return caption_count(doc)
     response = response_text(results)
-    pred = free_text.extract_labelled_answer(response, (dict(LANGUAGE_NAMES)[doc["lang"]],))
+    pred = free_text.extract_labelled_answer(response, (_LANGUAGE[doc["lang"]],))
     item = {**_evidence(doc, response, pred), "target": doc["target"], "distractor": doc["distractor"]}
     item["image_ok"] = "caption" in doc or doc["image_status"] == data.IMAGE_OK  # a caption task needs no image
     name = backbones.metric_key("bertscore", "disamb_acc_bertscore")  # _chrf without it, _custom_model for others
-    robust = free_text.extract_after_preamble(response, (dict(LANGUAGE_NAMES)[doc["lang"]],))
+    robust = free_text.extract_after_preamble(response, (_LANGUAGE[doc["lang"]],))
     # both extractions decided here, in one scorer call on this doc's pairs (an unresolved image: not scored)
     found = scoring.decisions([pred, robust], doc["target"], doc["distractor"], name) if item["image_ok"] else [{}] * 2
     out = {name: {**item, **found[0]}, f"{name}_robust": {**item, "prediction": robust, **found[1]}}
