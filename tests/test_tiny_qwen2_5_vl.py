@@ -42,7 +42,7 @@ def test_model_generates_from_an_image_on_cpu_as_the_wrapper_loads_it(tiny_qwen)
     image = Image.new("RGB", (48, 40), (200, 30, 30))
     pixels = proc(images=[image], return_tensors="pt")
     t, h, w = pixels["image_grid_thw"][0].tolist()
-    assert (w * 14, h * 14) == qwen25_input_size(48, 40)  # the resize the VG task maps boxes back from
+    assert (w * 14, h * 14) == qwen25_input_size(48, 40)  # the processor's resize (the wrapper's second one)
     messages = [{"role": "user", "content": [{"type": "image"}, {"type": "text", "text": "框出图中“唢呐”的位置"}]}]
     text = tok.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
     assert text.startswith("<|im_start|>user\n<|vision_start|><|image_pad|><|vision_end|>框出图中")

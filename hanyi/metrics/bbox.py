@@ -17,16 +17,26 @@ from collections.abc import Sequence
 
 #: Coordinate conventions -> the scale that maps one unit to the image width/height fraction.
 #: ``norm1``: floats in [0, 1] (LLaVA-1.5, lmms-eval ``refcoco_bbox_rec``); ``qwen1000``: ints in [0, 1000)
-#: (Qwen-VL, Qwen2-VL; divided by 1000); ``pixel``: absolute pixels of the original image; ``qwen25_pixel``:
-#: absolute pixels of the image as Qwen2.5-VL saw it, after its resize (:func:`qwen25_input_size`).
-COORD_FORMATS = {"norm1": 1.0, "qwen1000": 1000.0, "pixel": None, "qwen25_pixel": None}
+#: (Qwen-VL, Qwen2-VL; divided by 1000); ``pixel``: absolute pixels of the original image. Qwen2.5-VL answers in
+#: absolute pixels of the image as it saw it, so the size it saw depends on who resized the picture:
+#: ``qwen25_pixel``: lmms-eval's ``--model qwen2_5_vl`` (two resizes, :func:`qwen25_chat_input_size`);
+#: ``qwen25_served_pixel``: an engine serving the model (one resize, :func:`qwen25_served_input_size`).
+COORD_FORMATS = {"norm1": 1.0, "qwen1000": 1000.0, "pixel": None, "qwen25_pixel": None, "qwen25_served_pixel": None}
 
-#: Qwen2.5-VL's resize, as lmms-eval's ``qwen2_5_vl`` runs it by default: sides in multiples of 28 (14-pixel patches
-#: merged 2 x 2), the pixel count within [256, 2048] merged patches. A run with other ``min_pixels``/``max_pixels``
-#: sees other sizes, and its boxes map back wrong: the scorer cannot know the model's settings.
+#: Qwen2.5-VL's sides are multiples of 28 (14-pixel patches merged 2 x 2); bounds below are in pixels.
 QWEN25_FACTOR = 28
+#: lmms-eval 0.7.3's ``qwen2_5_vl`` defaults (256 and 2048 merged patches), which it hands to the processor. A run
+#: with other ``min_pixels``/``max_pixels`` model_args sees other sizes: the scorer cannot know the model's settings.
 QWEN25_MIN_PIXELS = 256 * 28 * 28
 QWEN25_MAX_PIXELS = 2048 * 28 * 28
+#: qwen_vl_utils 0.0.14's own bounds for a message image that names none (``IMAGE_MIN_TOKEN_NUM`` 4 and
+#: ``IMAGE_MAX_TOKEN_NUM`` 16384 merged patches): lmms-eval's chat ``qwen2_5_vl`` names them for videos only.
+QWEN_VL_UTILS_MIN_PIXELS = 4 * 28 * 28
+QWEN_VL_UTILS_MAX_PIXELS = 16384 * 28 * 28
+#: Qwen2.5-VL's own ``preprocessor_config.json`` (``min_pixels`` 3136, ``max_pixels`` 12845056), what vLLM or SGLang
+#: load with the weights unless told otherwise (not transformers' class defaults, 3136 and 1003520).
+QWEN25_MODEL_MIN_PIXELS = 3136
+QWEN25_MODEL_MAX_PIXELS = 12845056
 
 _NUM = r"(-?\d+(?:\.\d+)?)"
 _QWEN_PAIRS = re.compile(rf"\(\s*{_NUM}\s*,\s*{_NUM}\s*\)\s*,?\s*\(\s*{_NUM}\s*,\s*{_NUM}\s*\)")
@@ -93,12 +103,16 @@ def qwen25_input_size(
     min_pixels: int = QWEN25_MIN_PIXELS,
     max_pixels: int = QWEN25_MAX_PIXELS,
     factor: int = QWEN25_FACTOR,
+    *,
+    side_can_round_to_zero: bool = False,
 ) -> tuple[int, int]:
-    """``(width, height)`` of a W x H image after Qwen2.5-VL's resize (Qwen2.5-VL report §2.1, "native resolution").
+    """``(width, height)`` of a W x H image after ONE Qwen2.5-VL resize (Qwen2.5-VL report §2.1, "native resolution").
 
-    Each side is rounded to the nearest multiple of ``factor`` (at least one); if the area then exceeds
-    ``max_pixels`` both sides shrink by the same ratio, rounded down, and if it falls under ``min_pixels`` they grow,
-    rounded up. Python's ``round`` (half to even), as Qwen's own code uses.
+    Each side is rounded to the nearest multiple of ``factor``; if the area then exceeds ``max_pixels`` both sides
+    shrink by the same ratio, rounded down, and if it falls under ``min_pixels`` they grow, rounded up. Python's
+    ``round`` (half to even), as Qwen's own code uses. qwen_vl_utils rounds a side to at least ``factor``; transformers'
+    image processor lets a side of 14 px or less round to 0, so the area falls under ``min_pixels`` and grows
+    (``side_can_round_to_zero=True``). Either way a side never comes out under ``factor``.
 
     >>> qwen25_input_size(640, 480)
     (644, 476)
@@ -106,9 +120,13 @@ def qwen25_input_size(
     (644, 336)
     >>> qwen25_input_size(2000, 1500)
     (1456, 1092)
+    >>> qwen25_input_size(10, 1000, 3136, 12845056), qwen25_input_size(10, 1000, 3136, 12845056, side_can_round_to_zero=True)
+    ((28, 1008), (28, 560))
     """
-    w_bar = max(factor, round(width / factor) * factor)
-    h_bar = max(factor, round(height / factor) * factor)
+    w_bar = round(width / factor) * factor
+    h_bar = round(height / factor) * factor
+    if not side_can_round_to_zero:
+        w_bar, h_bar = max(factor, w_bar), max(factor, h_bar)
     if w_bar * h_bar > max_pixels:
         beta = math.sqrt(width * height / max_pixels)
         w_bar = max(factor, math.floor(width / beta / factor) * factor)
@@ -120,32 +138,77 @@ def qwen25_input_size(
     return w_bar, h_bar
 
 
+def qwen25_chat_input_size(
+    width: int, height: int, min_pixels: int = QWEN25_MIN_PIXELS, max_pixels: int = QWEN25_MAX_PIXELS
+) -> tuple[int, int]:
+    """The size at which lmms-eval 0.7.3's ``--model qwen2_5_vl`` (its chat class) gives a W x H picture to the model.
+
+    It resizes twice: ``qwen_vl_utils.fetch_image`` within qwen_vl_utils' own bounds (the chat class names
+    ``min_pixels``/``max_pixels`` for videos only), then the processor resizes that picture again within the
+    wrapper's ``min_pixels``/``max_pixels`` (its model_args; defaults 200,704 and 1,605,632). A run with other
+    model_args gives other sizes: pass them here to map its boxes.
+
+    >>> qwen25_chat_input_size(640, 480)
+    (644, 476)
+    >>> qwen25_chat_input_size(300, 200), qwen25_input_size(300, 200)  # grown from 308 x 196, not from 300 x 200
+    ((588, 364), (560, 392))
+    >>> qwen25_chat_input_size(1920, 1080), qwen25_input_size(1920, 1080)  # shrunk from 1932 x 1092
+    ((1680, 952), (1680, 924))
+    >>> qwen25_chat_input_size(4032, 3024)
+    (1456, 1092)
+    """
+    w, h = qwen25_input_size(width, height, QWEN_VL_UTILS_MIN_PIXELS, QWEN_VL_UTILS_MAX_PIXELS)
+    return qwen25_input_size(w, h, min_pixels, max_pixels, side_can_round_to_zero=True)
+
+
+def qwen25_served_input_size(
+    width: int, height: int, min_pixels: int = QWEN25_MODEL_MIN_PIXELS, max_pixels: int = QWEN25_MODEL_MAX_PIXELS
+) -> tuple[int, int]:
+    """The size at which an engine serving Qwen2.5-VL (vLLM, SGLang: transformers' image processor with the model's
+    own ``preprocessor_config.json``) gives the model a W x H picture that lmms-eval's ``openai`` / ``async_openai``
+    clients sent as it is (they encode the doc's picture without resizing it): one resize within 3,136 and
+    12,845,056 pixels. An engine started with other bounds (e.g. vLLM ``--mm-processor-kwargs``) sees other sizes.
+
+    >>> qwen25_served_input_size(640, 480), qwen25_served_input_size(300, 200)
+    ((644, 476), (308, 196))
+    >>> qwen25_served_input_size(1920, 1080), qwen25_served_input_size(4032, 3024)
+    ((1932, 1092), (4032, 3024))
+    """
+    return qwen25_input_size(width, height, min_pixels, max_pixels, side_can_round_to_zero=True)
+
+
+#: absolute-pixel conventions -> the size of the model's input, from the original image's width and height
+_INPUT_SIZE = {"qwen25_pixel": qwen25_chat_input_size, "qwen25_served_pixel": qwen25_served_input_size}
+
+
 def coord_range(coord_format: str, width: float, height: float) -> tuple[float, float]:
     """The largest x and y a box in ``coord_format`` can hold for a W x H image (beyond: off scale).
 
     >>> coord_range("qwen1000", 640, 480)
     (1000.0, 1000.0)
-    >>> coord_range("qwen25_pixel", 640, 480)
-    (644, 476)
+    >>> coord_range("qwen25_pixel", 1920, 1080), coord_range("qwen25_served_pixel", 1920, 1080)
+    ((1680, 952), (1932, 1092))
     """
     scale = COORD_FORMATS[coord_format]
     if scale is not None:
         return scale, scale
-    return qwen25_input_size(width, height) if coord_format == "qwen25_pixel" else (width, height)
+    size = _INPUT_SIZE.get(coord_format)
+    return size(width, height) if size else (width, height)
 
 
 def to_pixel_xywh(box: Sequence[float], coord_format: str, width: float, height: float) -> list[float]:
     """Map a parsed ``(x1, y1, x2, y2)`` in ``coord_format`` to a valid pixel ``[x, y, w, h]`` of a W x H image.
 
-    Corners are reordered (x1 <= x2, y1 <= y2) and clipped to the image (spec §6.3 "Validation"). ``qwen25_pixel``
-    boxes are rescaled from the resized input to W x H (spec §6.3, "rescale by original/resized size").
+    Corners are reordered (x1 <= x2, y1 <= y2) and clipped to the image (spec §6.3 "Validation"). Absolute-pixel
+    boxes (``qwen25_pixel``, ``qwen25_served_pixel``) are rescaled from the model's input size to W x H (spec §6.3,
+    "rescale by original/resized size").
 
     >>> to_pixel_xywh((0.1, 0.2, 0.5, 0.6), "norm1", 200, 100)
     [20.0, 20.0, 80.0, 40.0]
     >>> to_pixel_xywh((500, 600, 100, 1200), "qwen1000", 1000, 500)
     [100.0, 300.0, 400.0, 200.0]
-    >>> to_pixel_xywh((0, 0, 728, 546), "qwen25_pixel", 2000, 1500)
-    [0.0, 0.0, 1000.0, 750.0]
+    >>> to_pixel_xywh((0, 0, 728, 546), "qwen25_pixel", 4032, 3024)  # seen as 1456 x 1092
+    [0.0, 0.0, 2016.0, 1512.0]
     """
     if coord_format not in COORD_FORMATS:
         raise ValueError(f"unknown coord_format {coord_format!r}; known: {', '.join(COORD_FORMATS)}")

@@ -53,7 +53,7 @@ def groups_and_fields(metric: str, items: list, macro: bool) -> dict:
 
 VQA_TASKS = r"cvlue_vqa(_val|_lite)?"
 VG_TASKS = r"cvlue_vg(_val|_lite|_qwen|_qwen_chat)?"
-VG_ABS_TASKS = r"cvlue_vg_abs"  # its own key, miou_abs: the same diagnostics and groups under that name
+VG_ABS_TASKS = r"cvlue_vg_abs(_served)?"  # its own key, miou_abs: the same diagnostics and groups under that name
 
 
 def _share(name: str, flag):

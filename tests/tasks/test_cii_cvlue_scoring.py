@@ -32,7 +32,7 @@ TASKS = sorted(YAMLS)
 
 def test_every_task_yaml_is_covered():
     assert len([t for t in TASKS if t.startswith("cii_")]) == 12
-    assert len([t for t in TASKS if t.startswith("cvlue_")]) == 16  # cvlue_vg_abs: Qwen2.5-VL absolute-pixel boxes
+    assert len([t for t in TASKS if t.startswith("cvlue_")]) == 17  # cvlue_vg_abs(_served): Qwen2.5-VL absolute pixels
 
 
 @pytest.fixture(scope="module")

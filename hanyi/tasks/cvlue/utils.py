@@ -74,12 +74,13 @@ def cvlue_vg_qwen_process_results(doc, results):
 
 
 def cvlue_vg_abs_process_results(doc, results):
-    """VG under ``qwen25_pixel``: Qwen2.5-VL's absolute pixels of its resized input, mapped back to the doc's image.
+    """Qwen2.5-VL's absolute pixels, mapped back from the size lmms-eval's qwen2_5_vl gave it (docs/cvlue.md)."""
+    return _vg_results(doc, results, "qwen25_pixel", *_image_size(doc), key="miou_abs")
 
-    Its own key, ``miou_abs``: the official IoU, but the map back assumes the wrapper's default resize, which the
-    scorer cannot check (docs/cvlue.md)."""
-    width, height = _image_size(doc)
-    return _vg_results(doc, results, "qwen25_pixel", width, height, key="miou_abs")
+
+def cvlue_vg_abs_served_process_results(doc, results):
+    """The same, from the size a serving engine gives the model (one resize, ``qwen25_served_pixel``)."""
+    return _vg_results(doc, results, "qwen25_served_pixel", *_image_size(doc), key="miou_abs")
 
 
 def _image_size(doc):
