@@ -47,15 +47,14 @@ def test_every_lm_eval_pull_request_is_under_the_cap_and_names_the_ones_before_i
     chosen = CASES[key] or lm_eval_tasks.benchmarks()
     order = list(written["python_lines"])
     assert written["series"] and written["self_contained_lines"] > series.PR_LINES
-    assert order[-len(chosen) :] == chosen and all(n.startswith(series.SHARED) for n in order[: -len(chosen)])
+    assert order[-len(chosen) :] == chosen and all(map(series.is_shared, order[: -len(chosen)]))
     assert sorted(order) == sorted(p.name for p in prs.iterdir() if p.is_dir())
     for i, name in enumerate(order):
         assert 0 < written["python_lines"][name] == series.python_lines(str(prs / name)) <= series.PR_LINES
         text = (prs / name / "PULL_REQUEST.md").read_text(encoding="utf-8")
-        before = [n for n in order[:i] if n.startswith(series.SHARED)]
+        before = [n for n in order[:i] if series.is_shared(n)]
         if before:
-            names = ", ".join(f"`{n}/`" for n in before)
-            assert series.PREREQUISITE.format(s="s" if len(before) > 1 else "", names=names) in text, name
+            assert series.prerequisite(before) in text, name
     first = (prs / order[0] / "PULL_REQUEST.md").read_text(encoding="utf-8")
     assert "dependency order" in first and f"{series.PR_LINES:,} lines" in first  # why the code comes first
 

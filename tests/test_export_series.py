@@ -33,20 +33,21 @@ def _files(root: pathlib.Path) -> set[str]:
 
 def test_every_pull_request_of_the_series_is_under_the_cap(made):
     out, _, sizes = made
-    assert set(sizes) == {series.SHARED, *BENCHMARKS}
+    shared = [n for n in sizes if series.is_shared(n)]
+    assert shared and list(sizes) == [*shared, *BENCHMARKS]
     assert all(0 < n <= series.PR_LINES for n in sizes.values()), sizes
     assert sizes == {name: series.python_lines(str(out / name)) for name in sizes}
     for bench in BENCHMARKS:  # each names the shared pull request as its prerequisite
         text = (out / bench / "PULL_REQUEST.md").read_text(encoding="utf-8")
-        assert series.PREREQUISITE.format(s="", names=f"`{series.SHARED}/`") in text, bench
-    assert "reviewed once for all" in (out / series.SHARED / "PULL_REQUEST.md").read_text(encoding="utf-8")
-    assert "- `metrics/judge/client.py`:" in (out / series.SHARED / "PULL_REQUEST.md").read_text(encoding="utf-8")
+        assert series.prerequisite(shared) in text, bench
+    first = "".join((out / n / "PULL_REQUEST.md").read_text(encoding="utf-8") for n in shared)
+    assert "reviewed once for all" in first and "- `metrics/judge/client.py`:" in first
 
 
 def test_the_series_is_the_full_export_each_file_once(made):
-    out, full, _ = made
+    out, full, sizes = made
     seen: dict[str, str] = {}
-    for pr in [series.SHARED, *BENCHMARKS]:
+    for pr in sizes:
         for rel in _files(out / pr):
             assert rel not in seen, f"{rel} in both {seen[rel]} and {pr}"
             seen[rel] = pr
@@ -57,7 +58,7 @@ def test_the_series_is_the_full_export_each_file_once(made):
 def test_the_shared_pull_request_imports_on_its_own_and_each_benchmark_on_top(made, tmp_path):
     """Merged in order (shared, then one benchmark), every module imports with hanyi unimportable; the shared pull
     request alone imports too (a shared file never needs a benchmark's own file at import)."""
-    out, _, _ = made
+    out, _, sizes = made
     script = (
         "import importlib, importlib.util, os, sys\n"
         "import lmms_eval.tasks\n"
@@ -78,7 +79,8 @@ def test_the_shared_pull_request_imports_on_its_own_and_each_benchmark_on_top(ma
     env = _shadow_env(str(tmp_path))
     for bench in [None, *BENCHMARKS]:
         merged = tmp_path / (bench or "shared-only")
-        shutil.copytree(out / series.SHARED, merged, ignore=shutil.ignore_patterns("PULL_REQUEST.md"))
+        for shared in [n for n in sizes if series.is_shared(n)]:
+            shutil.copytree(out / shared, merged, dirs_exist_ok=True, ignore=shutil.ignore_patterns("PULL_REQUEST.md"))
         if bench:
             shutil.copytree(out / bench, merged, dirs_exist_ok=True, ignore=shutil.ignore_patterns("PULL_REQUEST.md"))
         glue = [str(p) for p in (merged / bench).glob("*.py") if p.name != "dataset.py"] if bench else []
@@ -106,17 +108,39 @@ def test_one_benchmark_over_the_cap_is_the_shared_pull_request_then_its_own(made
     """``--benchmarks cii`` (over the cap on its own) writes the series' ``shared/`` and ``cii/``, byte for byte: the
     common first pull request is the same whichever benchmark comes first. An earlier series in ``--out`` is replaced,
     and ``--check`` finds a hand edit in it."""
-    out, _, _ = made
+    out, _, sizes = made
     dst = tmp_path / "cii-prs"
     for _ in range(2):  # the second time over the first
         written = series.export_prs(str(dst), ["cii"])
-        assert written["series"] and list(written["python_lines"]) == [series.SHARED, "cii"]
-    for pr in (series.SHARED, "cii"):
+        shared = [n for n in sizes if series.is_shared(n)]
+        assert written["series"] and list(written["python_lines"]) == [*shared, "cii"]
+    for pr in (*shared, "cii"):
         theirs = {*_files(out / pr), "PULL_REQUEST.md"}
         assert {*_files(dst / pr), "PULL_REQUEST.md"} == theirs
         for rel in theirs:
             assert filecmp.cmp(dst / pr / rel, out / pr / rel, shallow=False), (pr, rel)
-    assert sorted(p.name for p in dst.iterdir()) == [lt.MANIFEST, "cii", series.SHARED]
+    assert sorted(p.name for p in dst.iterdir()) == sorted([lt.MANIFEST, "cii", *shared])
     edited = dst / "cii" / "cii" / "utils.py"
     edited.write_text(edited.read_text(encoding="utf-8") + "# by hand\n", encoding="utf-8")
     assert series.check_prs(str(dst), ["cii"]) == [f"differs from the source: {edited}"]
+
+
+def test_shared_code_over_the_cap_is_cut_in_dependency_order(made, monkeypatch):
+    """Should the shared code outgrow the cap, it is cut into ``shared-1/``, ``shared-2/``, ...: each part under the
+    cap, and no module in a part before one it imports at load (so each part imports once the earlier are merged)."""
+    from hanyi.export.naming import LIB_DIR, LIB_PACKAGE
+
+    out, _, sizes = made
+    lib = out / series.SHARED / LIB_DIR
+    files = sorted(str(p.relative_to(lib)) for p in lib.rglob("*") if p.is_file() and "__pycache__" not in p.parts)
+    cap = sizes[series.SHARED] // 3
+    monkeypatch.setattr(series, "PR_LINES", cap)
+    layers = series._pack(str(lib), LIB_PACKAGE, files)
+    assert len(layers) >= 3 and sorted(f for layer in layers for f in layer) == files
+    where = {f: i for i, layer in enumerate(layers) for f in layer}
+    modules = {series._module_of(f, LIB_PACKAGE): f for f in files if f.endswith(".py")}
+    for f, i in where.items():
+        assert sum(series._file_lines(str(lib / g)) for g in layers[i]) <= cap or len(layers[i]) == 1
+        if f.endswith(".py"):
+            for mod in series._load_imports(str(lib / f), LIB_PACKAGE) & set(modules):
+                assert where[modules[mod]] <= i, (f, mod)

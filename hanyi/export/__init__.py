@@ -33,7 +33,9 @@ def main(argv=None, prog: str = "hanyi export") -> int:
     subs = parser.add_subparsers(dest="target", required=True)
     p = subs.add_parser("lmms-eval", help="task folders for a pull request to lmms-eval (lmms_eval/tasks/<name>/)")
     p.add_argument("--out", required=True, help="directory to write <benchmark>/ folders and PULL_REQUEST.md into")
-    p.add_argument("--benchmarks", nargs="+", choices=BENCHMARKS, default=list(BENCHMARKS), metavar="BENCH")
+    p.add_argument("--benchmarks", nargs="+", choices=BENCHMARKS, default=list(BENCHMARKS), metavar="BENCH",
+                   help="one pull request where these fit in the review cap of 2,500 lines of Python, else a series: "
+                   "--out/shared/ first, then --out/<bench>/ for each")  # fmt: skip
     p.add_argument(
         "--data-root",
         default="hub",
@@ -57,7 +59,8 @@ def main(argv=None, prog: str = "hanyi export") -> int:
     q.add_argument("--out", required=True, help="directory to write <benchmark>/ folders and cultural_utils/ into")
     q.add_argument("--data-root", default="hub", help="dataset_path, as for lmms-eval")
     q.add_argument("--dataset-repo", action="append", default=[], metavar="BENCH=ORG/NAME")
-    q.add_argument("--benchmarks", nargs="+", metavar="BENCH", help="only these (one pull request per benchmark)")
+    q.add_argument("--benchmarks", nargs="+", metavar="BENCH", help="only these: one pull request where they fit in "
+                   "the review cap, else a series (the shared code in dependency order, then the benchmarks)")  # fmt: skip
     args = parser.parse_args(sys.argv[1:] if argv is None else argv)
     repos = dict(item.partition("=")[::2] for item in args.dataset_repo)
     bad = [k for k, v in repos.items() if k not in BENCHMARKS or v.count("/") != 1]

@@ -12,7 +12,8 @@ definition. Such a selection is written as a series instead, split from the full
 * ``<out>/<bench>/``: the benchmark's folder and the shared-code files only it reaches, its ``PULL_REQUEST.md`` naming
   the shared pull request as its prerequisite.
 
-``--series`` always writes the series. Every exported file lands in exactly one pull request, and the series of all
+Should the shared code outgrow the cap, it is cut like lm-eval's below (``shared-1/``, ``shared-2/``, ...). ``--series``
+always writes the series. Every exported file lands in exactly one pull request, and the series of all
 benchmarks together is the full export, byte for byte. Each directory is copied into ``lmms_eval/tasks/`` in order
 and holds its ``PULL_REQUEST.md`` beside the folders.
 
@@ -27,13 +28,14 @@ from __future__ import annotations
 
 import ast
 import os
+import re
 import shutil
 import tempfile
 
 from hanyi import BENCHMARKS
 from hanyi.export import lmms_eval_tasks as lt
 from hanyi.export import pr, settings_map
-from hanyi.export.naming import LIB_DIR
+from hanyi.export.naming import LIB_DIR, LIB_PACKAGE
 
 #: Lines of Python one pull request may hold: what a maintainer reviews in one piece.
 PR_LINES = 2_500
@@ -94,7 +96,7 @@ def _check_out(out: str) -> list[str]:
     if os.path.islink(out) or (os.path.lexists(out) and not os.path.isdir(out)):
         raise lt.ExportError(f"--out {out} exists and is not an empty folder; choose a new one (nothing was written)")
     entries = set(os.listdir(out)) - {lt.MANIFEST} if os.path.isdir(out) else set()
-    earlier = any(e == SHARED or e.startswith(SHARED + "-") for e in entries) and entries <= lt._manifest(out)
+    earlier = any(is_shared(e) for e in entries) and entries <= lt._manifest(out)
     if entries and not earlier:
         raise lt.ExportError(f"--out {out} exists and is not an empty folder; choose a new one (nothing was written)")
     return sorted(entries)
@@ -127,8 +129,11 @@ def export_series(out: str, data_root: str = "hub", repos=None, benchmarks=BENCH
             raise lt.ExportError(f"shared files no benchmark reaches on its own: {', '.join(unknown)}")
         _replace(out, old)
         shared = sorted(r for r in written if len(users[r]) > 1)
-        for rel in shared:
-            _copy(full, os.path.join(LIB_DIR, rel), os.path.join(out, SHARED))
+        layers = _pack(os.path.join(full, LIB_DIR), LIB_PACKAGE, shared)
+        names = _shared_names(len(layers))
+        for name, layer in zip(names, layers, strict=True):
+            for rel in layer:
+                _copy(full, os.path.join(LIB_DIR, rel), os.path.join(out, name))
         for bench in benchmarks:
             dst = os.path.join(out, bench)
             _copy(full, bench, dst)
@@ -137,11 +142,40 @@ def export_series(out: str, data_root: str = "hub", repos=None, benchmarks=BENCH
         for bench in benchmarks:
             text = pr.pull_request(os.path.join(out, bench), [bench], data_root, [])
             with open(os.path.join(out, bench, "PULL_REQUEST.md"), "w", encoding="utf-8") as fh:
-                fh.write(_depends(text, bench, [SHARED]))
-        with open(os.path.join(out, SHARED, "PULL_REQUEST.md"), "w", encoding="utf-8") as fh:
-            fh.write(_shared_text(shared, users))
-    lt.record(out, [SHARED, *benchmarks])
-    return {name: python_lines(os.path.join(out, name)) for name in [SHARED, *benchmarks]}
+                fh.write(_depends(text, bench, names))
+        for i, (name, layer) in enumerate(zip(names, layers, strict=True)):
+            with open(os.path.join(out, name, "PULL_REQUEST.md"), "w", encoding="utf-8") as fh:
+                fh.write(_shared_text(layer, users, names[:i]))
+    lt.record(out, [*names, *benchmarks])
+    return {name: python_lines(os.path.join(out, name)) for name in [*names, *benchmarks]}
+
+
+def prerequisite(before: list[str]) -> str:
+    """The line of a pull request's description that names the pull requests ``before`` it (:data:`PREREQUISITE`)."""
+    return PREREQUISITE.format(s="s" if len(before) > 1 else "", names=", ".join(f"`{b}/`" for b in before))
+
+
+def is_shared(name: str) -> bool:
+    """Whether ``name`` is a shared-code pull request of a series (``shared``, ``shared-1``, ...)."""
+    return name == SHARED or re.fullmatch(rf"{SHARED}-\d+", name) is not None
+
+
+def _shared_names(count: int) -> list[str]:
+    return [SHARED] if count == 1 else [f"{SHARED}-{i}" for i in range(1, count + 1)]
+
+
+def _pack(lib: str, package: str, files: list[str]) -> list[list[str]]:
+    """``files`` (relative to ``lib``) in :func:`dependency_order`, cut into pull requests of at most
+    :data:`PR_LINES` lines each: a module never lands before one it imports at load."""
+    layers, current, used = [], [], 0
+    for f in dependency_order(lib, package, files):
+        n = _file_lines(os.path.join(lib, f))
+        if current and used + n > PR_LINES:
+            layers.append(current)
+            current, used = [], 0
+        current.append(f)
+        used += n
+    return [*layers, current] if current else layers
 
 
 def export_prs(out: str, benchmarks=BENCHMARKS, data_root: str = "hub", repos=None, force: bool = False) -> dict:
@@ -194,20 +228,22 @@ def check_prs(out: str, benchmarks=BENCHMARKS, data_root: str = "hub", repos=Non
 
 def _depends(text: str, bench: str, before: list[str]) -> str:
     title, _, rest = text.partition("\n")
-    names = ", ".join(f"`{b}/`" for b in before)
     many = len(before) > 1
-    note = PREREQUISITE.format(s="s" if many else "", names=names)
+    note = prerequisite(before)
     note += f" Part of a series: {'they add' if many else 'it adds'} the code this one imports; this one adds "
     note += f"`{bench}/` and the rest of the code it needs.\n"
     return title + "\n\n" + note + rest
 
 
-def _shared_text(shared: list[str], users: dict) -> str:
-    lines = ["# Shared code for the cultural and implied-meaning benchmarks (first of a series)", "",
-             f"`lmms_eval/tasks/{LIB_DIR}/`: the code two or more of the benchmark folders of the following pull "
-             f"requests use ({', '.join(BENCHMARKS)}), one pull request per benchmark, each under {PR_LINES:,} lines "
-             "of Python; this one adds no task. Each file and the benchmarks that use it:", ""]  # fmt: skip
-    lines += [f"- `{rel}`: {', '.join(sorted(users[rel]))}" for rel in shared]
+def _shared_text(shared: list[str], users: dict, before: list[str] = ()) -> str:
+    lines = ["# Shared code for the cultural and implied-meaning benchmarks (first of a series)", ""]
+    if before:
+        lines[0] = f"# Shared code for the cultural and implied-meaning benchmarks (part {len(before) + 1} of a series)"
+        lines += [prerequisite(before), ""]
+    lines += [f"`lmms_eval/tasks/{LIB_DIR}/`: the code two or more of the benchmark folders of the following pull "
+              f"requests use ({', '.join(BENCHMARKS)}), one pull request per benchmark, each under {PR_LINES:,} lines "
+              "of Python; this one adds no task. Each file and the benchmarks that use it:", ""]  # fmt: skip
+    lines += [f"- `{rel}`: {', '.join(sorted(users[rel]))}" for rel in sorted(shared)]
     lines += ["", "## Why one shared pull request first", "",
               f"A self-contained pull request for one benchmark would carry this code too, and for the judged "
               f"benchmarks (Pun Rebus, CII, UNPIE, VULCA) that is over the {PR_LINES:,} lines a reviewer takes in one "
@@ -314,19 +350,12 @@ def _split_lm_eval(full: str, out: str, benchmarks: list[str], data_root: str) -
                  for r, _, fs in os.walk(os.path.join(full, b)) for f in fs] + [os.path.join(lib_dir, f) for f in glue[b]]
              for b in benchmarks}  # fmt: skip
     size = {b: sum(_file_lines(os.path.join(full, f)) for f in units[b]) for b in benchmarks}
-    layers, current, used = [], [], 0
-    for f in dependency_order(lib, package, common):
-        n = _file_lines(os.path.join(lib, f))
-        if current and used + n > PR_LINES:
-            layers.append(current)
-            current, used = [], 0
-        current.append(os.path.join(lib_dir, f))
-        used += n
+    layers = [[os.path.join(lib_dir, f) for f in layer] for layer in _pack(lib, package, common)]
+    used = sum(_file_lines(os.path.join(full, f)) for f in layers[-1]) if layers else 0
     prs: dict[str, list] = {}
     alone = len(benchmarks) == 1 and used + size[benchmarks[0]] <= PR_LINES
-    if current and not alone:
-        layers.append(current)
-    names = [SHARED] if len(layers) == 1 else [f"{SHARED}-{i}" for i in range(1, len(layers) + 1)]
+    current = layers.pop() if alone and layers else []
+    names = _shared_names(len(layers)) if layers else []
     prs.update(zip(names, layers, strict=True))
     for bench in benchmarks:
         prs[bench] = (current if alone else []) + units[bench]
@@ -360,7 +389,7 @@ def _lm_shared_text(name: str, i: int, names: list[str], rels: list[str], benchm
     part = f"part {i + 1} of {len(names)} of the shared code, " if len(names) > 1 else ""
     lines = [f"# Shared code for the {', '.join(benchmarks)} tasks ({part}first of a series)", ""]
     if i:
-        lines += [PREREQUISITE.format(s="s" if i > 1 else "", names=", ".join(f"`{n}/`" for n in names[:i])), ""]
+        lines += [prerequisite(names[:i]), ""]
     lines += [f"`lm_eval/tasks/{lib_dir}/`: the metric, prompt and data code the task folders of the following pull "
               f"requests import ({', '.join(benchmarks)}); this one adds no task. The tasks need more than the "
               f"{PR_LINES:,} lines of Python a reviewer takes in one piece (the judge client with its cache, retries "
