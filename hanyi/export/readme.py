@@ -95,7 +95,7 @@ def _index(folder: str) -> dict:
 
     from hanyi.cli import _load_yaml
 
-    class _Loader(yaml.SafeLoader):
+    class _Loader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # libyaml: an export reads each YAML many times
         pass
 
     _Loader.add_constructor("!function", lambda loader, node: f"!function {loader.construct_scalar(node)}")
