@@ -290,16 +290,18 @@ def upstream_env(work: str, tmp: str, block=()) -> dict:
     return env
 
 
-def upstream_venv(label: str, host: str, checkout: str, packages, args) -> str:
-    """Build (or reuse) the venv of ``host`` with the declared ``packages``, print what it is; its python."""
+def upstream_venv(label: str, host: str, checkout: str, packages, args, why: bool = False) -> str:
+    """Build (or reuse) the venv of ``host`` with the declared ``packages``, print what it is (``why``: with the
+    reasons for torch and the held-back releases); its python."""
     spec = uv.spec_for(host, git_head(checkout), packages)
     python, secs, cached = uv.build(spec, checkout, args.venvs, tuple(args.torch_index or ()))
     have = uv.probe(python)
     ok = "error" not in have and not have.get("hanyi") and have.get("torch_runs")
-    detail = (f"{spec.describe()}; " + ("cached" if cached else f"built in {secs:.0f} s") + "; "
+    detail = (f"{spec.describe(why)}; " + ("cached" if cached else f"built in {secs:.0f} s") + "; "
               + (have["error"] if "error" in have else f"torch {have['torch']} runs on this CPU"
-                 f"{', torchvision ' + have['torchvision'] if have['torchvision'] else ', no torchvision'} "
-                 f"({uv.TORCH_WHY[host]}); hanyi importable: {'yes' if have.get('hanyi') else 'no'}; "
+                 f"{', torchvision ' + have['torchvision'] if have['torchvision'] else ', no torchvision'}"
+                 + (f" ({uv.TORCH_WHY[host]})" if why else "")
+                 + f"; hanyi importable: {'yes' if have.get('hanyi') else 'no'}; "
                  f"PIL importable: {'yes' if have.get('PIL') else 'no'}"))  # fmt: skip
     line(ok, f"{label}: clean venv", detail)
     return python
@@ -334,7 +336,7 @@ def check_lmms_eval(checkout: str, tmp: str, hooks_python: str, args) -> bool:
         name, n = os.path.basename(folder), python_lines(folder)
         ok &= line(n <= PR_PYTHON_LINES, f"lmms-eval series PR {name}: size", f"{n:,} Python lines "
                    f"(cap {PR_PYTHON_LINES:,}; hanyi export lmms-eval --series)")  # fmt: skip
-    base_python = upstream_venv("lmms-eval (no pull request)", "lmms_eval", checkout, (), args)
+    base_python = upstream_venv("lmms-eval (no pull request)", "lmms_eval", checkout, (), args, why=True)
     pristine = os.path.join(tmp, "lmms-eval-pristine")
     run(["git", "clone", "-q", "--shared", checkout, pristine]).check_returncode()
     has_pipeline = os.path.isfile(os.path.join(pristine, PIPELINE_TEST))
@@ -370,7 +372,7 @@ def check_lm_eval(checkout: str, tmp: str, hooks_python: str, args) -> bool:
 
     print(f"lm-eval checkout at {git_head(checkout)[:9]}", flush=True)
     ok, benches = True, lm_eval_tasks.benchmarks()
-    upstream_venv("lm-eval (no pull request)", "lm_eval", checkout, (), args)
+    upstream_venv("lm-eval (no pull request)", "lm_eval", checkout, (), args, why=True)
     data = os.path.join(tmp, "lm-data")
     for bench in benches:  # one pull request per benchmark, hub mode
         label = f"lm-eval PR {bench}"

@@ -76,13 +76,15 @@ class Spec:
         from)."""
         return dataclasses.replace(self, packages=(), fixes=())
 
-    def describe(self) -> str:
+    def describe(self, why: bool = True) -> str:
+        """One line: what went in; ``why``: with the reason of each held-back release."""
         target = "." + (f"[{','.join(self.extras)}]" if self.extras else "")
         return (f"python {self.python}, {' '.join(self.torch)}, pip install '{target}' (checkout "
                 f"{self.upstream[:9]})" + (f" {' '.join(self.tools)}" if self.tools else "")
                 + (f"; declared by the pull request: {' '.join(self.packages)}" if self.packages
                    else "; the pull request declares nothing more")
-                + "".join(f"; held back: {f} ({FIX_WHY.get(f, '')})" for f in self.fixes))  # fmt: skip
+                + "".join(f"; held back: {f}" + (f" ({FIX_WHY.get(f, '')})" if why else "")
+                          for f in self.fixes))  # fmt: skip
 
 
 def spec_for(host: str, upstream: str, packages=()) -> Spec:
