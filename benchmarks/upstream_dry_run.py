@@ -129,10 +129,22 @@ def python_lines(out: str) -> int:
     )
 
 
-_HANYI_LEFTOVERS = re.compile(
-    r"\bissues? \d+|\(#\d+\)|\.\./docs/|re-export instead|and re-export|hanyi export|"
-    r"\.cache/hanyi"
-)
+_HANYI_DOCS = sorted(re.escape(n[:-3]) for n in os.listdir(os.path.join(ROOT, "docs")) if n.endswith(".md"))
+#: What of hanyi a maintainer would find in an exported file, by kind (each counted on the pull request's line).
+LEFTOVERS = {
+    "issue numbers": re.compile(r"\bissues? \d+|\(#\d+\)"),
+    "links into hanyi's docs": re.compile(r"\.\./docs/|(?<![\w/.])docs/(?:" + "|".join(_HANYI_DOCS) + r")\.md"),
+    "re-export notices": re.compile(r"re-export instead|and re-export|hanyi export"),
+    "hanyi's cache": re.compile(r"\.cache/hanyi"),
+    "'hanyi' in code": re.compile(r"\bhanyi\b"),  # .py, YAML and templates only: a README may say how to prepare data
+}
+_CODE = (".py", ".yaml", "_yaml", ".jinja")
+
+
+def leftovers(path: str, text: str) -> list[tuple[str, str]]:
+    """``(kind, match)`` of each piece of hanyi in the exported file ``path`` with content ``text``."""
+    return [(kind, m.group(0)) for kind, rx in LEFTOVERS.items() if kind != "'hanyi' in code" or path.endswith(_CODE)
+            for m in rx.finditer(text)]  # fmt: skip
 
 
 def check_content(out: str, label: str, host: str, benchmarks=()) -> bool:
@@ -150,20 +162,26 @@ def check_content(out: str, label: str, host: str, benchmarks=()) -> bool:
             text = f.read()
         paper = text.split("## Paper", 1)[1].split("\n## ", 1)[0] if "## Paper" in text else ""
         prose = re.sub(r"```bibtex.*?```|###.*", "", paper, flags=re.S).strip()
+        details = os.path.join(out, name, "DETAILS.md")
+        if os.path.isfile(details):
+            with open(details, encoding="utf-8") as f:
+                text += f.read()
         missing = [what for what, good in (("paper", len(prose) > 80), ("BibTeX", re.search(r"```bibtex\n@", text)),
-                   ("data access", "The official release:" in text), ("requirements", "## Requirements" in text))
+                   ("dataset source", "The official release:" in text), ("requirements", "## Requirements" in text),
+                   ("definitions in DETAILS.md", "Not documented in the source page" not in text))
                    if not good]  # fmt: skip
-        ok &= line(not missing, f"{label} {name}/README.md", "paper, BibTeX, data access and requirements"
+        ok &= line(not missing, f"{label} {name}/README.md", "paper, BibTeX, dataset source, requirements; DETAILS.md defines"
                    if not missing else f"lacks {', '.join(missing)}")  # fmt: skip
-    found = []
+    found: dict = {}
     for root, _, files in os.walk(out):
         for f in files:
-            if f.endswith((".py", ".md", ".yaml", "_yaml", ".jinja")) and f != "PULL_REQUEST.md":
-                with open(os.path.join(root, f), encoding="utf-8") as fh:
-                    found += [f"{os.path.relpath(os.path.join(root, f), out)}: {m.group(0)}"
-                              for m in _HANYI_LEFTOVERS.finditer(fh.read())]  # fmt: skip
-    ok &= line(not found, f"{label} nothing of hanyi in exported files (issue numbers, links into its docs, "
-               "re-export notices, its cache)", f"{len(found)} found" + (f": {'; '.join(found[:4])}" if found else ""))  # fmt: skip
+            if f.endswith((*_CODE, ".md")) and f != "PULL_REQUEST.md":
+                path = os.path.join(root, f)
+                with open(path, encoding="utf-8") as fh:
+                    for kind, what in leftovers(path, fh.read()):
+                        found.setdefault(kind, []).append(f"{os.path.relpath(path, out)}: {what}")
+    detail = "; ".join(f"{kind} {len(hits)} (e.g. {hits[0]})" for kind, hits in found.items())
+    ok &= line(not found, f"{label} nothing of hanyi in exported files ({', '.join(LEFTOVERS)})", detail or "none")
     return ok
 
 

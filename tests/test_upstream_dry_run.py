@@ -166,7 +166,7 @@ Nothing beyond lmms-eval's own dependencies.
         (GOOD_README, None),
         (GOOD_README.replace("@article", "% no BibTeX in docs/cii.md\n%"), "BibTeX"),
         (GOOD_README.replace(GOOD_README.split("\n\n")[2], ""), "paper"),  # the empty "Paper" of a wheel without docs
-        (GOOD_README.replace("The official release:", "Data:"), "data access"),
+        (GOOD_README.replace("The official release:", "Data:"), "dataset source"),
     ],
 )
 def test_readme_check_names_what_a_maintainer_misses(tmp_path, capsys, readme, missing):
@@ -177,3 +177,31 @@ def test_readme_check_names_what_a_maintainer_misses(tmp_path, capsys, readme, m
     assert ("PASS lmms-eval PR cii: cii/README.md" in out) is (missing is None)
     if missing:
         assert f"lacks {missing}" in out
+
+
+def test_readme_check_reads_details_md_too(tmp_path, capsys):
+    _write(str(tmp_path / "cii" / "README.md"), GOOD_README)
+    _write(str(tmp_path / "cii" / "DETAILS.md"), "## Metrics: definitions\n\n_Not documented in the source page._\n")
+    assert not dry.check_content(str(tmp_path), "PR:", "lmms_eval")
+    assert "lacks definitions in DETAILS.md" in capsys.readouterr().out
+
+
+def test_a_benchmark_pull_request_without_readme_fails(tmp_path, capsys):
+    _write(str(tmp_path / "cii" / "utils.py"), "x = 1\n")
+    assert not dry.check_content(str(tmp_path), "PR:", "lmms_eval", ["cii"])
+    assert "FAIL PR: cii/README.md: missing" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    "name, text, kinds",
+    [
+        ("utils.py", '"""Scoring, see docs/judge.md."""\n', ["links into hanyi's docs"]),
+        ("README.md", "[details](../../../docs/cii.md)\n", ["links into hanyi's docs"]),
+        ("utils.py", 'logger = logging.getLogger("hanyi")  # issue 45\n', ["issue numbers", "'hanyi' in code"]),
+        ("README.md", "Build it with `hanyi prepare cii --hub-folder DIR` (`pip install hanyi`).\n", []),
+        ("README.md", "Upstream's list: docs/advanced/current_tasks.md\n", []),
+        ("cache.py", 'DIR = "~/.cache/hanyi/judge"\n', ["hanyi's cache", "'hanyi' in code"]),
+    ],
+)  # fmt: skip
+def test_hanyi_leftovers_by_kind(name, text, kinds):
+    assert sorted({k for k, _ in dry.leftovers(name, text)}) == sorted(kinds)
