@@ -215,6 +215,8 @@ def land(checkout: str, prs: list[str], host: str, bench: str, tmp: str, hooks_p
                    f"{len(ignored)} ignored" + (f": {', '.join(ignored[:4])}" if ignored else ""))  # fmt: skip
         run([*git, "add", "-A"], cwd=work).check_returncode()
         run([*git, "commit", "-q", "-m", f"Add {os.path.basename(folder)}"], cwd=work).check_returncode()
+        if benchmarks:
+            ok &= check_landed(work, host, bench, f"{name}:")
         rc, output, problems = hooks.run(os.path.join(work, ".pre-commit-config.yaml"), work, python=hooks_python)
         changed = [c.strip() for c in run(["git", "status", "--porcelain"], cwd=work).stdout.split("\n") if c.strip()]
         failed = [h.split(".")[0] for h in output.splitlines() if h.endswith("Failed")]
@@ -228,6 +230,19 @@ def land(checkout: str, prs: list[str], host: str, bench: str, tmp: str, hooks_p
             print("     " + "\n     ".join(where[:12] or output.strip().splitlines()[-12:]), flush=True)
             run([*git, "checkout", "--", "."], cwd=work)  # the next pull request starts from the commit, not the fix
     return ok, work
+
+
+def check_landed(work: str, host: str, bench: str, label: str) -> bool:
+    """The benchmark's commit in ``work``: the upstream task list names it, the description stays out of the tree."""
+    from hanyi.export import pr
+
+    files = run(["git", "show", "--name-only", "--format=", "HEAD"], cwd=work).stdout.split()
+    listed = run(["git", "show", "HEAD", "--", pr.TASK_LIST[host]], cwd=work).stdout
+    entry = any(ln.startswith("+") and bench in ln for ln in listed.splitlines()[1:])
+    inside = [f for f in files if os.path.basename(f) == "PULL_REQUEST.md"]
+    return line(entry and not inside, f"{label} task list and description", (f"{pr.TASK_LIST[host]} gains its entry"
+                if entry else f"no entry for {bench} in {pr.TASK_LIST[host]}") + ("; PULL_REQUEST.md committed: "
+                + ", ".join(inside) if inside else "; PULL_REQUEST.md stays outside the tree"))  # fmt: skip
 
 
 def hooks_venv(root: str, configs: list[str]) -> str:

@@ -205,3 +205,26 @@ def test_a_benchmark_pull_request_without_readme_fails(tmp_path, capsys):
 )  # fmt: skip
 def test_hanyi_leftovers_by_kind(name, text, kinds):
     assert sorted({k for k, _ in dry.leftovers(name, text)}) == sorted(kinds)
+
+
+@pytest.mark.parametrize("entry, description_inside, ok", [(True, False, True), (False, False, False),
+                                                          (True, True, False)])  # fmt: skip
+def test_landed_pull_request_lists_its_task_and_keeps_its_description_out(tmp_path, capsys, entry, description_inside,
+                                                                          ok):  # fmt: skip
+    repo = str(tmp_path)
+    _git(repo, "init", "-q")
+    _write(os.path.join(repo, "lm_eval/tasks/README.md"), "| [arc](arc/README.md) | ARC | English |\n")
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-q", "-m", "base")
+    _write(os.path.join(repo, "lm_eval/tasks/cii/cii_textonly.yaml"), "task: cii_textonly\n")
+    if entry:
+        _write(os.path.join(repo, "lm_eval/tasks/README.md"), "| [arc](arc/README.md) | ARC | English |\n"
+               "| [cii](cii/README.md) | CII-Bench: cii_textonly. | Chinese |\n")  # fmt: skip
+    if description_inside:
+        _write(os.path.join(repo, "lm_eval/tasks/PULL_REQUEST.md"), "# Add cii\n")
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-q", "-m", "pr")
+    assert dry.check_landed(repo, "lm_eval", "cii", "PR:") is ok
+    out = capsys.readouterr().out
+    assert ("no entry for cii" in out) is (not entry)
+    assert ("PULL_REQUEST.md committed: lm_eval/tasks/PULL_REQUEST.md" in out) is description_inside
