@@ -247,3 +247,25 @@ def test_end_to_end_through_the_replay_model(abs_run):
     assert chat[0] == pytest.approx([6, 6, 18, 30]) and chat[2] == pytest.approx([0, 0, 48, 48])
     assert served[5] == pytest.approx([6, 6, 18, 30]) and served[0] == pytest.approx([48, 48, 0, 0])
     assert _res(out, "cvlue_vg_abs")["miou_abs"] > 0.05  # the sample's golds are reachable by these answers
+
+
+@pytest.mark.parametrize("size", [(48, 48), (1920, 1080), (300, 200)])
+def test_lmms_eval_openai_clients_send_the_picture_unresized(abs_tasks, size):
+    """cvlue_vg_abs_served's premise: lmms-eval's openai / async_openai clients encode the doc's picture as it is
+    (ChatMessages.to_openai_messages), so the engine's one resize starts from the doc's own size."""
+    import base64
+
+    from lmms_eval.protocol import ChatMessages
+    from PIL import Image
+
+    task = abs_tasks["cvlue_vg_abs_served"]
+    doc = task.test_docs()[0]
+    [picture] = task.doc_to_visual(doc)
+    pictures = [picture] if size == (48, 48) else [Image.new("RGB", size, (90, 30, 200))]
+    assert pictures[0].size == size
+    content = [{"type": "image", "url": pictures[0]}, {"type": "text", "text": task.doc_to_text(doc)}]
+    sent = ChatMessages(messages=[{"role": "user", "content": content}]).to_openai_messages()
+    url = sent[0]["content"][0]["image_url"]["url"]
+    assert url.startswith("data:image/png;base64,")
+    with Image.open(io.BytesIO(base64.b64decode(url.split(",", 1)[1]))) as got:
+        assert got.size == size
