@@ -115,12 +115,16 @@ def _scored_item(doc, results):
 
 def cii_process_results(doc, results):
     """``acc`` and ``acc_robust``: the columns of Tables 2 and 3 (prompt and few-shot variants). The logged ``acc``
-    item also holds the doc's ``miss`` and labels: ``hanyi report`` computes ``miss_rate`` and the per-category
-    accuracies from it (hanyi/metrics/cii_breakdowns.py)."""
+    item is the doc's whole scored record (both parses, ``miss``, the labels, the picture's sha256): ``hanyi report``
+    computes ``miss_rate`` and the per-category accuracies from it (hanyi/metrics/cii_breakdowns.py). The
+    ``acc_robust`` item holds only what its aggregation and interval read, the robust parse and its 0/1 ``score``:
+    lmms-eval keeps every item of every doc until the run ends, and a second copy of the record doubled what CII
+    keeps per doc."""
     item = _scored_item(doc, results)  # each key's item with its own 0/1 score: lmms-eval's Stderr_CLT reads it
+    robust = {"pred_robust": item["pred_robust"], "correct_robust": item["correct_robust"]}
     return {
-        key: {**item, "score": float(item[field])}
-        for key, field in (("acc", "correct"), ("acc_robust", "correct_robust"))
+        "acc": {**item, "score": float(item["correct"])},
+        "acc_robust": {**robust, "score": float(item["correct_robust"])},
     }
 
 

@@ -54,6 +54,13 @@ def _evidence(doc, response, prediction):
     return {**found, "response": response, "prediction": prediction, "image_sha256": doc.get("image_sha256")}
 
 
+def _keys(item):
+    """What a robust item repeats of the paper key's item: the doc's pun (the ``cluster_key``), split and caption flag,
+    which its aggregation and ``hanyi report`` read; the rest of the evidence is logged once, under the paper key
+    (lmms-eval keeps every item of every doc until the run ends)."""
+    return {k: item[k] for k in ("unpie_id", "category", "caption_missing") if k in item}
+
+
 def _overlap_item(item, reference):
     """A reconstruction item with this doc's BLEU-4 sufficient statistics and sentence METEOR (0-1) of its
     ``prediction`` against ``reference``, so the aggregations only sum logged numbers."""
@@ -81,7 +88,7 @@ def unpie_grounding_process_results(doc, results):
     correct_robust = correct if robust == pred else free_text.exact_match(robust, gold)
     return {
         "exact_match": item,
-        "exact_match_robust": {**item, "prediction": robust, "correct": correct_robust},
+        "exact_match_robust": {**_keys(item), "prediction": robust, "correct": correct_robust},
         "exact_match_strict": item["exact_match_strict"],
         "exact_match_lenient": item["exact_match_lenient"],
         "answer_rate": float(bool(pred)),
