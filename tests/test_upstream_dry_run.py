@@ -197,7 +197,7 @@ def test_a_benchmark_pull_request_without_readme_fails(tmp_path, capsys):
     [
         ("utils.py", '"""Scoring, see docs/judge.md."""\n', ["links into hanyi's docs"]),
         ("README.md", "[details](../../../docs/cii.md)\n", ["links into hanyi's docs"]),
-        ("utils.py", 'logger = logging.getLogger("hanyi")  # issue 45\n', ["issue numbers", "'hanyi' in code"]),
+        ("utils.py", 'logger = logging.getLogger("hanyi")  # see (#45)\n', ["issue numbers", "'hanyi' in code"]),
         ("README.md", "Build it with `hanyi prepare cii --hub-folder DIR` (`pip install hanyi`).\n", []),
         ("README.md", "Upstream's list: docs/advanced/current_tasks.md\n", []),
         ("cache.py", 'DIR = "~/.cache/hanyi/judge"\n', ["hanyi's cache", "'hanyi' in code"]),
