@@ -200,3 +200,29 @@ def probe(python: str, modules=("hanyi", "PIL")) -> dict:
     if proc.returncode:
         return {"error": (proc.stderr.strip().splitlines() or ["no output"])[-1]}
     return json.loads(proc.stdout)
+
+
+def main(argv=None) -> int:
+    """Build (or reuse) one venv ahead of a dry run and print its python and what it holds."""
+    import argparse
+    import subprocess as sp
+
+    parser = argparse.ArgumentParser(description="Build the clean venv of an upstream checkout for the dry run "
+                                     "(python benchmarks/upstream_venvs.py lmms_eval /tmp/lmms-eval).")  # fmt: skip
+    parser.add_argument("host", choices=sorted(TORCH))
+    parser.add_argument("checkout", help="the upstream checkout (git work tree)")
+    parser.add_argument("packages", nargs="*", help="packages a pull request declares")
+    parser.add_argument("--venvs", default=os.path.join(os.path.dirname(os.path.dirname(__file__)), "out",
+                                                        "upstream-venvs"))  # fmt: skip
+    parser.add_argument("--torch-index", action="append", help="a package index to take torch from before PyPI")
+    args = parser.parse_args(argv)
+    head = sp.run(["git", "rev-parse", "HEAD"], cwd=args.checkout, capture_output=True, text=True, check=True)
+    spec = spec_for(args.host, head.stdout.strip(), args.packages)
+    python, secs, cached = build(spec, os.path.abspath(args.checkout), os.path.abspath(args.venvs),
+                                 tuple(args.torch_index or ()))  # fmt: skip
+    print(f"{python}: {spec.describe()}; " + ("cached" if cached else f"built in {secs:.0f} s") + f"; {probe(python)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
