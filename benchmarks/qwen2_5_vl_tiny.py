@@ -15,9 +15,9 @@ watches the wrapper from outside (its code is not changed): each task's own pict
 pixel to lmms-eval 0.7.3's chat class, as JPEG data URLs to the older simple one) and its ``doc_to_text`` prompt must
 reach ``qwen_vl_utils.process_vision_info`` unchanged, the request's ``max_new_tokens`` must reach ``generate``, and
 for ``cvlue_vg_abs`` the size the model sees (``image_grid_thw`` x 14) must be the one the task maps boxes back from
-(:func:`hanyi.metrics.bbox.qwen25_input_size`). A resize probe prints what the model sees for larger and smaller
-pictures than the sample's: the chat class resizes twice (``qwen_vl_utils``, then the processor), and 1920 x 1080 is
-seen as 1680 x 952 where ``qwen25_input_size`` says 1680 x 924 (docs/install.md).
+(:func:`hanyi.metrics.bbox.qwen25_chat_input_size`). A resize probe prints what the model sees for larger and
+smaller pictures than the sample's: the chat class resizes twice (``qwen_vl_utils``, then the processor), so 1920 x
+1080 is seen as 1680 x 952 where one resize would give 1680 x 924 (docs/cvlue.md).
 
 CVLUE runs ``cvlue_vqa`` and ``cvlue_vg_abs`` (Qwen2.5-VL's absolute-pixel boxes), not the group's ``cvlue_vg``
 ([0, 1] floats). ``qwen2_5_vl`` has no ``loglikelihood``: tasks of that type are left out. Answers of random weights
@@ -142,7 +142,7 @@ def instrument(log: dict) -> None:
 
 def check_plumbing(requests: list[dict], seen: list[dict], min_pixels: int, max_pixels: int) -> list[str]:
     """Problems between what the tasks asked and what reached the processor and the model; [] when none."""
-    from hanyi.metrics.bbox import qwen25_input_size
+    from hanyi.metrics.bbox import qwen25_chat_input_size
 
     if not requests:
         return ["no request reached the wrapper's generate_until (not watched?)"]
@@ -164,7 +164,7 @@ def check_plumbing(requests: list[dict], seen: list[dict], min_pixels: int, max_
         r = by_key.get((s["text"], tuple(s["images"])))
         grid = [[w * 14, h * 14] for _, h, w in s.get("grid_thw") or []]
         if r and r["task"] == "cvlue_vg_abs":
-            resized += grid != [list(qwen25_input_size(w, h, min_pixels, max_pixels)) for w, h in r["sizes"]]
+            resized += grid != [list(qwen25_chat_input_size(w, h, min_pixels, max_pixels)) for w, h in r["sizes"]]
     if resized:
         problems.append(f"cvlue_vg_abs: {resized} picture(s) seen at another size than the one its boxes map back from")
     if sorted(r["max_new_tokens"] for r in requests) != sorted(s.get("max_new_tokens") for s in seen):
@@ -180,12 +180,12 @@ def resize_probe(ckpt: str, device: str, sizes=PROBE_SIZES) -> list[dict]:
     """The size the model is given for a W x H picture, through the wrapper's own image path (no generation): the
     wrapper built as ``--model qwen2_5_vl`` builds it, lmms-eval's ``ChatMessages.to_hf_messages`` as its chat class
     calls it, ``process_vision_info`` from its module, then its processor. Beside it, what
-    :func:`hanyi.metrics.bbox.qwen25_input_size` (one resize under the wrapper's default bounds) says."""
+    :func:`hanyi.metrics.bbox.qwen25_chat_input_size` (the map ``cvlue_vg_abs`` uses) says."""
     from lmms_eval.models import get_model
     from lmms_eval.protocol import ChatMessages
     from PIL import Image
 
-    from hanyi.metrics.bbox import qwen25_input_size
+    from hanyi.metrics.bbox import qwen25_chat_input_size
 
     wrapper = get_model("qwen2_5_vl")(pretrained=ckpt, device=device, device_map=device)
     process_vision_info = sys.modules[type(wrapper).__module__].process_vision_info
@@ -205,7 +205,7 @@ def resize_probe(ckpt: str, device: str, sizes=PROBE_SIZES) -> list[dict]:
                 "size": [w, h],
                 "fetched": list(images[0].size),
                 "model_input": [gw * 14, gh * 14],
-                "qwen25_input_size": list(qwen25_input_size(w, h, wrapper.min_pixels, wrapper.max_pixels)),
+                "maps_from": list(qwen25_chat_input_size(w, h, wrapper.min_pixels, wrapper.max_pixels)),
             }
         )
     del wrapper
@@ -242,10 +242,10 @@ def main() -> int:
     print(f"torch {torch.__version__}, torchvision {torchvision.__version__}, device {args.device}, limit {args.limit}")
     report["resize_probe"] = resize_probe(ckpt, args.device)
     for p in report["resize_probe"]:
-        same = p["model_input"] == p["qwen25_input_size"]
+        same = p["model_input"] == p["maps_from"]
         print(f"{'same' if same else 'DIFF'}  {p['size'][0]}x{p['size'][1]}: the model sees {p['model_input'][0]}x"
               f"{p['model_input'][1]} (qwen_vl_utils gave {p['fetched'][0]}x{p['fetched'][1]}); cvlue_vg_abs maps "
-              f"from qwen25_input_size {p['qwen25_input_size'][0]}x{p['qwen25_input_size'][1]}")  # fmt: skip
+              f"from {p['maps_from'][0]}x{p['maps_from'][1]}")  # fmt: skip
     log: dict = {}
     instrument(log)
     failed = 0
