@@ -37,3 +37,15 @@ def test_the_closer_rows_are_in_ocrbench_s_schema_and_score(tmp_path):
     assert ocr.ocrbench_doc_to_text(doc, {}) == doc["question"]
     assert ocr.ocrbench_process_results(doc, ["word 1"])["ocrbench_accuracy"]["score"] == 1
     assert ocr.ocrbench_process_results(doc, ["B"])["ocrbench_accuracy"]["score"] == 0
+
+
+def test_hook_cost_empties_every_prompt_cache_it_names():
+    """benchmarks/hook_cost.py empties the tasks' prompt caches before each round (a served run is a fresh process):
+    a renamed cache would be kept silently and its second round would time cache hits only."""
+    import importlib
+
+    spec = importlib.util.spec_from_file_location("hanyi_bench_hook_cost", SCRIPT.replace("served_cost", "hook_cost"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    for name, attr in module.PROMPT_CACHES:
+        assert callable(getattr(getattr(importlib.import_module(name), attr), "cache_clear", None)), (name, attr)
