@@ -120,6 +120,12 @@ def test_one_benchmark_over_the_cap_is_the_shared_pull_request_then_its_own(made
         for rel in theirs:
             assert filecmp.cmp(dst / pr / rel, out / pr / rel, shallow=False), (pr, rel)
     assert sorted(p.name for p in dst.iterdir()) == sorted([lt.MANIFEST, "cii", *shared])
+    alone = tmp_path / "cii-alone"  # its description says what the self-contained pull request would
+    lt.export(str(alone), ["cii"])
+    section = [t.read_text(encoding="utf-8").split("## Requirements", 1)[1].split("\n## Data", 1)[0]
+               for t in (dst / "cii" / "PULL_REQUEST.md", alone / "PULL_REQUEST.md")]  # fmt: skip
+    assert section[0] == section[1], section  # the packages of all the code cii runs, shared code included
+    assert "cultural_utils/` ()" not in (dst / "cii" / "PULL_REQUEST.md").read_text(encoding="utf-8")
     edited = dst / "cii" / "cii" / "utils.py"
     edited.write_text(edited.read_text(encoding="utf-8") + "# by hand\n", encoding="utf-8")
     assert series.check_prs(str(dst), ["cii"]) == [f"differs from the source: {edited}"]

@@ -142,9 +142,9 @@ def pull_request(out: str, benchmarks: list[str], data_root: str, shared: list[s
         "This pull request adds one folder per benchmark under `lmms_eval/tasks/`, exported from hanyi "
         f"(`hanyi export lmms-eval --data-root {data_root}`). Each folder is plain lmms-eval: YAMLs, Jinja prompt "
         "templates, a `utils.py` and the benchmark's own metric code; the code the folders share is one library, "
-        "`lmms_eval/tasks/_task_utils/cultural_utils/` ("
-        + ", ".join(f"`{m.rsplit('.', 1)[-1]}`" for m in shared)
-        + "). Nothing imports hanyi. Each folder's README and DETAILS.md give the paper, BibTeX, tasks, metric "
+        "`lmms_eval/tasks/_task_utils/cultural_utils/`"
+        + (" (" + ", ".join(f"`{m.rsplit('.', 1)[-1]}`" for m in shared) + ")" if shared else "")
+        + ". Nothing imports hanyi. Each folder's README and DETAILS.md give the paper, BibTeX, tasks, metric "
         "definitions, deviations and data access.",
         "",
         "## Folders",

@@ -140,7 +140,10 @@ def export_series(out: str, data_root: str = "hub", repos=None, benchmarks=BENCH
             for rel in sorted(r for r in written if users[r] == {bench}):
                 _copy(full, os.path.join(LIB_DIR, rel), dst)
         for bench in benchmarks:
-            text = pr.pull_request(os.path.join(out, bench), [bench], data_root, [])
+            # what the benchmark's self-contained pull request says (its requirements those of the code it runs)
+            with tempfile.TemporaryDirectory(prefix="hanyi-series-alone-") as alone:
+                lt.export(alone, [bench], data_root, repos=repos)
+                text = pr.pull_request(alone, [bench], data_root, [])
             with open(os.path.join(out, bench, "PULL_REQUEST.md"), "w", encoding="utf-8") as fh:
                 fh.write(_depends(text, bench, names))
         for i, (name, layer) in enumerate(zip(names, layers, strict=True)):
