@@ -188,7 +188,7 @@ def child(args) -> None:
         model_version="fake", base_url=args.base_url, api_key="not-a-key", num_cpus=args.concurrency, max_retries=1
     )
     rss_start = _rss_mb("VmRSS")
-    try:  # the peak of the evaluation alone: the imports' own peak hid the growth of a short run (served_memory.py)
+    try:  # the evaluation's own peak, read over the RSS it started from: runs start 1 MB apart (served_memory.py)
         with open("/proc/self/clear_refs", "w") as f:
             f.write("5")  # Linux 4.0+: VmHWM back to the current RSS
     except OSError:

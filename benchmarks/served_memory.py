@@ -19,7 +19,9 @@ slope of that growth over every run at every size, with its standard error from 
 range of the per-round slopes. Rounds interleave ours and the built-ins at every size, as served_cost.py does. The
 target of served_cost.py, "peak memory flat in the number of docs": ours at most 1.5 x the built-in's slope + 1 KB.
 A verdict is printed as resolved only where the distance to that limit exceeds twice the combined standard error.
-The whole process's peak (imports included), the figure served_cost.py reads, is printed beside it as info.
+The whole process's peak (imports included), the figure served_cost.py read before, is printed beside it as info;
+on this path it is the evaluation's (the imports never peak above the RSS they leave), but the start differs by up
+to 1 MB between runs, which the growth over the start does not count.
 
 ``python`` (what the objects are): one run a size under tracemalloc, which takes a snapshot when every doc is scored
 (lmms-eval starting the aggregations: every request, answer and logged item is live then); the slope of live Python
