@@ -100,7 +100,7 @@ def _key_names(benchmark: str, template: str) -> tuple | None:
 
 @functools.lru_cache(maxsize=32768)
 def _render_key(benchmark: str, template: str, values: tuple) -> str:
-    return render(benchmark, template, **dict(zip(_key_names(benchmark, template), values)))
+    return render(benchmark, template, **dict(zip(_key_names(benchmark, template), values, strict=True)))
 
 
 def _plain(block) -> dict:
