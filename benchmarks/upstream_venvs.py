@@ -82,7 +82,7 @@ class Spec:
         return (f"python {self.python}, {' '.join(self.torch)}, pip install '{target}' (checkout "
                 f"{self.upstream[:9]})" + (f" {' '.join(self.tools)}" if self.tools else "")
                 + (f"; declared by the pull request: {' '.join(self.packages)}" if self.packages
-                   else "; the pull request declares nothing more")
+                   else "; nothing declared beyond the checkout")
                 + "".join(f"; held back: {f}" + (f" ({FIX_WHY.get(f, '')})" if why else "")
                           for f in self.fixes))  # fmt: skip
 
@@ -172,8 +172,10 @@ def build(spec: Spec, checkout: str, root: str, torch_index=(), log=print) -> tu
         _pip(py, ["-m", "pip", "install", "-q", "--upgrade", "pip"], log)
         for args in pip_commands(spec, checkout, torch_index):
             _pip(py, args, log)
-    with open(os.path.join(tmp, "spec.json"), "w", encoding="utf-8") as f:
+    record = os.path.join(tmp, "spec.json")
+    with open(record + ".new", "w", encoding="utf-8") as f:  # a copied venv's spec.json is the original's inode
         json.dump(dataclasses.asdict(spec), f, indent=1)
+    os.replace(record + ".new", record)
     os.rename(tmp, path)
     return python, time.monotonic() - start, False
 

@@ -228,3 +228,19 @@ def test_landed_pull_request_lists_its_task_and_keeps_its_description_out(tmp_pa
     out = capsys.readouterr().out
     assert ("no entry for cii" in out) is (not entry)
     assert ("PULL_REQUEST.md committed: lm_eval/tasks/PULL_REQUEST.md" in out) is description_inside
+
+
+def test_a_pull_requests_venv_is_a_copy_that_leaves_the_upstreams_venv_as_it_was(tmp_path, monkeypatch):
+    """The copy is hard-linked: writing the copy's record in place would rewrite the original's too."""
+    base = uv.spec_for("lm_eval", "4e7e0d47")
+    base_dir = tmp_path / f"lm_eval-{base.key()}"
+    _write(str(base_dir / "bin" / "python"), "")
+    _write(str(base_dir / "spec.json"), '{"packages": []}')
+    installed = []
+    monkeypatch.setattr(uv, "_pip", lambda python, args, log: installed.append((python, args)))
+    spec = uv.spec_for("lm_eval", "4e7e0d47", ["nltk"])
+    python, _, cached = uv.build(spec, "/co", str(tmp_path))
+    assert not cached and installed == [(str(tmp_path / f"lm_eval-{spec.key()}.partial" / "bin" / "python"),
+                                         ["-m", "pip", "install", "-q", "nltk"])]  # fmt: skip
+    assert (base_dir / "spec.json").read_text() == '{"packages": []}'
+    assert '"nltk"' in (tmp_path / f"lm_eval-{spec.key()}" / "spec.json").read_text()
