@@ -2,6 +2,8 @@
 it stands for, over a table of answers (benchmarks/served_cost.py measures what they save)."""
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 ANSWERS = [
     "B", "", None, "cut", "Cut.", "[answer]: cut", "Here is the answer:\n**cut**", "buoys", "Sure! answer: «bank»",
@@ -69,19 +71,20 @@ def test_a_template_is_looked_up_once(monkeypatch):
     from hanyi.tasks import _common
 
     _common._template.cache_clear()
-    env = _common._environment("unpie")
     calls = []
+    env = _common._environment("cvlue")  # a template with a loop: rendered by Jinja
     original = env.get_template
     monkeypatch.setattr(env, "get_template", lambda *a, **k: calls.append(a) or original(*a, **k))
-    texts = {_common.render("unpie", "grounding_image.jinja", pun_sentence=s, image_context="") for s in "abc"}
+    texts = {_common.render("cvlue", "vd.jinja", caption="c", history=[], question=s) for s in "abc"}
     assert len(texts) == 3 and len(calls) == 1
     _common._template.cache_clear()
 
 
-def test_render_once_keys_on_the_values_the_template_reads():
+def test_render_once_keys_on_the_values_the_template_reads(monkeypatch):
     """The key is the values in the template's own (sorted) order of names: other variables do not split it."""
     from hanyi.tasks import _common
 
+    monkeypatch.setattr(_common, "_plain_parts", lambda *_: None)  # else joined, not cached (test_plain_render.py)
     _common._render_key.cache_clear()
     one = _common.render_once("unpie", "grounding_image.jinja", pun_sentence="A pun.", image_context="", lang="de")
     two = _common.render_once("unpie", "grounding_image.jinja", image_context="", pun_sentence="A pun.", x=object())
@@ -100,3 +103,83 @@ def test_a_decoded_picture_skips_the_cell_parser(monkeypatch):
     picture = Image.new("RGB", (4, 4))
     assert images.to_pil(picture) is picture
     assert images.to_pil(Image.new("L", (4, 4))).mode == "RGB"
+
+
+def _lenient_in_full(prediction, gold, sentence):
+    """``exact_match_lenient`` as it reads every word of the sentence for every answer (the rule its shortcut keeps)."""
+    import re
+    import unicodedata
+
+    from hanyi.metrics import free_text
+
+    if free_text.exact_match(prediction, gold):
+        return True
+    p, g = free_text.normalise_answer(prediction), free_text.normalise_answer(gold)
+    words = re.findall(r"\w+", unicodedata.normalize("NFKC", sentence or "").lower())
+    return bool(p) and any(w == p and free_text.depluralise(w) == g for w in words)
+
+
+LENIENT_TABLE = [
+    ("buoys", "buoy", "She kept the buoys in line."), ("Buoys.", "buoy", "BUOYS ahead"), ("boxes", "box", "two boxes"),
+    ("box", "boxes", "two boxes"), ("glass", "glas", "a glass"), ("s", "", "s es"), ("es", "", "es"), ("", "", "a"),
+    ("cuts", "cut", "no such word"), ("ｂｕｏｙｓ", "buoy", "ｂｕｏｙｓ"), ("buoyss", "buoys", "buoyss"),
+    ("churches", "church", "the churches"), ("B", "cut", "a cut"), (None, "cut", "cut"), ("cut", "cut", None),
+    ("dogs", "dog", "hot-dogs"), ("Dogs!", "dog", "dogs"), ("ﬁsh", "fish", "ﬁsh"), ("İs", "i̇", "İs"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("prediction", "gold", "sentence"), LENIENT_TABLE)
+def test_lenient_shortcut_equals_the_full_rule_on_a_table(prediction, gold, sentence):
+    from hanyi.metrics import free_text
+
+    assert free_text.exact_match_lenient(prediction, gold, sentence) is _lenient_in_full(prediction, gold, sentence)
+
+
+def test_lenient_table_reaches_both_answers_past_the_exact_match():
+    from hanyi.metrics import free_text
+
+    found = {_lenient_in_full(*case) for case in LENIENT_TABLE if not free_text.exact_match(*case[:2])}
+    assert found == {True, False}
+
+
+WORDY = "abcsxzhe Sİı\u0307ｓﬁ-.!' \n"
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.text(WORDY, max_size=8), st.text(WORDY, max_size=6), st.text(WORDY, max_size=30))
+def test_lenient_shortcut_equals_the_full_rule(prediction, gold, sentence):
+    from hanyi.metrics import free_text
+
+    sentence = f"{sentence} {prediction}"  # the answer often is a word of the sentence: reach the word rule
+    assert free_text.exact_match_lenient(prediction, gold, sentence) is _lenient_in_full(prediction, gold, sentence)
+
+
+TOKENS = [
+    "a", "b", " ", ":", "：", "*", "**", "_", "__", "#", "## ", ">", "`", "```", "=", "===", "-", "---", "\n", "\r\n",
+    "\x0b", "\x1c", "\x85", "\u2028", "\u0301", "e", "\u1fef", "\u226f", ">\u0338", "\u00a0", "\u2000", "\t", '"',
+    "«", "»", "“", "”", "[", "]", "answer", "[answer]", "translation", "Sure", "Here is", "German", "Sure!\n",
+]  # fmt: skip
+
+
+@settings(max_examples=1500, deadline=None)
+@given(st.lists(st.sampled_from(TOKENS), max_size=10).map("".join))
+def test_a_plain_line_reads_as_the_paper_extraction_under_the_full_robust_rule(response):
+    """Where ``plain_line`` holds, the robust rule in full gives the paper extraction's answer (the task then reuses
+    it), and ``extract_after_preamble`` equals its full rule on every text."""
+    import unicodedata
+
+    from hanyi.metrics import free_text
+
+    labels = ("answer",)
+    full = free_text._after_preamble(unicodedata.normalize("NFC", response), labels)
+    assert free_text.extract_after_preamble(response, labels) == full
+    if free_text.plain_line(response):
+        assert full == free_text.extract_labelled_answer(response, labels)
+
+
+def test_plain_line_cases():
+    from hanyi.metrics import free_text
+
+    assert free_text.plain_line("cut") and free_text.plain_line(" «Er kam.» ") and free_text.plain_line("")
+    for text in ("a\nb", "**cut**", "answer: cut", "`cut`", "> cut", "---", "a\u2028b", "\u1fef", None):
+        assert not free_text.plain_line(text), text

@@ -110,12 +110,37 @@ def extract_after_preamble(response: str, labels: Iterable[str] = ("answer",)) -
     if not isinstance(response, str):
         return ""
     text = unicodedata.normalize("NFC", response)
+    if _PLAIN_LINE.fullmatch(text):  # the rules below would leave it as it is (see plain_line)
+        return extract_labelled_answer(text, labels)
+    return _after_preamble(text, labels)
+
+
+def _after_preamble(text: str, labels: Iterable[str]) -> str:
+    """:func:`extract_after_preamble`'s rules on NFC ``text``, in full."""
     lines = [ln for ln in map(_unmarked, text.splitlines()) if ln and not _FENCE.match(ln)]
     i = 0
     while i < len(lines) - 1 and (lines[i].endswith((":", "：")) or _OPENER.match(lines[i])):
         i += 1
     line = _INLINE_LABEL.sub("", lines[i], count=1) if lines else ""
     return extract_labelled_answer(line, labels)
+
+
+#: One line with nothing the preamble rules read: no line break (``str.splitlines``' own set), no emphasis, heading,
+#: quote, fence or backtick character, no colon.
+_PLAIN_LINE = re.compile("[^\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029*_#>`:：=-]*")
+
+
+def plain_line(response: str) -> bool:
+    """True when :func:`extract_after_preamble` reads ``response`` exactly as :func:`extract_labelled_answer` does.
+
+    On such a text there is one line (no preamble line to skip), no markdown to drop, no fence, and no colon for an
+    inline label; what remains is ``extract_labelled_answer`` of the stripped line, which is the same answer (NFC
+    text stripped of edge whitespace is still NFC). Tested against the full rule in ``tests/test_served_hooks.py``.
+
+    >>> plain_line("Er kam."), plain_line("Here is the answer:\\nEr kam.")
+    (True, False)
+    """
+    return isinstance(response, str) and _PLAIN_LINE.fullmatch(unicodedata.normalize("NFC", response)) is not None
 
 
 def normalise_answer(text: str) -> str:
@@ -195,6 +220,10 @@ def exact_match_lenient(prediction: str, gold: str, sentence: str) -> bool:
     if exact_match(prediction, gold):
         return True
     p, g = normalise_answer(prediction), normalise_answer(gold)
+    # a word w counts only when w == p and depluralise(w) == g, and depluralise(p) is a prefix of p: unless p starts
+    # with g no word can count, and the sentence need not be read (most wrong answers stop here)
+    if not p or not p.startswith(g) or depluralise(p) != g:
+        return False
     words = _WORD.findall(unicodedata.normalize("NFKC", sentence or "").lower())
     return bool(p) and any(w == p and depluralise(w) == g for w in words)
 

@@ -79,12 +79,14 @@ def unpie_grounding_process_results(doc, results):
     if (captions := caption_count(doc)).get("caption_missing"):
         return captions
     response = response_text(results)
-    pred, gold = free_text.extract_labelled_answer(response, ANSWER_LABELS["grounding"]), doc["pun_phrase"]
+    pred_labels = ANSWER_LABELS["grounding"]
+    pred, gold = free_text.extract_labelled_answer(response, pred_labels), doc["pun_phrase"]
     item = {**_evidence(doc, response, pred), "gold": gold, "correct": (correct := free_text.exact_match(pred, gold))}
     item["exact_match_strict"] = float(free_text.exact_match_strict(response, gold))  # logged for hanyi report
     # lenient accepts every exact match; the same answer after a preamble scores the same
     item["exact_match_lenient"] = float(correct or free_text.exact_match_lenient(pred, gold, doc["pun_sentence"]))
-    robust = free_text.extract_after_preamble(response, ANSWER_LABELS["grounding"])
+    # one plain line: the robust rule reads it as the paper's does (free_text.plain_line)
+    robust = pred if free_text.plain_line(response) else free_text.extract_after_preamble(response, pred_labels)
     correct_robust = correct if robust == pred else free_text.exact_match(robust, gold)
     return {
         "exact_match": item,
