@@ -183,3 +183,36 @@ def test_plain_line_cases():
     assert free_text.plain_line("cut") and free_text.plain_line(" «Er kam.» ") and free_text.plain_line("")
     for text in ("a\nb", "**cut**", "answer: cut", "`cut`", "> cut", "---", "a\u2028b", "\u1fef", None):
         assert not free_text.plain_line(text), text
+
+
+BLOCKS = [
+    None, {}, {"mode": "sm"}, {"mode": "sm", "default": {"mode": "vlm"}}, {"default": {"mode": "vlm"}},
+    {"mode": {"nested": 1}, "default": {}}, {"mode": None, "default": {}}, {"mode": ""}, {"other": 1},
+    {"mode": {"nested": 1}}, {"default": {}, "x": {"mode": "sm"}},
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("block", BLOCKS)
+def test_one_prompt_setting_equals_prompt_kwargs(block):
+    """``prompt_setting`` answers what ``prompt_kwargs`` does for that key, an incomplete model block's error too."""
+    from hanyi.tasks._common import IncompleteModelBlock, prompt_kwargs, prompt_setting
+
+    try:
+        expected = prompt_kwargs(block, mode="vlm")["mode"]
+    except IncompleteModelBlock as exc:
+        with pytest.raises(IncompleteModelBlock, match=str(exc)[:40]):
+            prompt_setting(block, "mode", "vlm")
+    else:
+        assert prompt_setting(block, "mode", "vlm") == expected
+
+
+def test_the_visual_hook_signature_is_computed_once(monkeypatch):
+    """lmms-eval asks for ``doc_to_visual``'s signature per doc: the hook carries it, the same two parameters."""
+    import inspect
+
+    from hanyi.tasks.unpie import utils
+
+    code = utils.unpie_doc_to_visual.__code__
+    assert code.co_varnames[: code.co_argcount] == ("doc", "lmms_eval_specific_kwargs")
+    monkeypatch.setattr(inspect, "_signature_from_function", lambda *a, **k: pytest.fail("signature recomputed"))
+    assert len(inspect.signature(utils.unpie_doc_to_visual).parameters) == 2

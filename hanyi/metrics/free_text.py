@@ -60,10 +60,16 @@ def extract_labelled_answer(response: str, labels: Iterable[str] = ("answer",)) 
             text = text[m.end() :].strip()
             break
     line = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
+    if len(line) < 2 or line[0] not in _QUOTE_LEFT:  # most answers: no pair to try
+        return line
     for left, right in QUOTE_PAIRS:
-        if len(line) >= 2 and line.startswith(left) and line.endswith(right):
+        if line.startswith(left) and line.endswith(right):
             return line[len(left) : -len(right)].strip()
     return line
+
+
+#: The first characters of :data:`QUOTE_PAIRS`' opening quotes (each one character).
+_QUOTE_LEFT = frozenset(left[0] for left, _ in QUOTE_PAIRS)
 
 
 @functools.lru_cache(maxsize=64)

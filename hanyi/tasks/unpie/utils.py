@@ -21,7 +21,7 @@ from hanyi.metrics.unpie_aggregations import (  # noqa: F401  (named by the YAML
     unpie_word_recovered_all,
 )
 from hanyi.tasks import _common
-from hanyi.tasks._common import prompt_kwargs, render_once, visuals
+from hanyi.tasks._common import prompt_kwargs, prompt_setting, render_once, signature_once, visuals
 from hanyi.tasks.unpie import scoring
 from hanyi.tasks.unpie.constants import ANSWER_LABELS, JUDGE_METRIC, LANGUAGE_NAMES
 from hanyi.tasks.unpie.scoring import caption_count, judge_prompt, response_text
@@ -30,8 +30,9 @@ ValidUtf8Responses = _common.ValidUtf8Responses  # the response filter every tas
 _LANGUAGE = dict(LANGUAGE_NAMES)  # built once: a prompt asks for it twice per doc
 
 
+@signature_once
 def unpie_doc_to_visual(doc, lmms_eval_specific_kwargs=None):
-    if prompt_kwargs(lmms_eval_specific_kwargs, mode="vlm")["mode"] != "vlm":
+    if prompt_setting(lmms_eval_specific_kwargs, "mode", "vlm") != "vlm":
         return []
     if "disamb_image" not in doc:
         return visuals(doc, "pun_exp_image", id_fields=("unpie_id",))
