@@ -132,8 +132,8 @@ def fake_benchmark(tmp_path, monkeypatch):
     for name, (source, _) in SOURCES.items():
         (tmp_path / "fake" / "templates" / name).write_text(source, encoding="utf-8")
     monkeypatch.setattr(_common, "TASKS_DIR", str(tmp_path))
-    caches = (_common._environment, _common._template, _common._plain_parts, _common.template_reads,
-              _common._key_names, _common._render_key)  # fmt: skip
+    caches = (_common._environment, _common._template, _common._plain_parts, _common._plain_join,
+              _common.template_reads, _common._key_names, _common._render_key)  # fmt: skip
     for cache in caches:
         cache.cache_clear()
     yield "fake"

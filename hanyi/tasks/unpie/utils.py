@@ -49,10 +49,10 @@ def unpie_doc_to_text(doc, lmms_eval_specific_kwargs=None):
     return render_once("unpie", kw["template"], image_context=context, language=language, **doc)
 
 
-def _evidence(doc, response, prediction):
+def _evidence(doc, response, prediction, **more):
     keys = ("unpie_id", "meaning_idx", "lang", "category")  # category: the doc's split
     found = {k: doc[k] for k in keys if k in doc} | caption_count(doc)
-    return {**found, "response": response, "prediction": prediction, "image_sha256": doc.get("image_sha256")}
+    return {**found, "response": response, "prediction": prediction, "image_sha256": doc.get("image_sha256"), **more}
 
 
 def _keys(item):
@@ -82,7 +82,7 @@ def unpie_grounding_process_results(doc, results):
     response = response_text(results)
     pred_labels = ANSWER_LABELS["grounding"]
     pred, gold = free_text.extract_labelled_answer(response, pred_labels), doc["pun_phrase"]
-    item = {**_evidence(doc, response, pred), "gold": gold, "correct": (correct := free_text.exact_match(pred, gold))}
+    item = _evidence(doc, response, pred, gold=gold, correct=(correct := free_text.exact_match(pred, gold)))
     item["exact_match_strict"] = float(free_text.exact_match_strict(response, gold))  # logged for hanyi report
     # lenient accepts every exact match; the same answer after a preamble scores the same
     item["exact_match_lenient"] = float(correct or free_text.exact_match_lenient(pred, gold, doc["pun_sentence"]))
