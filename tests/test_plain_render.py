@@ -122,6 +122,8 @@ SOURCES = {
     "test.jinja": ("{% if a == b %}1{% endif %}", False),
     "loop.jinja": ("{% for x in a %}{{ x }}{% endfor %}", False),
     "global.jinja": ("{{ range }}", True),
+    "self.jinja": ("{{ self }}{% if loop %}{% endif %}", False),
+    "if_self.jinja": ("{% if self %}x{% endif %}", False),
 }
 
 

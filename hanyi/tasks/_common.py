@@ -65,6 +65,10 @@ def _render(benchmark: str, template: str, variables: dict, join) -> str:
     return _template(benchmark, template).render(**variables)
 
 
+#: Names Jinja's compiled code may bind itself (``{{ self }}`` is the template), whatever the variables say.
+_JINJA_OWN = frozenset({"self", "super", "loop", "caller", "varargs", "kwargs"})
+
+
 @functools.cache
 def _plain_parts(benchmark: str, template: str) -> tuple | None:
     """The template as literal strings, ``(name,)`` outputs and ``(name, then, else)`` ifs, when it is only that:
@@ -89,11 +93,13 @@ def _plain_parts(benchmark: str, template: str) -> tuple | None:
                         out.append(child.data)
                     elif isinstance(child, nodes.Const):
                         out.append(str(child.value))
-                    elif isinstance(child, nodes.Name) and child.ctx == "load":
+                    elif isinstance(child, nodes.Name) and child.ctx == "load" and child.name not in _JINJA_OWN:
                         out.append((child.name,))
                     else:
                         raise LookupError(type(child).__name__)
             elif isinstance(node, nodes.If) and isinstance(node.test, nodes.Name) and not node.elif_:
+                if node.test.name in _JINJA_OWN:
+                    raise LookupError(node.test.name)
                 out.append((node.test.name, parts(node.body), parts(node.else_)))
             else:
                 raise LookupError(type(node).__name__)
