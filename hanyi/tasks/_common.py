@@ -51,7 +51,7 @@ def render(benchmark: str, template: str, **variables) -> str:
     """Render ``tasks/<benchmark>/templates/<template>`` with ``variables``. Missing variables raise.
 
     A template that is plain substitution (:func:`_plain_parts`) is joined here, without Jinja's context and
-    generator (a UNPIE grounding prompt: 3.0 -> 1.3 us); any variable it lacks, or any value whose ``str`` fails, goes
+    generator (a UNPIE grounding prompt: 3.0 -> 1.0 us); any variable it lacks, or any value whose ``str`` fails, goes
     to Jinja, so errors and everything else are Jinja's own. ``tests/test_plain_render.py`` holds the two equal."""
     return _render(benchmark, template, variables, _plain_join(benchmark, template))
 
@@ -161,7 +161,7 @@ def render_once(benchmark: str, template: str, **variables) -> str:
     request's context, then its messages, apart by the whole task), so the cache holds a task's prompts: the same
     string objects lmms-eval keeps as the requests' contexts, bounded at 32,768 (CVLUE-VQA's 21,507 questions fit).
     A plain-substitution template (:func:`_plain_parts`) is joined each time instead: joining costs what a cache hit
-    does, and a miss (key, insert, eviction) cost twice that (UNPIE's ``doc_to_text`` on a new doc: 4.8 -> 2.3 us)."""
+    does, and a miss (key, insert, eviction) cost twice that (UNPIE's ``doc_to_text`` on a new doc: 4.8 -> 1.9 us)."""
     if (join := _plain_join(benchmark, template)) is not None:
         return _render(benchmark, template, variables, join)
     names = _key_names(benchmark, template)
