@@ -1,4 +1,4 @@
-"""hanyi's per-request work on a served model's path: each prompt rendered once, pictures handed over as plain
+"""hanyi's per-request work on a served model's path: each prompt rendered once (or joined), pictures handed over as plain
 images (benchmarks/served_cost.py measures the cost; docs/dev/performance.md)."""
 
 import io
@@ -81,20 +81,22 @@ def test_punrebus_prompt_rendered_once_per_distinct_text(monkeypatch):
     assert len(calls) == 3
 
 
-def test_unpie_prompt_rendered_once_per_distinct_text(monkeypatch):
+def test_unpie_prompt_joined_without_jinja(monkeypatch):
+    """UNPIE's templates are plain substitution: each call joins the text (as cheap as a cache hit), never through
+    Jinja, and the text is Jinja's (tests/test_plain_render.py holds the two equal for every template)."""
     from hanyi.tasks import _common
     from hanyi.tasks.unpie import utils
 
     _common._render_key.cache_clear()
-    calls = _counting(monkeypatch, _common)
     kw = {"mode": "vlm", "template": "disambiguation.jinja", "image_slot": ""}
     doc = {"pun_sentence": "A pun.", "lang": "de", "unpie_id": 3, "image_status": "ok", "categories": ["x"]}
+    jinja = _common._template("unpie", "disambiguation.jinja").render(image_context="", language="German", **doc)
+    monkeypatch.setattr(_common, "_template", lambda *a: pytest.fail("a plain UNPIE prompt went through Jinja"))
     first = utils.unpie_doc_to_text(doc, kw)
-    assert first == _common.render("unpie", "disambiguation.jinja", image_context="", language="German", **doc)
-    assert utils.unpie_doc_to_text(dict(doc), kw) is first
+    assert first == jinja and utils.unpie_doc_to_text(dict(doc), kw) == first
     other = utils.unpie_doc_to_text({**doc, "lang": "fr"}, kw)
     assert "French" in other and "German" not in other
-    assert len(calls) == 3  # German, the check's own render, French
+    assert _common._render_key.cache_info().currsize == 0
 
 
 def test_render_once_renders_every_time_what_it_cannot_key():
