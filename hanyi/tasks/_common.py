@@ -51,8 +51,9 @@ def render(benchmark: str, template: str, **variables) -> str:
     """Render ``tasks/<benchmark>/templates/<template>`` with ``variables``. Missing variables raise.
 
     A template that is plain substitution (:func:`_plain_parts`) is joined here, without Jinja's context and
-    generator (a UNPIE grounding prompt: 3.0 -> 1.0 us); any variable it lacks, or any value whose ``str`` fails, goes
-    to Jinja, so errors and everything else are Jinja's own. ``tests/test_plain_render.py`` holds the two equal."""
+    generator (a UNPIE grounding prompt: 3.0 -> 1.0 us); a variable it lacks goes to Jinja (its error, or a global),
+    and a value whose ``str`` or truth test fails raises that error as Jinja's code would.
+    ``tests/test_plain_render.py`` holds the two equal."""
     return _render(benchmark, template, variables, _plain_join(benchmark, template))
 
 
@@ -60,8 +61,8 @@ def _render(benchmark: str, template: str, variables: dict, join) -> str:
     if join is not None:
         try:
             return join(variables)
-        except Exception:  # a missing name (StrictUndefined), a global, a failing __str__: Jinja decides
-            pass
+        except KeyError:  # a name not passed (StrictUndefined's error, or a Jinja global): Jinja decides
+            return _template(benchmark, template).render(**variables)
     return _template(benchmark, template).render(**variables)
 
 
