@@ -44,8 +44,23 @@ import subprocess
 import sys
 import tempfile
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # upstream_venvs.py, beside this script
-import upstream_venvs as uv  # noqa: E402
+
+def _beside(name: str):
+    """A module of this folder (upstream_venvs.py), loaded by path: putting benchmarks/ on sys.path would let every
+    script here shadow an installed package of its name in the process that imports this one (the tests)."""
+    import importlib.util
+
+    key = f"hanyi_bench_{name}"  # not the bare name: a module registered under it would be found as installed
+    if key not in sys.modules:
+        spec = importlib.util.spec_from_file_location(
+            key, os.path.join(os.path.dirname(os.path.abspath(__file__)), f"{name}.py")
+        )
+        sys.modules[key] = module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+    return sys.modules[key]
+
+
+uv = _beside("upstream_venvs")
 
 GROUPS = ("punrebus", "cvlue", "cii", "unpie", "vulca")
 

@@ -16,9 +16,10 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 def _load(name: str):
     path = os.path.join(ROOT, "benchmarks", f"{name}.py")
-    spec = importlib.util.spec_from_file_location(name, path)
+    key = f"hanyi_bench_{name}"  # the bare name in sys.modules would pass for an installed package of that name
+    spec = importlib.util.spec_from_file_location(key, path)
     module = importlib.util.module_from_spec(spec)
-    sys.modules.setdefault(name, module)
+    sys.modules.setdefault(key, module)
     spec.loader.exec_module(module)
     return module
 

@@ -200,7 +200,8 @@ def test_a_credential_the_jsonl_composes_out_of_clean_parts_is_masked_too(tmp_pa
     write_site(Board(sections=[section]), str(out))
     lines = {line["sample_id"]: line for line in _read(out, layout(out)["_samples.jsonl"])}
     assert "LEAK" not in json.dumps(lines, ensure_ascii=False)
-    assert lines["cii_ctc/1"]["metadata"]["verdict"] == 'token: "***"'
+    # the copy masks a secret-named member whole (hanyi.redact.redact_tree), so no verdict is left to compose
+    assert "verdict" not in lines["cii_ctc/1"]["metadata"]
     assert lines["cii_ctc/1"]["input"]["reference"] == ['{"api_key": "***"}']
 
 
