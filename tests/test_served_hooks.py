@@ -84,7 +84,10 @@ def test_render_once_keys_on_the_values_the_template_reads(monkeypatch):
     """The key is the values in the template's own (sorted) order of names: other variables do not split it."""
     from hanyi.tasks import _common
 
-    monkeypatch.setattr(_common, "_plain_parts", lambda *_: None)  # else joined, not cached (test_plain_render.py)
+    # else joined, not cached (test_plain_render.py); _plain_join is memoised, so an earlier render in this process
+    # would have compiled the join already: both go
+    monkeypatch.setattr(_common, "_plain_parts", lambda *_: None)
+    monkeypatch.setattr(_common, "_plain_join", lambda *_: None)
     _common._render_key.cache_clear()
     one = _common.render_once("unpie", "grounding_image.jinja", pun_sentence="A pun.", image_context="", lang="de")
     two = _common.render_once("unpie", "grounding_image.jinja", image_context="", pun_sentence="A pun.", x=object())

@@ -5,12 +5,13 @@ import io
 from hanyi import settings
 from hanyi.metrics import bbox, ranking, short_answer_zh
 from hanyi.tasks import _common
-from hanyi.tasks._common import prompt_kwargs, visuals
+from hanyi.tasks._common import prompt_kwargs, signature_once, visuals
 from hanyi.tasks.cvlue.constants import ITR_YES, LOGLIK_ENV, RECALL_KS
 from hanyi.tasks.cvlue.loading import cvlue_lite_docs, cvlue_process_docs  # noqa: F401  (named by the YAMLs as utils.*)
 from hanyi.tasks.cvlue.prompts import PROMPT_FIELDS, prompt
 
 
+@signature_once
 def cvlue_doc_to_visual(doc):
     return visuals(doc, "image", id_fields=("question_id", "ref_id", "image_id", "image_path"))
 
