@@ -100,7 +100,7 @@ def _mutate(doc, op, where, pick):
     if op == "drop":
         del node[key]
     elif op == "retype":
-        node[key] = value
+        node[key] = copy.deepcopy(value)  # a copy: VALUES' lists and dicts, shared, grew with every later mutation
     elif op == "duplicate":
         if isinstance(node, list):
             node.append(copy.deepcopy(node[key]))
