@@ -373,7 +373,7 @@ def resolve(name: str) -> Resolution:
     :class:`Resolution`. The first resolution of a missing backbone logs :meth:`Resolution.fallback_line` once.
     """
     if name not in BACKBONES:
-        raise KeyError(f"unknown hanyi backbone {name!r}; known: {', '.join(BACKBONES)}")
+        raise KeyError(f"unknown scoring backbone {name!r}; known: {', '.join(BACKBONES)}")
     bb = BACKBONES[name]
     key = (name, bb.settings())
     with _LOCK:

@@ -1,4 +1,4 @@
-"""The task code's loggers: ``get_logger(name)`` is :func:`logging.getLogger` in hanyi and in the lm-eval export (as
+"""The task code's loggers: ``get_logger(name)`` is :func:`logging.getLogger` in the source tree and in the lm-eval export (as
 lm-eval's tasks log), lmms-eval's ``eval_logger`` (loguru) in the lmms-eval export.
 
 Callers use :mod:`logging`'s ``%``-style arguments (``log.warning("%d docs left out", n)``); the lmms-eval exporter

@@ -170,7 +170,7 @@ _CHECKED: dict = {}
 def checked(data) -> tuple:
     """``(reason, sha256)``: :func:`undecodable`, once per image content and pixel limit in the process (bytes by
     sha256, a file by path, size and mtime): an image that several tasks use is checked once; the sha256 of
-    the bytes read is what tasks log, so ``hanyi report`` pairs runs on the same pixels."""
+    the bytes read is what tasks log, so paired runs are matched on the same pixels."""
     limit = max_pixels()
     if isinstance(data, (bytes, bytearray)):
         key = (limit, hashlib.sha256(data).hexdigest())

@@ -1,4 +1,4 @@
-"""UNPIE (Chung et al., EMNLP 2024): hub rows -> task docs, disambiguator images, captions, ``hanyi prepare unpie``.
+"""UNPIE (Chung et al., EMNLP 2024): hub rows -> task docs, disambiguator images, captions, the prepared dataset.
 
 Release format (hub ``jiwan-chung/VisualPun_UNPIE``, config ``default``, splits ``homographic`` / ``heterographic``,
 500 rows each): ``pun_sentence, alter_sentence, pun_phrase, alter_phrase, meaning1, translation1{de,fr,ko},
@@ -17,7 +17,7 @@ import hashlib
 import os
 
 from hanyi.data.images import ImageUnavailableError, check_images
-from hanyi.data.unpie_caption_file import attach_captions
+from hanyi.data.unpie_caption_file import attach_captions, log_missing_captions
 from hanyi.data.unpie_ids import CAPTIONS_ENV, CAPTIONS_FILE, caption_key, unpie_id  # noqa: F401  (the public entry)
 from hanyi.data.unpie_images import (  # noqa: F401  (re-exported: hanyi.data.unpie stays the public entry)
     DOWNLOAD_ENV,
@@ -78,18 +78,19 @@ def row_problems(row: dict, kind: str | None = None, lang: str | None = None) ->
     return problems
 
 
-def expand_rows(rows, kind: str, split: str, lang: str | None = None) -> tuple[list[dict], list[str]]:
+def expand_rows(rows, kind: str, split: str, lang: str | None = None, first: int = 0) -> tuple[list[dict], list[str]]:
     """Hub rows (dicts, in split order) -> self-contained task docs, plus one message per skipped corrupt row.
 
     grounding: one doc per pun. disambiguation / reconstruction: two docs per pun, one per meaning j in {0, 1}
     (j=0 <-> ``meaning1``/``translation1``/``disamb_image1``). Disambiguation docs carry ``target`` (the translation of
     the depicted meaning), ``distractor`` (the other one) and ``image_status``; reconstruction docs carry
-    ``source_sentence`` (translation j) and ``target`` (the English pun).
+    ``source_sentence`` (translation j) and ``target`` (the English pun). ``first``: the split index of ``rows[0]``
+    (a part of a split), from which each pun's id is numbered.
     """
     if kind not in KINDS or split not in SPLITS or (kind != "grounding" and lang not in LANGUAGES):
         raise ValueError(f"unknown UNPIE expansion: kind={kind!r} split={split!r} lang={lang!r}")
     docs, skipped = [], []
-    for idx, row in enumerate(rows):
+    for idx, row in enumerate(rows, first):
         pid = unpie_id(split, idx)
         problems = row_problems(row, kind, lang)
         if problems:
@@ -113,7 +114,7 @@ def expand_rows(rows, kind: str, split: str, lang: str | None = None) -> tuple[l
                 hint = f"unpie_id={pid} meaning_idx={j}"
                 doc.update(target=translations[j], distractor=translations[1 - j], disamb_image=image or "")
                 doc["image_status"] = image_status(image, doc_hint=hint, digests=(sha := {}))
-                doc["image_sha256"] = sha.get(hint)  # the bytes checked: hanyi report pairs runs on them
+                doc["image_sha256"] = sha.get(hint)  # the bytes checked: paired runs are matched on them
             else:
                 doc.update(source_sentence=translations[j], target=row["pun_sentence"])
                 doc["pun_exp_image"] = row.get("pun_exp_image")
@@ -121,8 +122,12 @@ def expand_rows(rows, kind: str, split: str, lang: str | None = None) -> tuple[l
     return docs, skipped
 
 
+#: hub rows converted at a time by :func:`expand`: the Python rows and docs of one part are alive at once, not a split's
+PART_ROWS = 256
+
+
 def expand(dataset, kind: str, split: str, lang: str | None = None, needs_image: bool = False, captions=False,
-           text_only=False):  # fmt: skip
+           text_only=False, store=None):  # fmt: skip
     """``process_docs`` body: a ``datasets.Dataset`` of hub rows -> a Dataset of task docs (:func:`expand_rows`).
 
     The explanation image is passed through as stored bytes (no re-encoding), checked first unless the task reads
@@ -133,6 +138,11 @@ def expand(dataset, kind: str, split: str, lang: str | None = None, needs_image:
     file (:func:`attach_captions`); a doc without one is kept, left out of every score and counted in
     ``caption_missing``. A text-only task (``text_only``) sends no image: its docs carry no explanation image, which is
     neither checked nor decoded (no image library needed), only its stored bytes hashed for ``image_sha256``.
+
+    The rows are converted :data:`PART_ROWS` at a time, each part a Dataset handed to ``store`` (which returns what
+    to keep of it: by default the part itself, in memory); the parts are concatenated in order. Converting a whole
+    split at once held every row and doc as Python objects together, memory the allocator kept after they were
+    freed (UNPIE grounding's load grew 6 KB a doc). Every message and error covers the whole split, as before.
     """
     import datasets
 
@@ -142,41 +152,58 @@ def expand(dataset, kind: str, split: str, lang: str | None = None, needs_image:
     # disambiguation doc does not carry the explanation image, so its bytes are not read
     if kind == "disambiguation" and "pun_exp_image" in dataset.column_names:
         dataset = dataset.remove_columns("pun_exp_image")
-    docs, skipped = expand_rows(dataset.to_list(), kind, split, lang)
     tag = f"unpie {kind} {split}{'/' + lang if lang else ''}"
+    store = store or (lambda part: part)
+    parts, skipped, left_out, damaged, caption_gaps, n_docs = [], [], [], [], [], 0
+    for first in range(0, len(dataset), PART_ROWS):
+        rows = dataset.select(range(first, min(first + PART_ROWS, len(dataset)))).to_list()
+        docs, part_skipped = expand_rows(rows, kind, split, lang, first)
+        del rows
+        skipped += part_skipped
+        n_docs += len(docs)
+        bad = [d for d in docs if d.get("image_status", IMAGE_OK) != IMAGE_OK]
+        if bad and needs_image:
+            left_out += [(f"{d['unpie_id']}/{d['meaning_idx']}", d["image_status"]) for d in bad]
+            docs = [d for d in docs if d.get("image_status", IMAGE_OK) == IMAGE_OK]
+        if text_only:  # the same image_sha256 as the image tasks log (the sha256 of the stored bytes), no decoding
+            docs = [{**{k: v for k, v in d.items() if k != "pun_exp_image"}, "image_sha256": _stored_sha256(d)}
+                    for d in docs]  # fmt: skip
+        elif kind != "disambiguation" and not captions:  # the explanation image: every one checked, as for images
+            cells = {d["unpie_id"]: d.get("pun_exp_image") or {} for d in docs}
+            checked = [(pid, cell.get("bytes") or cell.get("path")) for pid, cell in cells.items()]
+            damaged += check_images(checked, 4, sha := {})
+            docs = [{**d, "image_sha256": sha.get(d["unpie_id"])} for d in docs]
+        if captions:
+            attach_captions(docs, tag, missing=caption_gaps)
+        if docs:
+            part = datasets.Dataset.from_list(docs)
+            del docs
+            if "pun_exp_image" in part.column_names:
+                part = part.cast_column("pun_exp_image", datasets.Image())
+            parts.append(store(part))
     if skipped:
         log.warning("%s: skipped %d corrupt row(s): %s", tag, len(skipped), "; ".join(skipped[:10]))
-    bad = [d for d in docs if d.get("image_status", IMAGE_OK) != IMAGE_OK]
-    if bad and needs_image:
-        ids = ", ".join(f"{d['unpie_id']}/{d['meaning_idx']}" for d in bad[:10]) + (" ..." if len(bad) > 10 else "")
+    if left_out:
+        ids = ", ".join(i for i, _ in left_out[:10]) + (" ..." if len(left_out) > 10 else "")
         log.warning(
             "%s: left out %d of %d docs whose disambiguator image cannot be resolved (a VLM task sends no request "
             "without its image): %s. First: %s",
             tag,
-            len(bad),
-            len(docs),
+            len(left_out),
+            n_docs,
             ids,
-            bad[0]["image_status"],
+            left_out[0][1],
         )
-        docs = [d for d in docs if d.get("image_status", IMAGE_OK) == IMAGE_OK]
-    if text_only:  # the same image_sha256 as the image tasks log (the sha256 of the stored bytes), no decoding
-        docs = [{**{k: v for k, v in d.items() if k != "pun_exp_image"}, "image_sha256": _stored_sha256(d)}
-                for d in docs]  # fmt: skip
-    elif kind != "disambiguation" and not captions:  # the explanation image: every one checked, as for image tasks
-        cells = {d["unpie_id"]: d.get("pun_exp_image") or {} for d in docs}
-        bad = check_images([(pid, cell.get("bytes") or cell.get("path")) for pid, cell in cells.items()], 4, sha := {})
-        docs = [{**d, "image_sha256": sha.get(d["unpie_id"])} for d in docs]
-        if bad:
-            shown = "; ".join(f"unpie_id={pid}: {why}" for pid, why in bad[:10])
-            raise ImageUnavailableError(
-                f"{tag}: {len(bad)} explanation image(s) missing or damaged ({shown}). Rebuild the data."
-            )
+    if damaged:
+        shown = "; ".join(f"unpie_id={pid}: {why}" for pid, why in damaged[:10])
+        raise ImageUnavailableError(
+            f"{tag}: {len(damaged)} explanation image(s) missing or damaged ({shown}). Rebuild the data."
+        )
     if captions:
-        attach_captions(docs, tag)
-    out = datasets.Dataset.from_list(docs)
-    if "pun_exp_image" in out.column_names:
-        out = out.cast_column("pun_exp_image", datasets.Image())
-    return out
+        log_missing_captions(caption_gaps, n_docs - len(left_out), tag)
+    if not parts:
+        return datasets.Dataset.from_list([])
+    return parts[0] if len(parts) == 1 else datasets.concatenate_datasets(parts)
 
 
 def _stored_sha256(doc: dict) -> str | None:

@@ -1,6 +1,6 @@
-"""How UNPIE's puns and their pictures are named across hanyi: a pun's id, its caption-file key, and where the caption
+"""How UNPIE's puns and their pictures are named across the tasks and the data builder: a pun's id, its caption-file key, and where the caption
 file is found. Kept apart so the loader (:mod:`hanyi.data.unpie`), the caption file reader
-(:mod:`hanyi.data.unpie_caption_file`) and the caption writer (:mod:`hanyi.data.unpie_captions`) share one naming
+(:mod:`hanyi.data.unpie_caption_file`) and the caption writer share one naming
 without importing each other.
 """
 

@@ -37,7 +37,7 @@ def url_cache_path(url: str, cache_dir: str | None = None) -> str:
 
 
 def _download(url: str, path: str, timeout: float = 30.0) -> None:
-    req = urllib.request.Request(url, headers={"User-Agent": "hanyi-unpie/0.1"})  # noqa: S310 - http(s) only
+    req = urllib.request.Request(url, headers={"User-Agent": "cultural-eval-unpie/0.1"})  # noqa: S310 - http(s) only
     with urllib.request.urlopen(req, timeout=timeout) as resp:  # noqa: S310 - explicit opt-in only
         data = resp.read()
     from PIL import Image
@@ -50,7 +50,7 @@ def _download(url: str, path: str, timeout: float = 30.0) -> None:
 
 
 def resolve_image_source(value, *, download: bool | None = None, doc_hint: str = ""):
-    """Turn a disambiguator-image cell into something :func:`hanyi.data.images.to_pil` opens (spec §6.3).
+    """Turn a disambiguator-image cell into something the image loader (``images.to_pil``) opens (spec §6.3).
 
     Order: PIL image / ``{"bytes"}`` dict / bytes / ``data:`` URI / base64 are returned as they are; a path is taken
     as is or under ``$HANYI_UNPIE_IMAGE_ROOT``; an ``http(s)`` URL maps to the local cache file (keyed by sha1 of

@@ -1,4 +1,4 @@
-"""VULCA release facts shared by the builder (``hanyi.data.vulca``) and the task glue (``hanyi.tasks.vulca``).
+"""VULCA release facts shared by the data builder and the task glue.
 
 The twelve paintings of the 清院 十二月令图 series and the file-name prefix of the released images (spec §1.1).
 """

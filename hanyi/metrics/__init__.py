@@ -1,1 +1,1 @@
-"""Pure scoring functions shared by hanyi tasks. No lmms-eval imports here."""
+"""Pure scoring functions shared by the tasks of these benchmarks. No lmms-eval imports here."""

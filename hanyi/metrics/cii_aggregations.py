@@ -1,5 +1,5 @@
-"""CII-Bench aggregations named in the task YAMLs (``hanyi/tasks/cii/utils.py``, ``circular.py`` and ``ctc.py``
-import them by name).
+"""CII-Bench aggregations named in the task YAMLs (the CII folder's ``utils.py``,
+``circular.py`` and ``ctc.py`` import them by name).
 
 Every one is decomposed (:mod:`hanyi.metrics.resample`) and light: its per-unit statistics read nothing but the item
 ``process_results`` logged for each doc, so ``hanyi report`` recomputes them, and their interval, from the sample log
@@ -45,7 +45,7 @@ def cii_acc(items):
 
 @decomposed(percent_share, light=True)
 def cii_acc_robust(items):
-    """Accuracy with hanyi's tolerant extractor; per doc: 0/1 correct."""
+    """Accuracy with the tolerant extractor (not the paper's); per doc: 0/1 correct."""
     return [bool(it["correct_robust"]) for it in items]
 
 

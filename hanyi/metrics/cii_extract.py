@@ -119,7 +119,7 @@ def _normalise(text: str) -> str:
 
 
 def extract_answer_robust(text, options: Sequence[str] | None = None) -> str | None:
-    """The tolerant CII-Bench parser of hanyi (not paper-faithful; reported as ``acc_robust``).
+    """The tolerant CII-Bench parser (ours, not paper-faithful; reported as ``acc_robust``).
 
     After NFKC normalisation (full-width letters and colons become ASCII) and markdown removal it tries, in order:
     the **last** ``答案(是|为)?[:：] X`` (so a CoT answer's final line wins over options discussed earlier), the last

@@ -1,4 +1,4 @@
-"""Where hanyi's scoring backbones run: one rule for all of them.
+"""Where the scoring backbones run: one rule for all of them.
 
 The backbones (Pun Rebus's all-MiniLM-L6-v2, UNPIE's BERTScore model, VULCA's NLI model and embedder) run on
 ``$HANYI_SCORER_DEVICE``: ``auto`` (the default) is CUDA when torch sees a GPU, else the CPU; ``cpu``, ``cuda``,

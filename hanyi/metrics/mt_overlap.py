@@ -173,4 +173,4 @@ def meteor_from_scores(stats) -> float:
     return 100.0 * math.fsum(scores) / len(scores) if scores else 0.0
 
 
-meteor_from_scores.mean_scale = 100.0  # 100 x a mean: hanyi.metrics.resample.standard_error's closed form
+meteor_from_scores.mean_scale = 100.0  # 100 x a mean: the closed-form standard error scales by it

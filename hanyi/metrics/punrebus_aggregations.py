@@ -1,5 +1,5 @@
 """Pun Rebus Art aggregations: every aggregation function the Pun Rebus task YAMLs name, imported by name into
-``hanyi/tasks/punrebus/aggregate.py`` and ``circular.py`` (Zhang et al., "Pun Rebus Art", §4.2; docs/punrebus.md).
+the Pun Rebus folder's ``aggregate.py`` and ``circular.py`` (Zhang et al., "Pun Rebus Art", §4.2; docs/punrebus.md).
 
 Each one reads numbers that ``process_results`` logged per doc, so it is cheap, needs no backbone and gives the same
 value whatever the order of its items, except S̄_Sim, summed in float32 in doc order as the official scorer does (the

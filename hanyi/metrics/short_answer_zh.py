@@ -1,4 +1,4 @@
-"""Chinese short-answer VQA scoring: the official CVLUE rule, ported faithfully, plus hanyi's answer cleaning.
+"""Chinese short-answer VQA scoring: the official CVLUE rule, ported faithfully, plus our answer cleaning.
 
 Paper: Wang et al., "CVLUE: A New Benchmark Dataset for Chinese Vision-Language Understanding Evaluation" (AAAI
 2025), Table 2 ("Acc"). The rule is the one of the official scorer ``evaluation/eval_vqa.py``
@@ -105,7 +105,7 @@ def is_english_only(pred: str | None) -> bool:
 
 
 def clean_answer(response: str | None) -> str:
-    """hanyi's pre-processing for the robust metric: first non-empty line, leading ``答案：``/``Answer:`` removed.
+    """Our pre-processing for the robust metric: first non-empty line, leading ``答案：``/``Answer:`` removed.
 
     Not part of the official rule (which scores the submitted string as it is).
 

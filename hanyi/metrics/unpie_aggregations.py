@@ -106,8 +106,8 @@ def mean_over_splits(combine):
         values = [float(combine(rows[:, 0] if rows.shape[1] == 1 else rows)) for rows in parts if len(rows)]
         return sum(values) / len(values) if values else math.nan
 
-    combine_all.split_column = 0  # hanyi.metrics.intervals: a resample draws within each split, never loses one
-    combine_all.inner = combine  # hanyi.metrics.resample.standard_error: each split's own standard error
+    combine_all.split_column = 0  # a resampled interval draws within each split, never loses one
+    combine_all.inner = combine  # the closed-form standard error: each split's own
     return combine_all
 
 

@@ -1,4 +1,4 @@
-"""Shared LLM-judge client for hanyi metrics (CII-Bench, UNPIE, Pun Rebus, VULCA), see ``docs/judge.md``.
+"""Shared LLM-judge client for the judged metrics (CII-Bench, UNPIE, Pun Rebus, VULCA).
 
 One OpenAI-compatible client (``POST {base_url}/chat/completions``: OpenAI, vLLM, sglang, any proxy) with bounded
 concurrency, retries with backoff, a persistent per-request disk cache, and API-key redaction. A task asks it once

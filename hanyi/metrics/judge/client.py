@@ -146,7 +146,7 @@ class JudgeClient:
             if entry is not None and self._queued:
                 todo, self._queued = self._queued, []
         if todo:
-            threading.Thread(target=self._send_planned, args=(todo,), name="hanyi-judge-ahead", daemon=True).start()
+            threading.Thread(target=self._send_planned, args=(todo,), name="judge-ahead", daemon=True).start()
         if entry is not None:
             entry[1].wait()
         return entry
@@ -167,7 +167,7 @@ class JudgeClient:
 
         logger.info("hanyi judge: %d announced requests sent, %d in flight", len(keys), self.config.concurrency)
         with ThreadPoolExecutor(
-            max_workers=min(self.config.concurrency, len(keys)), thread_name_prefix="hanyi-judge"
+            max_workers=min(self.config.concurrency, len(keys)), thread_name_prefix="judge"
         ) as pool:
             list(pool.map(one, keys))
 
@@ -214,7 +214,7 @@ class JudgeClient:
         cancel = threading.Event()
         workers = min(self.config.concurrency, len(pending))
         with (
-            ThreadPoolExecutor(max_workers=workers, thread_name_prefix="hanyi-judge") as pool,
+            ThreadPoolExecutor(max_workers=workers, thread_name_prefix="judge") as pool,
             tqdm(
                 total=len(pending), desc=f"hanyi judge ({self.config.model})", unit="request", disable=len(pending) < 2
             ) as bar,

@@ -99,7 +99,7 @@ def cii_fewshot_doc_to_messages(doc, lmms_eval_specific_kwargs=None):
 
 def _scored_item(doc, results):
     """The per-doc record every CII metric aggregates and the sample log keeps: the answer scored by both
-    extractors plus the doc's labels, from which ``hanyi report`` computes the per-category breakdowns."""
+    extractors plus the doc's labels, from which the per-category breakdowns are computed."""
     response = results[0] if results else ""
     scored = score_response(response, [doc[f] for f in OPTION_FIELDS], doc["answer"])
     labels = {
@@ -110,13 +110,13 @@ def _scored_item(doc, results):
         "rhetorics": parse_multilabel(doc["rhetoric"]),
     }
     item = {"id": doc["id"], "answer": doc["answer"], "response": response, **scored, **labels}
-    return {**item, "image_sha256": doc.get("image_sha256")}  # the picture's bytes: hanyi report pairs runs on them
+    return {**item, "image_sha256": doc.get("image_sha256")}  # the picture's bytes: paired runs are matched on them
 
 
 def cii_process_results(doc, results):
     """``acc`` and ``acc_robust``: the columns of Tables 2 and 3 (prompt and few-shot variants). The logged ``acc``
-    item is the doc's whole scored record (both parses, ``miss``, the labels, the picture's sha256): ``hanyi report``
-    computes ``miss_rate`` and the per-category accuracies from it (hanyi/metrics/cii_breakdowns.py). The
+    item is the doc's whole scored record (both parses, ``miss``, the labels, the picture's sha256): ``miss_rate``
+    and the per-category accuracies are computed from it. The
     ``acc_robust`` item holds only what its aggregation and interval read, the robust parse and its 0/1 ``score``:
     lmms-eval keeps every item of every doc until the run ends, and a second copy of the record doubled what CII
     keeps per doc."""

@@ -1,5 +1,5 @@
 """The aggregations the CVLUE task YAMLs name (``!function aggregate.cvlue_mean`` ...), defined in
-:mod:`hanyi.metrics.cvlue_aggregations` so that ``hanyi report`` finds them without this package."""
+:mod:`hanyi.metrics.cvlue_aggregations` so that the sample-log breakdowns find them without this package."""
 
 from hanyi.metrics.cvlue_aggregations import (  # noqa: F401  (named by the task YAMLs)
     cvlue_itr_parse_failure_rate,

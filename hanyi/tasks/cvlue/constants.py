@@ -1,4 +1,4 @@
-"""CVLUE task constants: prompt variants, answer conventions, lite sizes. Categories: hanyi.data.cvlue_categories."""
+"""CVLUE task constants: prompt variants, answer conventions, lite sizes. Categories: the data builder's category tables."""
 
 #: The answer whose probability ranks ITR pairs (spec §6.1 option 3: P("是" | image, question)).
 ITR_YES = "是"

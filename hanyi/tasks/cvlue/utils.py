@@ -38,7 +38,7 @@ ValidUtf8Responses = _common.ValidUtf8Responses  # the response filter every tas
 
 def _tags(doc, value, **evidence):
     tags = {"v": float(value), "category": doc["category"], "culture_group": doc["culture_group"], **evidence}
-    return tags | {"image_sha256": doc.get("image_sha256")}  # the picture's bytes: hanyi report pairs runs on them
+    return tags | {"image_sha256": doc.get("image_sha256")}  # the picture's bytes: paired runs are matched on them
 
 
 def _loglik_kind():
@@ -51,7 +51,7 @@ def cvlue_vqa_process_results(doc, results):
     cleaned = short_answer_zh.clean_answer(raw)
     ev = {"question_id": doc["question_id"], "image_path": doc["image_path"], "pred": raw, "gold": doc["answer"]}
     correct = short_answer_zh.vqa_correct_official(raw, doc["answer"])
-    # the doc's diagnostics, from which `hanyi report` computes accuracy_strict, english_rate and empty_rate
+    # the doc's diagnostics, from which accuracy_strict, english_rate and empty_rate are computed
     flags = {
         "strict": correct and short_answer_zh.vqa_correct_official(raw, doc["answer"], strict=True),  # a narrower rule
         "english": short_answer_zh.is_english_only(raw),
@@ -109,7 +109,7 @@ def _vg_results(doc, results, fmt, width=None, height=None, key="miou"):
     pred = bbox.to_pixel_xywh(box, fmt, width, height) if box else []
     iou = bbox.iou_official(pred, list(doc["bbox"])) if doc["bbox"] else 0.0
     ev = {"ref_id": doc["ref_id"], "image_path": doc["image_path"], "response": raw, "pred_bbox": pred}
-    # `hanyi report` computes acc_iou_0_5 (from v), parse_failure_rate and off_scale_rate from this item
+    # acc_iou_0_5 (from v), parse_failure_rate and off_scale_rate are computed from this item
     x_max, y_max = bbox.coord_range(fmt, width, height)
     off = box is not None and (max(box[0], box[2]) > x_max or max(box[1], box[3]) > y_max)
     flags = {"parse_failure": box is None, "off_scale": off}
@@ -145,5 +145,5 @@ def cvlue_itr_process_results(doc, results):
     score = ranking.score_from_loglikelihood(results[0] if results else None, _loglik_kind())
     keep = ("query", "image_path", "caption", "stage1_rank", "is_gold", "protocol", "category", "culture_group")
     item = {**{k: doc[k] for k in keep}, "score": score, "loglik": _loglik_kind()}
-    item["image_sha256"] = doc.get("image_sha256")  # the picture's bytes: hanyi report pairs runs on them
+    item["image_sha256"] = doc.get("image_sha256")  # the picture's bytes: paired runs are matched on them
     return dict.fromkeys(("r1", "r5", "r10", "stage1_ceiling", "parse_failure_rate"), item)

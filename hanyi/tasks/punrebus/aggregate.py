@@ -1,7 +1,7 @@
 """Pun Rebus Art aggregations named in the task YAMLs (``aggregate.<name>``), defined in
 hanyi/metrics/punrebus_aggregations.py: accuracies over parsed / all docs, the element scores, the expression judge.
-Items come from ``utils``' ``process_results``. The per-category accuracies and the confusion rows are computed by
-``hanyi report`` from the sample log (hanyi/metrics/punrebus_breakdowns.py). See docs/punrebus.md."""
+Items come from ``utils``' ``process_results``. The per-category accuracies and the confusion rows are computed
+from the sample log. See docs/punrebus.md."""
 
 from hanyi.metrics.punrebus_aggregations import (  # noqa: F401  (named by the YAMLs as aggregate.*)
     punrebus_accuracy_over_all,

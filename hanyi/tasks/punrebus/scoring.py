@@ -19,14 +19,14 @@ def response_text(results) -> str:
 
 
 def choice_items(doc, response, paper_parser):
-    """Per doc: the paper parser's item under ``accuracy`` (what ``hanyi report`` reads for ``parse_rate``, the
-    per-category accuracies and the confusion rows: hanyi/metrics/punrebus_breakdowns.py), the robust parser's under
+    """Per doc: the paper parser's item under ``accuracy`` (what ``parse_rate``, the
+    per-category accuracies and the confusion rows are computed from), the robust parser's under
     ``accuracy_robust`` (``parse_rate_robust``)."""
     gold, rows = list(doc["categories"]), doc.get("category_rows")
     paper, robust = paper_parser(response), extract_choice_delimited(response, OPTIONS)
     item = {"parsed": paper is not None, "correct": is_correct_choice(paper, gold), "pred": paper, "gold": gold}
     item |= {"gold_rows": None if rows is None else list(rows), "story": doc.get("story_zh")}  # story: the cluster_key
-    item["image_sha256"] = doc.get("image_sha256")  # the picture's bytes: hanyi report pairs runs on them
+    item["image_sha256"] = doc.get("image_sha256")  # the picture's bytes: paired runs are matched on them
     rob = {"parsed": robust is not None, "correct": is_correct_choice(robust, gold), "pred": robust, "gold": gold}
     return {
         "accuracy": item | ({"score": float(item["correct"])} if paper is not None else {}),

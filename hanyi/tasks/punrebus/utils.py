@@ -114,7 +114,7 @@ def punrebus_elements_process_results(doc, results):
         backbones.metric_key("wordnet", "element_abs"): {
             **item,
             "instance_score": el.element_abs(gold, pred) if pred is not None else None,
-            # for `hanyi report`: element_abs_capped[_rule_lemma], element_zh_rate (hanyi/metrics/punrebus_breakdowns.py)
+            # for the sample-log breakdowns: element_abs_capped[_rule_lemma], element_zh_rate
             "instance_score_capped": el.element_abs_capped(gold, pred) if pred is not None else None,
             "zh": el.has_cjk(response),
         },

@@ -1,5 +1,5 @@
 """Hooks of the UNPIE tasks that score both splits (docs/unpie.md, "Tasks"): a doc is scored as in its one-split task,
-and the keys of the table's columns returned, their items holding its split and diagnostics for ``hanyi report``."""
+and the keys of the table's columns returned, their items holding its split and diagnostics for the sample-log breakdowns."""
 
 from hanyi import backbones
 from hanyi.tasks.unpie import utils

@@ -57,7 +57,7 @@ def _evidence(doc, response, prediction, **more):
 
 def _keys(item):
     """What a robust item repeats of the paper key's item: the doc's pun (the ``cluster_key``), split and caption flag,
-    which its aggregation and ``hanyi report`` read; the rest of the evidence is logged once, under the paper key
+    which its aggregation and the sample-log breakdowns read; the rest of the evidence is logged once, under the paper key
     (lmms-eval keeps every item of every doc until the run ends)."""
     return {k: item[k] for k in ("unpie_id", "category", "caption_missing") if k in item}
 
@@ -83,7 +83,7 @@ def unpie_grounding_process_results(doc, results):
     pred_labels = ANSWER_LABELS["grounding"]
     pred, gold = free_text.extract_labelled_answer(response, pred_labels), doc["pun_phrase"]
     item = _evidence(doc, response, pred, gold=gold, correct=(correct := free_text.exact_match(pred, gold)))
-    item["exact_match_strict"] = float(free_text.exact_match_strict(response, gold))  # logged for hanyi report
+    item["exact_match_strict"] = float(free_text.exact_match_strict(response, gold))  # logged for the breakdowns
     # lenient accepts every exact match; the same answer after a preamble scores the same
     item["exact_match_lenient"] = float(correct or free_text.exact_match_lenient(pred, gold, doc["pun_sentence"]))
     # one plain line: the robust rule reads it as the paper's does (free_text.plain_line)

@@ -1,4 +1,4 @@
-"""VULCA glue: prompts from templates/; each critique scored here (hanyi.metrics.critique_*) into plain numbers that
+"""VULCA glue: prompts from templates/; each critique scored here (the critique_* metric modules) into plain numbers that
 the sample log keeps; the aggregations the YAMLs name are in aggregate.py. See docs/vulca.md."""
 
 from hanyi import backbones
@@ -63,20 +63,20 @@ def vulca_doc_to_messages(doc, lmms_eval_specific_kwargs=None):
 def vulca_process_results(doc, results):
     """One critique's per-doc result, plain JSON: the emitted metrics' items (``json_valid_rate``: ``score`` 1.0 when
     the answer's JSON is valid, and its ``empty`` flag; ``expert_alignment``: ``score`` 1.0 when the critique matches a
-    human profile, and the ``chance`` level) and, for ``hanyi report``'s breakdowns, the critique's zero-shot scores (``vulca_nli``), embedding
+    human profile, and the ``chance`` level) and, for the sample-log breakdowns, the critique's zero-shot scores (``vulca_nli``), embedding
     (``vulca_embed``) and judge levels (``vulca_rubric``). An unusable answer (None, not text, empty) is scored as the
     empty text, as the released code would; nothing raises.
     """
     response = critique_text(results[0] if isinstance(results, (list, tuple)) and results else None)
     split, painting = split_critique(response), {"painting": doc.get("doc_id")}  # the cluster_key (all conditions)
     out = {
-        # "score": lmms-eval's name for a dict item's per-doc value (its CLT standard error; hanyi report's paired test)
+        # "score": lmms-eval's name for a dict item's per-doc value (its CLT standard error; the paired test)
         "json_valid_rate": {"score": float(split["json_valid"]), "empty": float(not response.strip()), **painting},
         "vulca_evidence": {
             "doc": doc_label(doc, "title_zh"),
             "chars": len(response),
             "json_error": split["json_error"],
-            "image_sha256": doc.get("image_sha256"),  # the painting's bytes: hanyi report pairs runs on them
+            "image_sha256": doc.get("image_sha256"),  # the painting's bytes: paired runs are matched on them
         },
     }
     out.update(rubric_levels(doc, response))

@@ -1,7 +1,6 @@
 """VULCA-Bench aggregations named in the task YAMLs (``!function aggregate.<name>``): defined in
 :mod:`hanyi.metrics.vulca_bench_aggregations` (means of the numbers ``utils.vulca_bench_process_results`` logged per
-critique). The per-layer numbers are computed by ``hanyi report`` from the sample log
-(:mod:`hanyi.metrics.vulca_bench_breakdowns`). See docs/vulca_bench.md."""
+critique). The per-layer numbers are computed from the sample log. See docs/vulca_bench.md."""
 
 from hanyi.metrics.vulca_bench_aggregations import (
     vulca_bench_dcr,

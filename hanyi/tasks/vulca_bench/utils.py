@@ -99,7 +99,7 @@ def vulca_bench_process_results(doc, results):
             "bonus": d["cultural_bonus"],
             "chars": len(text),
             "empty": not text.strip(),
-            "image_sha256": doc.get("image_sha256"),  # the image's bytes: hanyi report pairs two runs on them
+            "image_sha256": doc.get("image_sha256"),  # the image's bytes: paired runs are matched on them
             **tag,
         },
         "layer_score": {
