@@ -212,6 +212,70 @@ def test_export_holds_no_path_of_the_exporting_machine(exported_hub):
     assert '"my-org/VULCA"' in (out / "vulca" / "_default_template_yaml").read_text()
 
 
+_HANYI_PAGES = sorted(re.escape(n[:-3]) for n in os.listdir(os.path.join(os.path.dirname(TASKS_DIR), "..", "docs"))
+                      if n.endswith(".md"))  # fmt: skip
+#: What of hanyi a maintainer would find in a file that lands in the upstream tree: the name itself (a module path,
+#: a command, a thread name, "hanyi's"), a pointer to one of hanyi's pages, a ticket number.
+_LEFTOVER = re.compile(r"(?i)hanyi|(?<![\w/.])docs/(?:" + "|".join(_HANYI_PAGES) + r")\.md|\bissues? \d+|\(#\d+\)")
+#: The description and the manifest sit beside the folders, never in the upstream tree: they may name the source.
+_BESIDE = ("PULL_REQUEST.md", lt.MANIFEST)
+
+
+def _upstream_files(out: str):
+    for root, dirs, files in os.walk(out):
+        dirs[:] = sorted(d for d in dirs if d not in ("sample", "__pycache__"))
+        for f in sorted(files):
+            if f not in _BESIDE:
+                yield os.path.join(root, f)
+
+
+def _dangling(out: str, path: str, text: str, host: str) -> list[str]:
+    """Module and file names of the host tree that ``text`` mentions and the export does not hold (a logger's name
+    aside): a reworded mention must point at what the pull request adds, not at a file hanyi kept."""
+    prefix = host.replace(".", "/")
+    pattern = re.compile(rf"(?<![\w./])(?<!getLogger\(\")(?<!get_logger\(\"){re.escape(host)}((?:\.\w+)+)"
+                         rf"|(?<![\w./]){re.escape(prefix)}/((?:\w+/)*\w+(?:\.\w+)?)")  # fmt: skip
+    bad = []
+    for m in pattern.finditer(text):
+        parts = m.group(1)[1:].split(".") if m.group(1) else m.group(2).removesuffix(".py").split("/")
+        if m.group(2) and not m.group(2).endswith(".py") and "." in parts[-1]:
+            ok = os.path.exists(os.path.join(out, *parts))  # README.md, a YAML, a template
+        else:
+            n = next((n for n in range(len(parts), 0, -1) if os.path.exists(os.path.join(out, *parts[:n]) + ".py")
+                      or os.path.isdir(os.path.join(out, *parts[:n]))), 0)  # fmt: skip
+            base = os.path.join(out, *parts[:n])
+            module = base + ".py" if os.path.isfile(base + ".py") else os.path.join(base, "__init__.py")
+            rest = parts[n:]  # an attribute of the module: defined there
+            ok = n > 0 and (not rest or (os.path.isfile(module) and len(rest) <= 2 and re.search(
+                rf"^\s*(?:def |class |async def )?{rest[0]}\b", open(module, encoding="utf-8").read(), re.M)))  # fmt: skip
+        if not ok:
+            bad.append(f"{os.path.relpath(path, out)}: {m.group(0)}")
+    return bad
+
+
+def hanyi_leftovers(out: str, host: str) -> list[str]:
+    """Each line of a file ``out`` would add to the upstream tree that names hanyi, a page of hanyi's docs or a
+    ticket, and each mention of a module or file the export does not hold."""
+    found = []
+    for path in _upstream_files(out):
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            text = fh.read()
+        for no, line in enumerate(text.splitlines(), 1):
+            if _LEFTOVER.search(line):
+                found.append(f"{os.path.relpath(path, out)}:{no}: {line.strip()[:160]}")
+        found += _dangling(out, path, text, host)
+    return found
+
+
+def test_no_exported_file_names_hanyi(exported_hub):
+    """A maintainer reads the pull request as their own tree's code: no file that lands in ``lmms_eval/tasks/``
+    names hanyi (its modules, commands, thread names, User-Agent, "hanyi's"), its pages or its tickets, and every
+    module or file a comment names is one the export holds. ``PULL_REQUEST.md`` beside the folders may name the source.
+    Found 279 lines of hanyi in the two exports before they were reworded."""
+    found = hanyi_leftovers(exported_hub, "lmms_eval.tasks")
+    assert not found, f"{len(found)} leftovers, the first:\n" + "\n".join(found[:25])
+
+
 def test_export_reads_no_hanyi_variable(exported):
     """no ``HANYI_`` name anywhere in the exported code, YAMLs or READMEs; every ``os.environ`` read
     goes through the generated ``task_settings.environ``; each hanyi setting the code reads has a source."""

@@ -16,7 +16,7 @@ pytest.importorskip("lm_eval", reason="the lm-eval extra is not installed (pip i
 
 from hanyi.export import lm_eval_tasks  # noqa: E402
 
-from .test_export import _imports, _shadow_env  # noqa: E402
+from .test_export import _imports, _shadow_env, hanyi_leftovers  # noqa: E402
 
 TASKS = ["punrebus_textonly", "punrebus_textonly_mc", "cii_textonly", "cii_textonly_mc", "unpie_text",
          "unpie_text_splits"]  # fmt: skip
@@ -105,6 +105,13 @@ def test_exported_yaml_and_code_name_no_hanyi_module(exported):
                 assert "!function hanyi." not in text and "metric_list: !function" not in text, name
                 if name.endswith(".py"):
                     assert not [m for m in _imports(os.path.join(root, name)) if m.split(".")[0] == "hanyi"], name
+
+
+def test_no_exported_file_names_hanyi(exported):
+    """As for lmms-eval (``tests/test_export.py``): nothing that lands in ``lm_eval/tasks/`` names hanyi, its pages
+    or its tickets, and every module or file a comment names is in the export."""
+    found = hanyi_leftovers(exported, "lm_eval.tasks")
+    assert not found, f"{len(found)} leftovers, the first:\n" + "\n".join(found[:25])
 
 
 def test_the_export_passes_lm_evals_ruff_check(tmp_path):

@@ -32,6 +32,7 @@ from hanyi.task_yaml import FunctionRef, read
 LM_EVAL = lt.Target(
     f"{lt.ROOT}.lm_eval_tasks", "lm_eval.tasks", "cultural_utils", "lm_eval.tasks.cultural_utils",
     '_os.path.join(_os.path.dirname(_os.path.abspath(__file__)), "tasks")', "where the lmms-eval glue's templates are",
+    "README.md",
 )  # fmt: skip
 GLUE = f"{lt.ROOT}.lm_eval_tasks._glue"
 _METRIC_LIST_RE = re.compile(r"^metric_list:\s*!function\s+utils\.(\w+)[^\n]*$", re.M)
@@ -167,7 +168,7 @@ def export(out: str, data_root: str = "hub", repos=None, only=None) -> dict:
                 imports[m.group(2)] = _defined_in(f"{lt.ROOT}.{m.group(1)}", m.group(2))
                 return f"!function utils.{m.group(2)}"
 
-            text = lt.rewrite_yaml(_HANYI_FN_RE.sub(local, text), bench, path_value, os.path.join(src, name))
+            text = lt.rewrite_yaml(_HANYI_FN_RE.sub(local, text), bench, path_value, os.path.join(src, name), LM_EVAL)
             text = lt.without_history(text)
             with open(os.path.join(dst, name), "w", encoding="utf-8") as fh:
                 fh.write(text)
@@ -232,6 +233,7 @@ def pull_request(out: str, benchmarks: list[str]) -> str:
     lines += ["", "## Requirements (`pyproject.toml`)", "", "Added to `[project.optional-dependencies]` (the "
               "packages the folders import beyond lm-eval's dependencies and its `hf` extra):", "", "```toml",
               requirements.extras_snippet({b: pkgs for b in benchmarks}) if pkgs else "# none", "```"]  # fmt: skip
+    lines += ["", "## Data", "", *readme.data_summary(out, benchmarks)]
     rows = [pr.task_list_entry(b, "lm_eval", pr.run_names(os.path.join(out, b))) for b in benchmarks]
     lines += ["", f"## Task list ({pr.TASK_LIST['lm_eval']})", "", *rows, ""]
     return "\n".join(lines)
@@ -286,5 +288,5 @@ def _readme(bench: str, path_value: str, folder: str | None = None) -> str:
         out = out.replace(
             "### Groups\n", "### Tags\n\nA tag runs its tasks with `--tasks NAME` (no aggregate score):\n"
         )
-    out = lt.without_history(_DOC_LINK.sub(lambda m: m.group(1), out))
+    out = lt.native_mentions(lt.without_history(_DOC_LINK.sub(lambda m: m.group(1), out)), LM_EVAL)
     return re.sub(r"\n{3,}", "\n\n", out).rstrip("\n") + "\n"

@@ -35,7 +35,7 @@ from dataclasses import dataclass
 import hanyi
 from hanyi import BENCHMARKS, TASKS_DIR
 from hanyi.export import closure, settings_map
-from hanyi.export.naming import ISSUE_REF, LIB_DIR, LIB_PACKAGE, without_history
+from hanyi.export.naming import ISSUE_REF, LIB_DIR, LIB_PACKAGE, upstream_wording, without_history
 
 PACKAGE_DIR = os.path.dirname(os.path.abspath(hanyi.__file__))
 ROOT = "hanyi"
@@ -70,6 +70,8 @@ class Target:
     lib_package: str
     tasks_dir: str
     tasks_note: str = "the directory the benchmark folders sit in (lmms_eval/tasks/)"
+    #: The exported page that stands for ``docs/<bench>.md`` (the metric definitions and deviations).
+    page: str = "DETAILS.md"
 
 
 LMMS = Target(f"{ROOT}.tasks", "lmms_eval.tasks", LIB_DIR, LIB_PACKAGE,
@@ -99,6 +101,61 @@ def lib_file(name: str, target: Target = LMMS) -> str:
     if os.path.basename(module_path(name)) == "__init__.py":
         return os.path.join(*parts, "__init__.py")
     return os.path.join(*parts[:-1], parts[-1] + ".py")
+
+
+#: A module or file of hanyi named in prose (docstrings, comments, YAML comments, READMEs): ``hanyi.metrics.x``,
+#: ``:func:`hanyi.data.images.to_pil```, ``hanyi/tasks/cii/utils.py``, ``hanyi/tasks/unpie/*_text_*``.
+_DOTTED_MENTION = re.compile(r"(?<![\w./-])hanyi((?:\.\w+)+)")
+_PATH_MENTION = re.compile(r"(?<![\w./-])hanyi/((?:[\w*]+/)*[\w*]+)(\.py\b)?")
+
+
+def _longest_module(parts: list[str]) -> int:
+    """How many leading ``parts`` (``["hanyi", ...]``) name a module or folder of the source package; 0 if none."""
+    for n in range(len(parts), 1, -1):
+        if module_path(".".join(parts[:n])) or os.path.isdir(os.path.join(PACKAGE_DIR, *parts[1:n])):
+            return n
+    return 0
+
+
+_DOC_PAGE = re.compile(r"(?:\.\./)*docs/(\w+)\.md")
+#: A pointer to one of hanyi's other pages (``docs/judge.md``, ``docs/backbones.md``), which upstream does not have.
+_OTHER_PAGE = (
+    (re.compile(r" \(`?docs/[\w-]+\.md`?(?:, \"[^\"]*\")?\)"), ""),
+    (re.compile(r",? see `{0,2}docs/[\w-]+\.md`{0,2}"), ""),
+    (re.compile(r"[,;] `?docs/[\w-]+\.md`?(?=\))"), ""),
+)
+
+
+def native_mentions(text: str, target: Target = LMMS) -> str:
+    """``text`` with each module or file of hanyi it names replaced by the exported one, as the imports are
+    (:func:`exported_module`): a dotted name by the module a folder imports (an attribute after it kept), a path by
+    the exported file's path from the upstream repository's root (``lmms_eval/tasks/cii/utils.py``); a benchmark's
+    page ``docs/<bench>.md`` by the folder's page (:attr:`Target.page`), a pointer to another page of hanyi's dropped;
+    hanyi's commands reworded (:func:`hanyi.export.naming.upstream_wording`). A maintainer reads the names of the tree
+    in front of them; a name of no module is left for the leftover checks to report."""
+    root = target.host.replace(".", "/")
+    text = upstream_wording(text)
+    text = _DOC_PAGE.sub(
+        lambda m: f"{root}/{m.group(1)}/{target.page}" if m.group(1) in BENCHMARKS else m.group(0), text
+    )
+    for pattern, repl in _OTHER_PAGE:
+        text = pattern.sub(repl, text)
+
+    def dotted(m):
+        parts = ["hanyi", *m.group(1)[1:].split(".")]
+        n = _longest_module(parts)
+        return ".".join([exported_module(".".join(parts[:n]), target), *parts[n:]]) if n else m.group(0)
+
+    def path(m):
+        parts = ["hanyi", *m.group(1).split("/")]
+        n = _longest_module(parts)
+        if not n:
+            return m.group(0)
+        return "/".join([exported_module(".".join(parts[:n]), target).replace(".", "/"), *parts[n:]]) + (
+            m.group(2) or ""
+        )
+
+    return _DOTTED_MENTION.sub(dotted, _PATH_MENTION.sub(path, text))
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -264,8 +321,10 @@ def rewrite_source(source: str, filename: str, target: Target = LMMS) -> str:
         raise ExportError(str(exc)) from None
     host = target.host.split(".")[0]  # the host's cache folder, as lmms-eval's tasks use ~/.cache/lmms_eval
     text = text.replace('".cache", "hanyi"', f'".cache", "{host}"').replace("~/.cache/hanyi", f"~/.cache/{host}")
+    text = text.replace("-hanyi-{", f"-{host}-{{")  # files it names in a cache folder: f"cache-hanyi-{sha}.arrow"
     text = re.sub(r'get_logger\((["\'])hanyi(?=[."\'])', rf"get_logger(\1{target.host}", text)  # the host's loggers
-    return _MESSAGE_PREFIX.sub(r"\1", text)  # messages say what, not "hanyi cii: ..."
+    text = settings_map.reword(_MESSAGE_PREFIX.sub(r"\1", text))  # messages say what, not "hanyi cii: ..."
+    return native_mentions(text, target)  # after the advice naming hanyi's modules is reworded
 
 
 #: ``"hanyi: "``, ``"hanyi cii: "``, ``"hanyi punrebus judge: "``, ``"hanyi judge ("`` opening a message; not advice
@@ -273,6 +332,23 @@ def rewrite_source(source: str, filename: str, target: Target = LMMS) -> str:
 _MESSAGE_PREFIX = re.compile(
     r"""((?:\b[fr])?["'])hanyi(?::\s| (?!setup\b|prepare\b)(?=[a-z_]+(?: [a-z_]+)?(?::| \()))"""
 )
+
+
+#: The exported shared package's docstring.
+LIB_DOC = (
+    "Code the task folders of the cultural and implied-meaning VLM benchmarks share: metrics, data checks, prompts."
+)
+
+
+def with_docstring(source: str, doc: str) -> str:
+    """``source`` with its module docstring replaced by ``doc`` (added when it has none)."""
+    body = ast.parse(source).body
+    lines = source.split("\n")
+    first = body[0] if body else None
+    if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value, str):
+        lines[first.lineno - 1 : first.end_lineno] = [f'"""{doc}"""']
+        return "\n".join(lines)
+    return f'"""{doc}"""\n' + source
 
 
 def exported_text(source: str, filename: str, target: Target = LMMS) -> str:
@@ -436,7 +512,7 @@ def placeholder_module(bench: str, path_value: str, host: str = "lmms_eval") -> 
             "raise FileNotFoundError(MESSAGE)\n")  # fmt: skip
 
 
-def rewrite_yaml(text: str, bench: str, path_value: str, filename: str) -> str:
+def rewrite_yaml(text: str, bench: str, path_value: str, filename: str, target: Target = LMMS) -> str:
     def source(m):
         if m.group(1) not in (None, bench):
             raise ExportError(f"{filename}: dataset_path names another benchmark ({m.group(1)})")
@@ -449,7 +525,7 @@ def rewrite_yaml(text: str, bench: str, path_value: str, filename: str) -> str:
     if other:
         raise ExportError(f"{filename}: '!function {other.group(1)}' points into hanyi; move it into the folder glue")
     try:
-        return settings_map.rename(out, filename)
+        return native_mentions(settings_map.rename(out, filename), target)
     except settings_map.SettingsRewriteError as exc:
         raise ExportError(str(exc)) from None
 
@@ -593,7 +669,10 @@ def export_shared(out: str, benchmarks, dataset_paths: dict, target: Target = LM
         s = module_path(mod)
         d = os.path.join(dst, lib_file(mod, target))
         os.makedirs(os.path.dirname(d), exist_ok=True)
-        text = exported_text(found.source_of(mod), s, target)
+        source = found.source_of(mod)
+        if mod == ROOT:  # the package's docstring is the project's; exported, the package is the folders' shared code
+            source = with_docstring(source, LIB_DOC)
+        text = exported_text(source, s, target)
         if not text.strip():  # an empty package file: upstream's end-of-file-fixer empties a lone newline
             text = ""
         with open(d, "w", encoding="utf-8") as fh:
@@ -625,9 +704,10 @@ def export(out: str, benchmarks=BENCHMARKS, data_root: str = "hub", force: bool 
     for bench, entry in written.items():
         with open(os.path.join(entry["folder"], "README.md"), "w", encoding="utf-8") as fh:
             text = readme.folder_readme(bench, entry["folder"], entry["dataset_path"])
-            fh.write(settings_map.rename(text, f"{bench}/README.md"))
+            fh.write(native_mentions(settings_map.rename(text, f"{bench}/README.md")))
         with open(os.path.join(entry["folder"], readme.DETAILS), "w", encoding="utf-8") as fh:
-            fh.write(settings_map.rename(readme.folder_details(bench, entry["folder"]), f"{bench}/{readme.DETAILS}"))
+            text = settings_map.rename(readme.folder_details(bench, entry["folder"]), f"{bench}/{readme.DETAILS}")
+            fh.write(native_mentions(text))
     with open(os.path.join(out, "PULL_REQUEST.md"), "w", encoding="utf-8") as fh:
         fh.write(pr.pull_request(out, list(benchmarks), data_root, shared))
     record(out, [*benchmarks, LIB_DIR, "PULL_REQUEST.md"])

@@ -272,25 +272,25 @@ def tags(folder: str) -> dict:
 def data_access(bench: str, dataset_path: str) -> list[str]:
     """The README's "Data access" lines: what ``dataset_path`` names, and where the data comes from."""
     from hanyi.data.hub_card import RELEASES
-    from hanyi.data.sources import SOURCES
 
-    src = SOURCES[bench]
     lines = ["## Data access", "", f"`dataset_path` in these YAMLs: `{dataset_path}`."]
     if dataset_path.startswith("ORG/"):
         lines[-1] = (f"`dataset_path` in these YAMLs: `!function dataset.path`, the placeholder `{dataset_path}`: "
                      "`dataset.py` stops a task at load with one line saying what to do.")  # fmt: skip
     release = RELEASES[bench]
+    # The converter of a release into the hub layout is the source project's command, which the pull request's
+    # description names (data_summary); the README, which stays in the upstream tree, says what to build.
     if dataset_path.startswith("ORG/") and release.redistribute:
-        lines += ["", f"`{dataset_path}` is a placeholder: this dataset is not on the Hugging Face hub yet. Build the "
-                  f"dataset folder with `hanyi prepare {bench} --hub-folder DIR` (`pip install hanyi`), upload DIR "
-                  "as a dataset repository and set `dataset_path` to its id."]  # fmt: skip
+        lines += ["", f"`{dataset_path}` is a placeholder: this dataset is not on the Hugging Face hub yet. Convert the "
+                  "official release (below) into a dataset folder of the layout these YAMLs read (the pull request "
+                  "that added this folder names the converter), upload it as a dataset repository and set "
+                  "`dataset_path` to its id."]  # fmt: skip
     elif dataset_path.startswith("ORG/"):
         lines += ["", f"`{dataset_path}` is a placeholder: the licence does not allow redistributing this dataset. "
-                  f"Each user requests the release ({release.official}), builds a copy with `hanyi prepare {bench} "
-                  "--hub-folder DIR` (`pip install hanyi`) and sets `dataset_path` to DIR (or a private hub "
-                  "repository)."]  # fmt: skip
+                  f"Each user requests the release ({release.official}), converts it into a local dataset folder of "
+                  "the layout these YAMLs read (the pull request that added this folder names the converter) and "
+                  "sets `dataset_path` to that folder (or a private hub repository)."]  # fmt: skip
     lines += ["", f"The official release: {release.official}. Licence: {release.terms}"]
-    lines += ["", f"With hanyi: {src.how_to_get}."]
     return lines
 
 
@@ -350,5 +350,8 @@ def data_summary(out: str, benchmarks) -> list[str]:
                     "README, Data access, says how to build it")  # fmt: skip
         else:
             what = f"`{path}`: a prepared local copy (README, Data access)"
+        if path.startswith("ORG/"):  # the converter the README leaves unnamed: the description, beside, names it
+            what += (f"; the converter: `hanyi prepare {bench} --hub-folder DIR` (`pip install hanyi`), which writes "
+                     "the folder these YAMLs read from the official release")  # fmt: skip
         lines.append(f"- `{bench}`: {what}.")
     return lines

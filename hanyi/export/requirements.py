@@ -25,6 +25,7 @@ PYPI = {
     "sklearn": "scikit-learn",
     "huggingface_hub": "huggingface-hub",
     "jinja2": "jinja2",
+    "cv2": "opencv-python",
 }
 _DATASETS = {"datasets", "pyarrow", "huggingface-hub", "pyyaml", "numpy", "tqdm", "httpx"}
 #: What each host installs (``[project] dependencies`` at lmms-eval 75571cfe and lm-evaluation-harness 4e7e0d47,
@@ -65,6 +66,14 @@ HOST_PROVIDES = {
 }
 
 
+#: What a host's tasks never run though the shared code imports it (inside a function): lm-eval's tasks are
+#: text-only, so they read no image (CII's image column stays undecoded, UNPIE's text docs carry no explanation
+#: image); the image code the shared package carries for the lmms-eval tasks is reached by the closure, never called.
+#: Declared, Pillow would be installed for nothing. Checked by running every exported lm-eval task with PIL and cv2
+#: unimportable (``tests/test_export_lm_eval.py``, ``benchmarks/upstream_dry_run.py``).
+NEVER_RUN = {"lm_eval": {"pillow", "opencv-python"}, "lmms_eval": set()}
+
+
 def imports(paths) -> set[str]:
     """Top-level modules imported by the ``.py`` files under ``paths`` (absolute imports only)."""
     found = set()
@@ -87,7 +96,7 @@ def extra_packages(paths, host: str) -> list[str]:
     """The PyPI packages the code under ``paths`` imports that ``host`` (``lmms_eval`` or ``lm_eval``) lacks."""
     names = {PYPI.get(m, m.replace("_", "-").lower()) for m in imports(paths)
              if m not in sys.stdlib_module_names and m != host and not m.startswith("_")}  # fmt: skip
-    return sorted(names - HOST_PROVIDES[host])
+    return sorted(names - HOST_PROVIDES[host] - NEVER_RUN[host])
 
 
 def extras_snippet(extras: dict[str, list[str]]) -> str:

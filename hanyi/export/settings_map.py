@@ -122,6 +122,8 @@ MESSAGES = (
     (r" \(docs/judge\.md\)", ""),
     (r"or rebuild it with `hanyi prepare (\w+)` \(docs/\w+\.md, deviation \d+\)",
      r"or rebuild the \1 dataset that dataset_path names (README, Data access)"),
+    (r'or regenerate the reference with `python -m hanyi\.data\.vulca_embed_reference "\n\s*f"<human texts dir> '
+     r'--model <yours>`"', 'or regenerate the human reference (reference/human_embeddings.json) with that embedder"'),
 )  # fmt: skip
 
 
@@ -132,6 +134,11 @@ def rename(text: str, where: str) -> str:
         text = TOKEN_RE.sub(lambda m: label(m.group(0)), text)
     except SettingsRewriteError as exc:
         raise SettingsRewriteError(f"{where}: {exc}") from None
+    return reword(text)
+
+
+def reword(text: str) -> str:
+    """``text`` with the advice naming a hanyi command reworded (:data:`MESSAGES`)."""
     for pattern, replacement in MESSAGES:
         text = re.sub(pattern, replacement, text)
     return text
