@@ -46,6 +46,15 @@ REQUIRED = ("pun_sentence", "pun_phrase", "translation1", "translation2")
 
 #: The fields each task kind reads (a translation in the task's own language only): a row is skipped from a task
 #: only when one of *its* fields is empty, so one empty Korean translation leaves the pun in every other task.
+#: the hub columns :func:`expand_rows` reads for each kind (``expand`` converts no other: each column read is pages
+#: of the split's file the process touches, and a grounding doc needs under half of a row)
+READ_FIELDS = {
+    "grounding": ("pun_sentence", "pun_phrase", "alter_phrase", "pun_exp_image"),
+    "disambiguation": ("pun_sentence", "pun_phrase", "alter_phrase", "meaning1", "meaning2", "translation1",
+                       "translation2", "disamb_image1", "disamb_image2"),
+    "reconstruction": ("pun_sentence", "pun_phrase", "alter_phrase", "meaning1", "meaning2", "translation1",
+                       "translation2", "pun_exp_image"),
+}  # fmt: skip
 KIND_FIELDS = {
     "grounding": ("pun_sentence", "pun_phrase"),
     "disambiguation": ("pun_sentence", "translation1", "translation2"),
@@ -148,10 +157,10 @@ def expand(dataset, kind: str, split: str, lang: str | None = None, needs_image:
 
     if "pun_exp_image" in dataset.column_names:
         dataset = dataset.cast_column("pun_exp_image", datasets.Image(decode=False))
-    # the rows converted in one Arrow pass, not decoded one by one (17 -> 1.2 ms for 500 rows; the same dicts); a
-    # disambiguation doc does not carry the explanation image, so its bytes are not read
-    if kind == "disambiguation" and "pun_exp_image" in dataset.column_names:
-        dataset = dataset.remove_columns("pun_exp_image")
+    # the rows converted in one Arrow pass, not decoded one by one (17 -> 1.2 ms for 500 rows; the same dicts), and
+    # only the columns the kind reads (a disambiguation doc does not carry the explanation image: its bytes unread)
+    if kind in READ_FIELDS:  # an unknown kind is refused by expand_rows, naming it
+        dataset = dataset.select_columns([c for c in READ_FIELDS[kind] if c in dataset.column_names])
     tag = f"unpie {kind} {split}{'/' + lang if lang else ''}"
     store = store or (lambda part: part)
     parts, skipped, left_out, damaged, caption_gaps, n_docs = [], [], [], [], [], 0

@@ -31,7 +31,7 @@ def cvlue_process_docs(dataset):
         from hanyi.data.sources import resolve
 
         sha = _common.require_image_files(resolve("cvlue"), dataset["image_path"], _IMAGE_FIX)
-        return dataset.add_column("image_sha256", [sha.get(p) for p in dataset["image_path"]])  # logged per doc
+        return _common.add_mapped_column(dataset, "image_sha256", [sha.get(p) for p in dataset["image_path"]])
     return dataset
 
 

@@ -20,14 +20,17 @@ import datasets
 
 from hanyi.data import sources
 from hanyi.data import unpie as data
+from hanyi.tasks._common import MappedParts
 from hanyi.tasks.unpie import scoring
 
 
 def _expand_checked(dataset, kind, lang=None, needs_image=False, captions=False, split=None, text_only=False):
     scoring.require_backbones(kind)  # at task load, before any model call, once per process
     split = split or str(dataset.split)  # the split lmms-eval hands over (its test_split), as ``datasets`` names it
-    return data.expand(dataset, kind=kind, split=split, lang=lang, needs_image=needs_image, captions=captions,
-                       text_only=text_only)  # fmt: skip
+    with MappedParts(like=dataset) as parts:  # docs built in memory, images too: a file, mapped like the rows
+        docs = data.expand(dataset, kind=kind, split=split, lang=lang, needs_image=needs_image, captions=captions,
+                           text_only=text_only, store=parts.store)  # fmt: skip
+        return parts.finish(docs)
 
 
 #: ``(path, cache_dir) -> the heterographic split``, read once per process for all the tasks that score both splits;
