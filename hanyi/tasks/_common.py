@@ -58,12 +58,10 @@ def render(benchmark: str, template: str, **variables) -> str:
 
 
 def _render(benchmark: str, template: str, variables: dict, join) -> str:
-    if join is not None:
-        try:
-            return join(variables)
-        except KeyError:  # a name not passed (StrictUndefined's error, or a Jinja global): Jinja decides
-            return _template(benchmark, template).render(**variables)
-    return _template(benchmark, template).render(**variables)
+    try:
+        return join(variables) if join is not None else _template(benchmark, template).render(**variables)
+    except KeyError:  # a name not passed to a plain join (StrictUndefined's error, or a Jinja global): Jinja decides
+        return _template(benchmark, template).render(**variables)
 
 
 #: Names Jinja's compiled code may bind itself (``{{ self }}`` is the template), whatever the variables say.
@@ -323,110 +321,75 @@ def undecodable_images(dataset, column: str, id_field: str, threads: int = 4, di
 
 
 def memory_mapped(dataset, like):
-    """``dataset``, a table a ``process_docs`` built in memory, written once into the ``datasets`` cache folder of
-    ``like`` (the split it was built from) and returned memory-mapped from that file, as ``Dataset.map`` leaves its
-    results.
-
-    Why: a table built in memory (``Dataset.from_list``, ``add_column``) stays in Arrow's memory pool for the whole
-    run, once per task, image bytes included, where the harness's own splits are files the OS pages in and out. With
-    Arrow's default allocator (mimalloc) on transparent huge pages each touched 2 MB counts whole: 0.7 MB of UNPIE
-    grounding docs held 6 MB at 1,600 docs. The file is named by the sha256 of its bytes (``cache-hanyi-<sha>.arrow``,
-    which ``Dataset.cleanup_cache_files`` removes with datasets' own): the same docs map the same file run after run,
-    and another build never reads a stale one. A source with no cache file (itself in memory), a ``dataset`` with an
-    indices mapping, or a folder that cannot be written leaves ``dataset`` as it is (the numbers never depend on it).
-    """
+    """``dataset``, built in memory by a ``process_docs``, written beside ``like``'s file (the split it was built
+    from) and returned memory-mapped, as ``Dataset.map`` leaves its results: kept in Arrow's pool, docs (images too)
+    cost memory the whole run, and 2 MB a touched page on transparent huge pages (UNPIE grounding: 0.7 MB held 6 MB).
+    The file is named by its sha256 (``cache-hanyi-<sha>.arrow``: the same docs map the same file, other docs never a
+    stale one). An in-memory source, an indices mapping or an unwritable folder leaves ``dataset`` as it is."""
     import hashlib
-    import uuid
 
     import datasets
     import pyarrow as pa
 
-    files = like.cache_files
-    if not files or dataset._indices is not None or not len(dataset):
+    if not like.cache_files or dataset._indices is not None or not len(dataset):
         return dataset
-    folder = os.path.dirname(files[0]["filename"])
-    tmp = os.path.join(folder, f"tmp-hanyi-{uuid.uuid4().hex}.arrow")
+    folder, tmp = os.path.dirname(like.cache_files[0]["filename"]), None
     try:
-        table = _write_arrow(dataset, tmp)
+        tmp = _write_arrow(dataset, folder)
         digest = hashlib.sha256()
         with open(tmp, "rb") as f:
             for chunk in iter(lambda: f.read(1 << 20), b""):
                 digest.update(chunk)
         path = os.path.join(folder, f"cache-hanyi-{digest.hexdigest()[:32]}.arrow")
-        if os.path.exists(path):
-            os.remove(tmp)
-        else:
-            os.replace(tmp, path)  # atomic: a reader never maps half a file; a racing writer wrote the same bytes
-    except OSError as exc:  # a read-only cache (a shared mount): kept in memory, as before
-        from hanyi.logs import get_logger
-
-        get_logger(__name__).debug("docs kept in memory: %s is not writable: %s", folder, exc)
-        if os.path.exists(tmp):
+        os.replace(tmp, path)  # atomic: a reader never maps half a file, and a racing writer wrote the same bytes
+    except OSError:  # a read-only cache (a shared mount): kept in memory, as before
+        if tmp and os.path.exists(tmp):
             os.remove(tmp)
         return dataset
     info, split = dataset.info, dataset.split
-    del dataset, table  # the last references: the pool's pages go back to the OS below
+    del dataset  # the last reference: the pool's pages go back to the OS below
     pa.default_memory_pool().release_unused()
     return datasets.Dataset.from_file(path, info=info, split=split)
 
 
-def _write_arrow(dataset, path: str):
-    """Write ``dataset``'s table to ``path`` as an Arrow stream, the format ``Dataset.from_file`` maps; returns it."""
+def _write_arrow(dataset, folder: str) -> str:
+    """The path of a new temporary file of ``folder`` holding ``dataset``'s table (an Arrow stream, as mapped)."""
+    import uuid
+
     import pyarrow as pa
 
-    table = dataset.data.table
-    with pa.OSFile(path, "wb") as sink, pa.ipc.new_stream(sink, table.schema) as writer:
-        writer.write_table(table)
-    return table
+    path, table = os.path.join(folder, f"tmp-hanyi-{uuid.uuid4().hex}.arrow"), dataset.data.table
+    try:
+        with pa.OSFile(path, "wb") as sink, pa.ipc.new_stream(sink, table.schema) as writer:
+            writer.write_table(table)
+    except BaseException:
+        if os.path.exists(path):
+            os.remove(path)
+        raise
+    return path
 
 
-class MappedParts:
-    """A table a ``process_docs`` builds part by part: each part (``store``) goes to a temporary file in the cache
-    folder of ``like`` as soon as it is built, so that no more than one part is in memory; ``finish`` joins them into
-    one :func:`memory_mapped` file. The temporary files are removed on leaving the ``with`` block, whatever happened.
-    With no cache file beside which to write (``like`` in memory, a read-only folder), the parts stay in memory."""
+def spill(part, like, temporary: list):
+    """``part`` of a table built part by part, written to a temporary file beside ``like``'s (its path appended to
+    ``temporary``, which the caller removes) and mapped from it: one part in memory at a time."""
+    import datasets
 
-    def __init__(self, like):
-        self.like, self.temporary = like, []
-        self.folder = os.path.dirname(like.cache_files[0]["filename"]) if like.cache_files else None
-
-    def __enter__(self):
-        return self
-
-    def store(self, part):
-        import uuid
-
-        import datasets
-
-        if self.folder is None or part._indices is not None:
-            return part
-        path = os.path.join(self.folder, f"tmp-hanyi-{uuid.uuid4().hex}.arrow")
-        self.temporary.append(path)
-        try:
-            _write_arrow(part, path)
-        except OSError:
-            self.folder = None  # kept in memory from here on, as memory_mapped does
-            return part
-        return datasets.Dataset.from_file(path, info=part.info, split=part.split)
-
-    def finish(self, dataset):
-        return memory_mapped(dataset, like=self.like)
-
-    def __exit__(self, *exc):
-        for path in self.temporary:
-            if os.path.exists(path):
-                os.remove(path)
+    if not like.cache_files or part._indices is not None:
+        return part
+    try:
+        temporary.append(_write_arrow(part, os.path.dirname(like.cache_files[0]["filename"])))
+    except OSError:
+        return part
+    return datasets.Dataset.from_file(temporary[-1], info=part.info, split=part.split)
 
 
 def add_mapped_column(dataset, name: str, values: list):
-    """``dataset.add_column(name, values)`` with the new column memory-mapped (:func:`memory_mapped`) when
-    ``dataset`` is a file: the column alone is written, not the images beside it."""
+    """``dataset.add_column(name, values)``, the new column alone :func:`memory_mapped` beside ``dataset``'s file."""
     import datasets
 
     column = memory_mapped(datasets.Dataset.from_dict({name: values}), like=dataset)
-    if column.cache_files and dataset.cache_files:
-        base = dataset.flatten_indices() if dataset._indices is not None else dataset
-        return datasets.concatenate_datasets([base, column], axis=1)
+    if column.cache_files and dataset.cache_files:  # an indices mapping is flattened first, as add_column does
+        return datasets.concatenate_datasets([dataset, column], axis=1)
     return dataset.add_column(name, values)
 
 

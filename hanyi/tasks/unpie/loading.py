@@ -20,17 +20,22 @@ import datasets
 
 from hanyi.data import sources
 from hanyi.data import unpie as data
-from hanyi.tasks._common import MappedParts
+from hanyi.tasks._common import memory_mapped, spill
 from hanyi.tasks.unpie import scoring
 
 
 def _expand_checked(dataset, kind, lang=None, needs_image=False, captions=False, split=None, text_only=False):
     scoring.require_backbones(kind)  # at task load, before any model call, once per process
     split = split or str(dataset.split)  # the split lmms-eval hands over (its test_split), as ``datasets`` names it
-    with MappedParts(like=dataset) as parts:  # docs built in memory, images too: a file, mapped like the rows
+    temporary = []  # the parts' files: the docs are built in memory, images too, and mapped like the rows
+    try:
         docs = data.expand(dataset, kind=kind, split=split, lang=lang, needs_image=needs_image, captions=captions,
-                           text_only=text_only, store=parts.store)  # fmt: skip
-        return parts.finish(docs)
+                           text_only=text_only, store=lambda part: spill(part, dataset, temporary))  # fmt: skip
+        return memory_mapped(docs, like=dataset)
+    finally:
+        for path in temporary:
+            if os.path.exists(path):
+                os.remove(path)
 
 
 #: ``(path, cache_dir) -> the heterographic split``, read once per process for all the tasks that score both splits;
