@@ -120,6 +120,46 @@ def fake_judge():
     return sys.modules[name].serve_fake_judge
 
 
+_BENCH_SCRIPTS: dict = {}
+
+
+def load_bench_script(name: str):
+    """``benchmarks/<name>.py`` as a module, loaded by path once per session under the key ``hanyi_bench_<name>``.
+
+    Not under the bare name: a module registered as ``full_scale`` would pass for an installed package of that name
+    (tests/test_benchmark_commands.py checks that no script shadows one). The module stands in ``sys.modules`` only
+    while its body runs, which a dataclass under ``from __future__ import annotations`` needs (upstream_venvs.py);
+    left there, it would be the instance a script's own loader reuses (``served_cost.full_scale()`` adds its built-ins
+    only to a module it loads itself), so a test's load would change what another test sees. One instance serves
+    every test: tests change a script's globals only through ``monkeypatch``, which restores them.
+    """
+    import importlib.util
+    import sys
+
+    if name not in _BENCH_SCRIPTS:
+        key = f"hanyi_bench_{name}"
+        path = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "benchmarks", f"{name}.py")
+        spec = importlib.util.spec_from_file_location(key, path)
+        module = importlib.util.module_from_spec(spec)
+        before = sys.modules.get(key)
+        sys.modules[key] = module
+        try:
+            spec.loader.exec_module(module)
+        finally:
+            if before is None:
+                sys.modules.pop(key, None)
+            else:
+                sys.modules[key] = before
+        _BENCH_SCRIPTS[name] = module
+    return _BENCH_SCRIPTS[name]
+
+
+@pytest.fixture(scope="session")
+def bench_script():
+    """``load(name) -> module``: a script of benchmarks/ (see :func:`load_bench_script`)."""
+    return load_bench_script
+
+
 @pytest.fixture(scope="session")
 def llava_run(evaluate, task_manager, tiny_llava):
     """One tiny-LLaVA run (lmms-eval's own ``llava_hf``, chat path) of every benchmark group that exists."""

@@ -3,7 +3,6 @@ only that; and the bert-score encoder it checks is the one bert-score scores wit
 
 from __future__ import annotations
 
-import importlib.util
 import os
 
 import pytest
@@ -11,15 +10,6 @@ import pytest
 torch = pytest.importorskip("torch")
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
-
-def _script():
-    spec = importlib.util.spec_from_file_location(
-        "hanyi_bench_encode_invariance", os.path.join(REPO, "benchmarks", "encode_invariance.py")
-    )
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 class _Fake:
@@ -45,25 +35,25 @@ def _strings():
     return [f"{a}{b}x" for a in "abcdefgh" for b in "vwxyz"] + ["a much longer string"]
 
 
-def test_a_batch_independent_backbone_passes_every_check():
-    stats = _script().check(_Fake(), _strings())
+def test_a_batch_independent_backbone_passes_every_check(bench_script):
+    stats = bench_script("encode_invariance").check(_Fake(), _strings())
     assert {c: d for c, (d, _, _) in stats.items()} == dict.fromkeys(stats, 0)
     assert stats["batch"][1] == 19 and stats["position"][1] == 17 and stats["companions"][1] == 1
 
 
-def test_a_backbone_whose_bits_follow_the_batch_size_fails_batch_but_not_the_fixed_shape_checks():
-    stats = _script().check(_Fake(leak=1.0), _strings())
+def test_a_backbone_whose_bits_follow_the_batch_size_fails_batch_but_not_the_fixed_shape_checks(bench_script):
+    stats = bench_script("encode_invariance").check(_Fake(leak=1.0), _strings())
     assert stats["repeat"][0] == 0
     assert stats["batch"][0] == 19 and stats["batch"][2] > 0
     assert stats["position"][0] == 0 and stats["companions"][0] == 0  # same batch size: same bits
 
 
-def test_a_backbone_whose_bits_follow_the_position_fails_position():
-    stats = _script().check(_Fake(leak=1.0, by_position=True), _strings())
+def test_a_backbone_whose_bits_follow_the_position_fails_position(bench_script):
+    stats = bench_script("encode_invariance").check(_Fake(leak=1.0, by_position=True), _strings())
     assert stats["position"][0] > 0 and stats["repeat"][0] == 0
 
 
-def test_the_checked_bertscore_encoder_gives_bert_scores_own_embeddings(tmp_path):
+def test_the_checked_bertscore_encoder_gives_bert_scores_own_embeddings(tmp_path, bench_script):
     # the script's "bertscore" backbone must be what bert-score encodes with (ids and hidden states), else its
     # verdict would be about another computation
     pytest.importorskip("bert_score")
@@ -73,7 +63,7 @@ def test_the_checked_bertscore_encoder_gives_bert_scores_own_embeddings(tmp_path
     from bert_score.utils import get_bert_embedding
     from tiny_nli import build_tiny_nli
 
-    script = _script()
+    script = bench_script("encode_invariance")
     bb = script.Backbone("bertscore", build_tiny_nli(str(tmp_path / "tiny")))
     text = "The painting shows the Qing court in spring"
     ours = bb.encode([bb.ids(text)])[0]

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import subprocess
 import sys
@@ -11,13 +10,6 @@ import pytest
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SCRIPT = os.path.join(REPO, "benchmarks", "full_scale.py")
-
-
-def _full_scale():
-    spec = importlib.util.spec_from_file_location("hanyi_bench_full_scale", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def test_script_folder_does_not_shadow_the_multiprocess_package():
@@ -34,23 +26,23 @@ def test_script_folder_does_not_shadow_the_multiprocess_package():
     assert "benchmarks" not in proc.stdout
 
 
-def test_launch_helpers_come_from_benchmarks_multiprocess_under_their_own_name():
-    fs = _full_scale()
+def test_launch_helpers_come_from_benchmarks_multiprocess_under_their_own_name(bench_script):
+    fs = bench_script("full_scale")
     mp = fs.launch_helpers()
     assert mp.__file__ == os.path.join(REPO, "benchmarks", "multiprocess_parity.py")
     assert sys.modules.get("multiprocess") is not mp
     assert mp.launch_command("torchrun", 2)[1:3] == ["-m", "torch.distributed.run"]
 
 
-def test_processes_env_points_the_launch_at_the_full_size_data(monkeypatch):
-    fs = _full_scale()
+def test_processes_env_points_the_launch_at_the_full_size_data(monkeypatch, bench_script):
+    fs = bench_script("full_scale")
     monkeypatch.setenv("LMMS_EVAL_DATASETS_CACHE", "/tmp/hf-cache")
     env = fs.processes_env("cii", {"cii": "/data/cii-800"})
     assert env == {"HANYI_CII_DATA": "/data/cii-800", "LMMS_EVAL_DATASETS_CACHE": "/tmp/hf-cache"}
 
 
-def test_compare_processes_reports_differences_lost_and_duplicated_samples():
-    fs = _full_scale()
+def test_compare_processes_reports_differences_lost_and_duplicated_samples(bench_script):
+    fs = bench_script("full_scale")
     one = ({"cii_none": {"acc,none": 0.6, "miss_rate,none": 0.1}}, {"cii_none": [0, 1, 2]}, 30.0)
     same = fs.compare_processes(
         one, ({"cii_none": {"acc,none": 0.6, "miss_rate,none": 0.1}}, {"cii_none": [0, 1, 2]}, 40.0)
@@ -70,8 +62,8 @@ def test_compare_processes_reports_differences_lost_and_duplicated_samples():
     assert (other["lost"], other["dupes"], other["samples"]) == (1, 1, 3)
 
 
-def test_slope_is_the_least_squares_line_over_the_fastest_run_at_each_size():
-    fs = _full_scale()
+def test_slope_is_the_least_squares_line_over_the_fastest_run_at_each_size(bench_script):
+    fs = bench_script("full_scale")
     assert fs.least_squares([(100, 1.5), (200, 2.5), (400, 4.5)]) == (0.01, 0.5)
     # round 0 ran at 100 and 400 docs, round 1 too, slower at 400 (noise only adds time): the fastest at each size
     # gives 1.5 s and 4.5 s, a slope of 10 s per 1,000 docs; each round alone gives its own slope for the spread
@@ -97,8 +89,8 @@ def test_slope_is_the_least_squares_line_over_the_fastest_run_at_each_size():
         fs.least_squares([(100, 1.0), (100, 2.0)])
 
 
-def test_slope_cases_pair_ours_with_the_built_ins_at_each_size():
-    fs = _full_scale()
+def test_slope_cases_pair_ours_with_the_built_ins_at_each_size(bench_script):
+    fs = bench_script("full_scale")
     cases = fs.slope_cases([1, 4], only={"cii", "mmstar"})
     assert cases == {"mcq": [("cii@800", "cii", 800), ("mmstar@800", "mmstar", 800), ("cii@3200", "cii", 3200),
                              ("mmstar@3200", "mmstar", 3200)]}  # fmt: skip
@@ -107,12 +99,12 @@ def test_slope_cases_pair_ours_with_the_built_ins_at_each_size():
     assert fs.case_tasks("mmstar@800", {"mmstar@800": "/d"}) == [{"task": "mmstar", "dataset_path": "/d"}]
 
 
-def test_each_judged_pair_decodes_the_same_kind_of_image_on_both_sides(tmp_path):
+def test_each_judged_pair_decodes_the_same_kind_of_image_on_both_sides(tmp_path, bench_script):
     """The replay model decodes every image: a built-in with PNGs against Pun Rebus's JPEGs (3.5 times the decode at
     48 px) would count a codec as task code. Each target's built-in gets the image format of the case it judges."""
     import datasets
 
-    fs = _full_scale()
+    fs = bench_script("full_scale")
     assert fs.SLOPE_TARGET["punrebus_matching"] == "mmstar_jpeg" and fs.SLOPE_TARGET["cii"] == "mmstar"
     assert fs.case_tasks("mmstar_jpeg@8", {"mmstar_jpeg@8": "/d"}) == [{"task": "mmstar", "dataset_path": "/d"}]
     assert fs.builtin_folder("mmstar_jpeg@8") == fs.builtin_folder("mmstar@8")
@@ -138,14 +130,14 @@ def test_help_is_fast_and_imports_no_harness():
     assert not {"lmms_eval", "torch", "datasets", "hanyi.data"} & imported
 
 
-def test_ii_bench_reads_cii_benchs_own_rows_so_the_pair_compares_task_code(tmp_path):
+def test_ii_bench_reads_cii_benchs_own_rows_so_the_pair_compares_task_code(tmp_path, bench_script):
     """The cii / ii_bench slope pair: both sides decode the same 19 fields and pictures (ii_bench adds its target
     column, ``answers``), in the order cii_none reads them (test, then dev)."""
     import datasets
 
     from hanyi.data.build_samples import build_full
 
-    fs = _full_scale()
+    fs = bench_script("full_scale")
     rows = fs.ii_bench_rows_of_cii(str(tmp_path), 40)
     cii = build_full(("cii",), str(tmp_path), {"cii": 40})["cii"]
     ours = datasets.load_dataset(
@@ -157,7 +149,7 @@ def test_ii_bench_reads_cii_benchs_own_rows_so_the_pair_compares_task_code(tmp_p
     assert [r["id"].split("-")[0] for r in rows][-1] == "dev"
 
 
-def test_cpu_seconds_slope_is_judged_beside_the_wall_one_on_the_same_rows_pair():
-    fs = _full_scale()
+def test_cpu_seconds_slope_is_judged_beside_the_wall_one_on_the_same_rows_pair(bench_script):
+    fs = bench_script("full_scale")
     assert fs.SAME_ROWS_BOUND == {("cii", "ii_bench"): 1.10}
     assert ("cii", "ii_bench") in fs.RELEASE_SLOPES  # still named by the slope rule; judged against the fixed bound

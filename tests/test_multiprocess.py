@@ -40,15 +40,6 @@ def _model_metric_env(tmp) -> dict:
     }
 
 
-def _bench():
-    spec = importlib.util.spec_from_file_location(
-        "hanyi_bench_multiprocess", f"{REPO}/benchmarks/multiprocess_parity.py"
-    )
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def test_replay_model_has_a_device_on_every_rank(tmp_path):
     # lmms-eval's evaluator reads lm.device on every rank of an N-process run to gather request counts; replay
     # crashed with "'ReplayModel' object has no attribute 'device'".
@@ -69,8 +60,8 @@ def test_replay_model_has_a_device_on_every_rank(tmp_path):
     assert model.device == torch.device("meta")
 
 
-def test_records_cover_every_task_of_every_group(tmp_path):
-    bench = _bench()
+def test_records_cover_every_task_of_every_group(tmp_path, bench_script):
+    bench = bench_script("multiprocess_parity")
     tasks = bench.leaf_tasks(GROUPS)
     assert "punrebus_matching" in tasks and "cii_ctc" in tasks and "cvlue_ir_rerank" in tasks
     path = bench.write_records(str(tmp_path / "r.jsonl"), tasks, docs_per_task=3)
@@ -81,9 +72,9 @@ def test_records_cover_every_task_of_every_group(tmp_path):
 
 
 @pytest.fixture(scope="module")
-def replay_launches(tmp_path_factory, fake_judge):
+def replay_launches(tmp_path_factory, fake_judge, bench_script):
     """``{launcher: (metrics, samples, wall_s, judge_requests)}`` for single, torchrun and accelerate."""
-    bench = _bench()
+    bench = bench_script("multiprocess_parity")
     tmp = tmp_path_factory.mktemp("multiprocess")
     records = bench.write_records(str(tmp / "records.jsonl"), bench.leaf_tasks(GROUPS))
     model_env = _model_metric_env(tmp)
@@ -117,8 +108,8 @@ def replay_launches(tmp_path_factory, fake_judge):
 
 @pytest.mark.slow
 @pytest.mark.parametrize("launcher", ["torchrun", "accelerate"])
-def test_two_processes_give_the_single_process_metrics(replay_launches, launcher):
-    bench = _bench()
+def test_two_processes_give_the_single_process_metrics(replay_launches, launcher, bench_script):
+    bench = bench_script("multiprocess_parity")
     single, multi = replay_launches["single"], replay_launches[launcher]
     assert len(single[0]) > 50, sorted(single[0])  # every task and group reported (56; UNPIE: 18 tasks, 3 groups)
     # the model- and judge-based metrics were computed, so their parity is checked too
@@ -148,8 +139,8 @@ def test_two_processes_send_every_judge_request_once(replay_launches, launcher):
 
 
 @pytest.mark.slow
-def test_tiny_llava_under_accelerate_gives_the_single_process_metrics(tiny_llava, tmp_path):
-    bench = _bench()
+def test_tiny_llava_under_accelerate_gives_the_single_process_metrics(tiny_llava, tmp_path, bench_script):
+    bench = bench_script("multiprocess_parity")
     groups = ("punrebus", "cvlue", "cii", "unpie", "vulca")  # the demo's groups
     runs = {}
     for launcher in ("single", "accelerate"):

@@ -1,19 +1,11 @@
 """benchmarks/punrebus_parity.py: the "official" path is independent of hanyi's lemmatiser (review defect 6)."""
 
-import importlib.util
-import os
-
 import pytest
-
-SCRIPT = os.path.join(os.path.dirname(__file__), "..", "benchmarks", "punrebus_parity.py")
 
 
 @pytest.fixture(scope="module")
-def parity():
-    spec = importlib.util.spec_from_file_location("punrebus_parity", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+def parity(bench_script):
+    return bench_script("punrebus_parity")
 
 
 def test_official_path_uses_the_lemmatiser_it_is_given_not_hanyis(parity, monkeypatch):

@@ -1,21 +1,14 @@
 """benchmarks/served_memory.py: the per-doc memory figure is a slope over three sizes and rounds, with its spread,
 and a verdict is called resolved only where the distance to the limit exceeds the noise."""
 
-import importlib.util
 import math
-import os
 
 import pytest
 
-SCRIPT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "benchmarks", "served_memory.py")
-
 
 @pytest.fixture(scope="module")
-def sm():
-    spec = importlib.util.spec_from_file_location("hanyi_bench_served_memory", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+def sm(bench_script):
+    return bench_script("served_memory")
 
 
 def _run(docs, rnd, start, peak, scored=None, imports=None):

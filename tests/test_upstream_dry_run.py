@@ -4,28 +4,15 @@ upstream CI's task test is given, how a pull request's data is pointed at a loca
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import subprocess
-import sys
 
 import pytest
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from tests.conftest import load_bench_script
 
-
-def _load(name: str):
-    path = os.path.join(ROOT, "benchmarks", f"{name}.py")
-    key = f"hanyi_bench_{name}"  # the bare name in sys.modules would pass for an installed package of that name
-    spec = importlib.util.spec_from_file_location(key, path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules.setdefault(key, module)
-    spec.loader.exec_module(module)
-    return module
-
-
-dry = _load("upstream_dry_run")
-uv = _load("upstream_venvs")
+dry = load_bench_script("upstream_dry_run")
+uv = load_bench_script("upstream_venvs")
 
 
 def _git(cwd, *args):

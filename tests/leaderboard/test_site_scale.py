@@ -3,7 +3,6 @@ is written, no HTML page is over 1 MB, and a section's table shows its top rows 
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import re
 
@@ -12,16 +11,10 @@ import pytest
 from hanyi.leaderboard import pages
 from hanyi.leaderboard.site import write_site
 
-SCALE = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "benchmarks",
-                     "leaderboard_scale.py")  # fmt: skip
-
 
 @pytest.fixture(scope="module")
-def big_site(tmp_path_factory):
-    spec = importlib.util.spec_from_file_location("leaderboard_scale", SCALE)
-    scale = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(scale)
-    board = scale.synthetic_board(1000, benchmarks=("cii",))
+def big_site(tmp_path_factory, bench_script):
+    board = bench_script("leaderboard_scale").synthetic_board(1000, benchmarks=("cii",))
     out = tmp_path_factory.mktemp("big")
     written = write_site(board, str(out))
     return out, [p for p in written if p.endswith(".html")]
