@@ -218,6 +218,16 @@ def child(args) -> None:
         json.dump(out, f)
 
 
+def same_counts(ours, builtin, tolerance: float = 0.01) -> bool:
+    """Whether two runs' doc counts match (within 1 %): a memory slope depends on its range (the growth per extra doc
+    is larger between more docs), so two slopes are compared only over the same counts.
+
+    >>> same_counts([5376, 21507], [5377, 21507]), same_counts([1000, 4000], [5377, 21507])
+    (True, False)
+    """
+    return len(ours) == len(builtin) and all(abs(x - y) <= tolerance * max(y, 1) for x, y in zip(ours, builtin))
+
+
 def run_case(case: str, data: dict, workdir: str, base_url: str, concurrency: int) -> dict | None:
     fs = full_scale()
     out = os.path.join(workdir, f"{case}.served.json")
@@ -356,10 +366,12 @@ def main() -> None:
         ok = "PASS" if a["hooks"] <= args.budget_ms else "FAIL"
         print(f"{ok}  {case}: {a['hooks']:.3f} ms of hanyi's own work per doc (budget {args.budget_ms} ms)")
         limit = 1.5 * max(b["rss_kb_per_doc"], 0.0) + 1.0
-        ok = "PASS" if a["rss_kb_per_doc"] <= limit else "FAIL"
+        ok = ("PASS" if a["rss_kb_per_doc"] <= limit else "FAIL") if same_counts(a["sizes"], b["sizes"]) else "info"
         print(f"{ok}  {case}: peak RSS {a['rss_kb_per_doc']:.2f} KB per extra doc vs {target} "
               f"{b['rss_kb_per_doc']:.2f} (at most {limit:.2f}: flat in the number of docs; two sizes, one reading "
-              f"each: benchmarks/served_memory.py gives the slope over three sizes with its spread)")  # fmt: skip
+              f"each: benchmarks/served_memory.py gives the slope over three sizes with its spread"
+              + ("" if ok != "info" else f"; no verdict: {'/'.join(map(str, a['sizes']))} docs against "
+                 f"{'/'.join(map(str, b['sizes']))}, and the growth per doc depends on the range") + ")")  # fmt: skip
     with open(os.path.join(workdir, "served_cost.json"), "w") as f:
         json.dump({"runs": runs, "figures": figures}, f, indent=1)
     print(f"raw figures: {os.path.join(workdir, 'served_cost.json')}")
