@@ -324,8 +324,9 @@ def memory_mapped(dataset, like):
     """``dataset``, built in memory by a ``process_docs``, written beside ``like``'s file (the split it was built
     from) and returned memory-mapped, as ``Dataset.map`` leaves its results: kept in Arrow's pool, docs (images too)
     cost memory the whole run, and 2 MB a touched page on transparent huge pages (UNPIE grounding: 0.7 MB held 6 MB).
-    The file is named by its sha256 (``cache-hanyi-<sha>.arrow``: the same docs map the same file, other docs never a
-    stale one). An in-memory source, an indices mapping or an unwritable folder leaves ``dataset`` as it is."""
+    The file is named by its sha256 (a ``cache-`` file, as datasets names its own): the same docs map the same file,
+    other docs never a stale one. An in-memory source, an indices mapping or an unwritable folder leaves ``dataset``
+    as it is."""
     import hashlib
 
     import datasets
