@@ -46,7 +46,13 @@ REQUIRED = ("pun_sentence", "pun_phrase", "translation1", "translation2")
 
 #: The fields each task kind reads (a translation in the task's own language only): a row is skipped from a task
 #: only when one of *its* fields is empty, so one empty Korean translation leaves the pun in every other task.
-#: the hub columns :func:`expand_rows` reads for each kind (``expand`` converts no other: each column read is pages
+KIND_FIELDS = {
+    "grounding": ("pun_sentence", "pun_phrase"),
+    "disambiguation": ("pun_sentence", "translation1", "translation2"),
+    "reconstruction": ("pun_sentence", "pun_phrase", "translation1", "translation2"),
+}
+
+#: The hub columns :func:`expand_rows` reads for each kind (``expand`` converts no other: each column read is pages
 #: of the split's file the process touches, and a grounding doc needs under half of a row)
 READ_FIELDS = {
     "grounding": ("pun_sentence", "pun_phrase", "alter_phrase", "pun_exp_image"),
@@ -55,11 +61,6 @@ READ_FIELDS = {
     "reconstruction": ("pun_sentence", "pun_phrase", "alter_phrase", "meaning1", "meaning2", "translation1",
                        "translation2", "pun_exp_image"),
 }  # fmt: skip
-KIND_FIELDS = {
-    "grounding": ("pun_sentence", "pun_phrase"),
-    "disambiguation": ("pun_sentence", "translation1", "translation2"),
-    "reconstruction": ("pun_sentence", "pun_phrase", "translation1", "translation2"),
-}
 
 
 def row_problems(row: dict, kind: str | None = None, lang: str | None = None) -> list[str]:
