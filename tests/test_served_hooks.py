@@ -167,8 +167,8 @@ TOKENS = [
 @settings(max_examples=1500, deadline=None)
 @given(st.lists(st.sampled_from(TOKENS), max_size=10).map("".join))
 def test_a_plain_line_reads_as_the_paper_extraction_under_the_full_robust_rule(response):
-    """Where ``plain_line`` holds, the robust rule in full gives the paper extraction's answer (the task then reuses
-    it), and ``extract_after_preamble`` equals its full rule on every text."""
+    """Where the plain-line pattern holds, the robust rule in full gives the paper extraction's answer (the shortcut
+    ``extract_after_preamble`` takes), and ``extract_after_preamble`` equals its full rule on every text."""
     import unicodedata
 
     from hanyi.metrics import free_text
@@ -176,16 +176,25 @@ def test_a_plain_line_reads_as_the_paper_extraction_under_the_full_robust_rule(r
     labels = ("answer",)
     full = free_text._after_preamble(unicodedata.normalize("NFC", response), labels)
     assert free_text.extract_after_preamble(response, labels) == full
-    if free_text.plain_line(response):
+    if plain_line(response):
         assert full == free_text.extract_labelled_answer(response, labels)
 
 
-def test_plain_line_cases():
+def plain_line(response) -> bool:
+    """Whether ``extract_after_preamble`` takes its shortcut on ``response`` (the pattern on its NFC text)."""
+    import unicodedata
+
     from hanyi.metrics import free_text
 
-    assert free_text.plain_line("cut") and free_text.plain_line(" «Er kam.» ") and free_text.plain_line("")
+    if not isinstance(response, str):
+        return False
+    return free_text._PLAIN_LINE.fullmatch(unicodedata.normalize("NFC", response)) is not None
+
+
+def test_plain_line_cases():
+    assert plain_line("cut") and plain_line(" «Er kam.» ") and plain_line("")
     for text in ("a\nb", "**cut**", "answer: cut", "`cut`", "> cut", "---", "a\u2028b", "\u1fef", None):
-        assert not free_text.plain_line(text), text
+        assert not plain_line(text), text
 
 
 BLOCKS = [

@@ -116,7 +116,7 @@ def extract_after_preamble(response: str, labels: Iterable[str] = ("answer",)) -
     if not isinstance(response, str):
         return ""
     text = unicodedata.normalize("NFC", response)
-    if _PLAIN_LINE.fullmatch(text):  # the rules below would leave it as it is (see plain_line)
+    if _PLAIN_LINE.fullmatch(text):  # the rules below would leave it as it is (see _PLAIN_LINE)
         return extract_labelled_answer(text, labels)
     return _after_preamble(text, labels)
 
@@ -132,21 +132,10 @@ def _after_preamble(text: str, labels: Iterable[str]) -> str:
 
 
 #: One line with nothing the preamble rules read: no line break (``str.splitlines``' own set), no emphasis, heading,
-#: quote, fence or backtick character, no colon.
+#: quote, fence or backtick character, no colon. On such a text the rules leave one stripped line with no label to
+#: find, which :func:`extract_labelled_answer` reads as they would (tested against the full rules in
+#: ``tests/test_served_hooks.py``): most answers skip the rules.
 _PLAIN_LINE = re.compile("[^\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029*_#>`:：=-]*")
-
-
-def plain_line(response: str) -> bool:
-    """True when :func:`extract_after_preamble` reads ``response`` exactly as :func:`extract_labelled_answer` does.
-
-    On such a text there is one line (no preamble line to skip), no markdown to drop, no fence, and no colon for an
-    inline label; what remains is ``extract_labelled_answer`` of the stripped line, which is the same answer (NFC
-    text stripped of edge whitespace is still NFC). Tested against the full rule in ``tests/test_served_hooks.py``.
-
-    >>> plain_line("Er kam."), plain_line("Here is the answer:\\nEr kam.")
-    (True, False)
-    """
-    return isinstance(response, str) and _PLAIN_LINE.fullmatch(unicodedata.normalize("NFC", response)) is not None
 
 
 def normalise_answer(text: str) -> str:

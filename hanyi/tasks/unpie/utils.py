@@ -86,8 +86,7 @@ def unpie_grounding_process_results(doc, results):
     item["exact_match_strict"] = float(free_text.exact_match_strict(response, gold))  # logged for the breakdowns
     # lenient accepts every exact match; the same answer after a preamble scores the same
     item["exact_match_lenient"] = float(correct or free_text.exact_match_lenient(pred, gold, doc["pun_sentence"]))
-    # one plain line: the robust rule reads it as the paper's does (free_text.plain_line)
-    robust = pred if free_text.plain_line(response) else free_text.extract_after_preamble(response, pred_labels)
+    robust = free_text.extract_after_preamble(response, pred_labels)  # a plain line: the paper's reading, at once
     correct_robust = correct if robust == pred else free_text.exact_match(robust, gold)
     return {
         "exact_match": item,
