@@ -164,24 +164,24 @@ def undecodable(data) -> str | None:
         return f"{type(exc).__name__}: {str(exc)[:120]}"
 
 
-_CHECKED: dict = {}
+_CHECKED: dict = {}  # {pixel limit: {sha256 digest, or a file's (path, size, mtime): answer}}: 0.1 KB an image
 
 
 def checked(data) -> tuple:
     """``(reason, sha256)``: :func:`undecodable`, once per image content and pixel limit in the process (bytes by
     sha256, a file by path, size and mtime): an image that several tasks use is checked once; the sha256 of
     the bytes read is what tasks log, so paired runs are matched on the same pixels."""
-    limit = max_pixels()
+    seen = _CHECKED.setdefault(max_pixels(), {})
     if isinstance(data, (bytes, bytearray)):
-        key = (limit, hashlib.sha256(data).hexdigest())
-    elif isinstance(data, str) and os.path.isfile(data):
-        key = (limit, data, os.stat(data).st_size, os.stat(data).st_mtime_ns)
-    else:
+        if (digest := hashlib.sha256(data).digest()) not in seen:  # the digest kept, its hex made when asked
+            seen[digest] = undecodable(data)
+        return seen[digest], digest.hex()
+    if not (isinstance(data, str) and os.path.isfile(data)):
         return undecodable(data), None
-    if key not in _CHECKED:
-        blob = Path(data).read_bytes() if isinstance(data, str) else data  # a file: read once, checked and hashed
-        _CHECKED[key] = (undecodable(blob), key[1] if len(key) == 2 else hashlib.sha256(blob).hexdigest())
-    return _CHECKED[key]
+    if (key := (data, os.stat(data).st_size, os.stat(data).st_mtime_ns)) not in seen:
+        blob = Path(data).read_bytes()  # read once, checked and hashed
+        seen[key] = (undecodable(blob), hashlib.sha256(blob).hexdigest())
+    return seen[key]
 
 
 def check_images(work: list[tuple], threads: int = 4, digests: dict | None = None) -> list[tuple]:

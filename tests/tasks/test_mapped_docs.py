@@ -141,3 +141,48 @@ def test_a_digest_column_is_mapped_alone_and_equals_add_column(split):
     assert mapped.select_columns(["pun_sentence"]).to_list() == plain.select_columns(["pun_sentence"]).to_list()
     written = [f for f in mapped.cache_files if "cache-hanyi-" in f["filename"]]
     assert len(written) == 1 and os.path.getsize(written[0]["filename"]) < 64 * len(split) * 2  # not the images
+
+
+def test_the_docs_are_built_from_the_system_allocator_and_the_default_pool_comes_back(split, monkeypatch):
+    """mimalloc, pyarrow's default pool, keeps freed pages counted in the process's memory; the parts of a docs
+    table are built from the system allocator (loading._system_pool), the pool before it back after, a failure too."""
+    import pyarrow as pa
+
+    before, seen = pa.default_memory_pool().backend_name, []
+    expand = data.expand
+    monkeypatch.setattr(
+        data, "expand", lambda *a, **k: seen.append(pa.default_memory_pool().backend_name) or expand(*a, **k)
+    )
+    docs = loading.unpie_grounding_split_docs(split)
+    assert seen == ["system"] and pa.default_memory_pool().backend_name == before and len(docs) == 10
+    monkeypatch.setattr(data, "expand", lambda *a, **k: (_ for _ in ()).throw(RuntimeError("a failed build")))
+    with pytest.raises(RuntimeError, match="a failed build"):
+        loading.unpie_grounding_split_docs(split)
+    assert pa.default_memory_pool().backend_name == before
+    with loading._system_pool():
+        table = pa.table({"a": list(range(1000))})  # built in the block, freed after it: by the pool it came from
+    assert table.column("a").to_pylist()[-1] == 999 and pa.default_memory_pool().backend_name == before
+
+
+def test_the_heterographic_split_is_remembered_by_its_files_not_held(hub, split, tmp_path, monkeypatch):
+    """The both-splits tasks read the heterographic split once per process; what is kept is its files, mapped anew
+    per task, so that the pages a build touched go with its docs (a kept split held them for the whole run)."""
+    from hanyi.data import sources
+
+    monkeypatch.setattr(sources, "resolve", lambda bench: str(hub / "data"))
+    monkeypatch.setenv("LMMS_EVAL_DATASETS_CACHE", str(tmp_path / "cache"))
+    loading._heterographic_files.cache_clear()
+    docs = loading.unpie_grounding_docs(split)
+    kept = loading._heterographic_files(str(hub / "data"), str(tmp_path / "cache"))
+    hetero = datasets.load_dataset(
+        str(hub / "data"), "default", split="heterographic", cache_dir=str(tmp_path / "cache")
+    )
+    assert kept[0] == tuple(f["filename"] for f in hetero.cache_files) and kept[1] == hetero.info
+    assert loading._heterographic_files.cache_info().currsize == 1
+    expected = [data.expand(s, "grounding", name) for s, name in ((split, "homographic"), (hetero, "heterographic"))]
+    assert as_rows(docs) == as_rows(expected[0]) + as_rows(expected[1])
+    loading._heterographic_files.cache_clear()
+    in_memory = datasets.Dataset.from_list(hetero.to_list(), features=hetero.features)  # no file to map anew
+    monkeypatch.setattr(loading.datasets, "load_dataset", lambda *a, **k: in_memory)
+    assert loading._heterographic("x", None) is in_memory
+    loading._heterographic_files.cache_clear()

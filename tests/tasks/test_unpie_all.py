@@ -225,7 +225,7 @@ def test_a_hub_id_reads_the_heterographic_split_from_the_same_dataset_and_cache(
     monkeypatch.setattr(loading.datasets, "load_dataset", fake_load_dataset)
     monkeypatch.setattr(loading.scoring, "require_backbones", lambda kind: None)
     monkeypatch.setenv("LMMS_EVAL_DATASETS_CACHE", str(tmp_path / "cache"))
-    loading._heterographic.cache_clear()
+    loading._heterographic_files.cache_clear()
     docs = loading.unpie_grounding_docs(local["homographic"])
     assert loading.unpie_reconstruction_de_docs(local["homographic"]) is not None  # another task: read once
     assert calls == [("some-org/unpie", "default", "heterographic", str(tmp_path / "cache"), {})]
@@ -234,4 +234,4 @@ def test_a_hub_id_reads_the_heterographic_split_from_the_same_dataset_and_cache(
     monkeypatch.delenv("LMMS_EVAL_DATASETS_CACHE")
     loading.unpie_grounding_docs(local["homographic"])
     assert calls[-1][3] is None and len(calls) == 2
-    loading._heterographic.cache_clear()
+    loading._heterographic_files.cache_clear()

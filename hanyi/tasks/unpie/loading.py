@@ -13,6 +13,7 @@ without its image); the caption (``_sm``) tasks keep them and attach each doc's 
 counted in ``caption_missing`` and left out of every score).
 """
 
+import contextlib
 import functools
 import os
 
@@ -24,25 +25,57 @@ from hanyi.tasks._common import memory_mapped, spill
 from hanyi.tasks.unpie import scoring
 
 
+@contextlib.contextmanager
+def _system_pool():
+    """Arrow's allocations in the block (``datasets`` building the docs' parts: ``pa.array`` without a pool) from the
+    system allocator, the pool before it back after. pyarrow 26's default, mimalloc, keeps the pages of freed buffers
+    counted in the process's memory for the rest of the run (``release_unused`` marks them free; the kernel takes them
+    only under pressure): UNPIE grounding's docs built part by part left 0.75 KB a doc of them, the system allocator
+    0.2. A buffer still alive when the block ends is freed by the pool it came from."""
+    import pyarrow as pa
+
+    before = pa.default_memory_pool()
+    pa.set_memory_pool(pa.system_memory_pool())
+    try:
+        yield
+    finally:
+        pa.set_memory_pool(before)
+
+
 def _expand_checked(dataset, kind, lang=None, needs_image=False, captions=False, split=None, text_only=False):
     scoring.require_backbones(kind)  # at task load, before any model call, once per process
     split = split or str(dataset.split)  # the split lmms-eval hands over (its test_split), as ``datasets`` names it
     temporary = []  # the parts' files: the docs are built in memory, images too, and mapped like the rows
     try:
-        docs = data.expand(dataset, kind=kind, split=split, lang=lang, needs_image=needs_image, captions=captions,
-                           text_only=text_only, store=lambda part: spill(part, dataset, temporary))  # fmt: skip
-        return memory_mapped(docs, like=dataset)
+        with _system_pool():  # the parts' buffers go back to the OS when freed
+            docs = data.expand(dataset, kind=kind, split=split, lang=lang, needs_image=needs_image, captions=captions,
+                               text_only=text_only, store=lambda part: spill(part, dataset, temporary))  # fmt: skip
+            return memory_mapped(docs, like=dataset)
     finally:
         for path in temporary:
             if os.path.exists(path):
                 os.remove(path)
 
 
-#: ``(path, cache_dir) -> the heterographic split``, read once per process for all the tasks that score both splits;
-#: ``cache_dir``: lmms-eval's datasets cache ``$LMMS_EVAL_DATASETS_CACHE`` when set, else ``datasets``' default.
-_heterographic = functools.lru_cache(maxsize=4)(
-    lambda path, cache: datasets.load_dataset(path, "default", split="heterographic", cache_dir=cache)
-)
+@functools.lru_cache(maxsize=4)
+def _heterographic_files(path, cache):
+    """The heterographic split's files and info, read once per process for all the tasks that score both splits
+    (``cache``: lmms-eval's datasets cache ``$LMMS_EVAL_DATASETS_CACHE`` when set, else ``datasets``' default); the
+    split itself where it has no file. Not the split: a mapped split kept here kept every page its docs' build
+    touched (explanation images included) resident for the whole run; mapped anew per task, they go with it."""
+    split = datasets.load_dataset(path, "default", split="heterographic", cache_dir=cache)
+    if not split.cache_files or split._indices is not None:
+        return split
+    return tuple(f["filename"] for f in split.cache_files), split.info
+
+
+def _heterographic(path, cache):
+    found = _heterographic_files(path, cache)
+    if isinstance(found, datasets.Dataset):
+        return found
+    files, info = found
+    parts = [datasets.Dataset.from_file(f, info=info, split="heterographic") for f in files]
+    return parts[0] if len(parts) == 1 else datasets.concatenate_datasets(parts)
 
 
 def _both_checked(homographic, kind, lang=None, needs_image=False, captions=False, text_only=False):
