@@ -164,6 +164,29 @@ def test_the_docs_are_built_from_the_system_allocator_and_the_default_pool_comes
     assert table.column("a").to_pylist()[-1] == 999 and pa.default_memory_pool().backend_name == before
 
 
+def test_builds_in_several_threads_leave_the_default_pool_as_it_was():
+    """The default pool is the process's: without the lock a second build saved the first's system pool as "before"
+    and put it back last, leaving the whole run on it."""
+    import threading
+    import time
+
+    import pyarrow as pa
+
+    before, inside = pa.default_memory_pool().backend_name, []
+
+    def build():
+        with loading._system_pool():
+            inside.append(pa.default_memory_pool().backend_name)
+            time.sleep(0.02)
+
+    threads = [threading.Thread(target=build) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert inside == ["system"] * 4 and pa.default_memory_pool().backend_name == before
+
+
 def test_the_heterographic_split_is_remembered_by_its_files_not_held(hub, split, tmp_path, monkeypatch):
     """The both-splits tasks read the heterographic split once per process; what is kept is its files, mapped anew
     per task, so that the pages a build touched go with its docs (a kept split held them for the whole run)."""
