@@ -205,6 +205,14 @@ def test_the_heterographic_split_is_remembered_by_its_files_not_held(hub, split,
     expected = [data.expand(s, "grounding", name) for s, name in ((split, "homographic"), (hetero, "heterographic"))]
     assert as_rows(docs) == as_rows(expected[0]) + as_rows(expected[1])
     loading._heterographic_files.cache_clear()
+    halves = [hetero.select(range(0, 4)).flatten_indices(), hetero.select(range(4, len(hetero))).flatten_indices()]
+    for i, half in enumerate(halves):  # a split of several shards (a large one, as datasets writes it)
+        half.save_to_disk(str(tmp_path / f"shard{i}"))
+    sharded = datasets.concatenate_datasets([datasets.load_from_disk(str(tmp_path / f"shard{i}")) for i in (0, 1)])
+    assert len(sharded.cache_files) == 2
+    monkeypatch.setattr(loading.datasets, "load_dataset", lambda *a, **k: sharded)
+    assert as_rows(loading._heterographic("y", None)) == as_rows(hetero)
+    loading._heterographic_files.cache_clear()
     in_memory = datasets.Dataset.from_list(hetero.to_list(), features=hetero.features)  # no file to map anew
     monkeypatch.setattr(loading.datasets, "load_dataset", lambda *a, **k: in_memory)
     assert loading._heterographic("x", None) is in_memory
