@@ -334,14 +334,14 @@ def memory_mapped(dataset, like):
 
     if not like.cache_files or dataset._indices is not None or not len(dataset):
         return dataset
-    folder, tmp = os.path.dirname(like.cache_files[0]["filename"]), None
+    tmp = None
     try:
-        tmp = _write_arrow(dataset, folder)
+        tmp = _write_arrow(dataset, like)
         digest = hashlib.sha256()
         with open(tmp, "rb") as f:
             for chunk in iter(lambda: f.read(1 << 20), b""):
                 digest.update(chunk)
-        path = os.path.join(folder, f"cache-hanyi-{digest.hexdigest()[:32]}.arrow")
+        path = os.path.join(os.path.dirname(tmp), f"cache-hanyi-{digest.hexdigest()[:32]}.arrow")
         os.replace(tmp, path)  # atomic: a reader never maps half a file, and a racing writer wrote the same bytes
     except OSError:  # a read-only cache (a shared mount): kept in memory, as before
         if tmp and os.path.exists(tmp):
@@ -353,13 +353,14 @@ def memory_mapped(dataset, like):
     return datasets.Dataset.from_file(path, info=info, split=split)
 
 
-def _write_arrow(dataset, folder: str) -> str:
-    """The path of a new temporary file of ``folder`` holding ``dataset``'s table (an Arrow stream, as mapped)."""
+def _write_arrow(dataset, like) -> str:
+    """A new temporary file beside ``like``'s, holding ``dataset``'s table (an Arrow stream, as mapped): its path."""
     import uuid
 
     import pyarrow as pa
 
-    path, table = os.path.join(folder, f"tmp-hanyi-{uuid.uuid4().hex}.arrow"), dataset.data.table
+    folder, table = os.path.dirname(like.cache_files[0]["filename"]), dataset.data.table
+    path = os.path.join(folder, f"tmp-hanyi-{uuid.uuid4().hex}.arrow")
     try:
         with pa.OSFile(path, "wb") as sink, pa.ipc.new_stream(sink, table.schema) as writer:
             writer.write_table(table)
@@ -378,7 +379,7 @@ def spill(part, like, temporary: list):
     if not like.cache_files or part._indices is not None:
         return part
     try:
-        temporary.append(_write_arrow(part, os.path.dirname(like.cache_files[0]["filename"])))
+        temporary.append(_write_arrow(part, like))
     except OSError:
         return part
     return datasets.Dataset.from_file(temporary[-1], info=part.info, split=part.split)
